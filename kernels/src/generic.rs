@@ -1,0 +1,407 @@
+//! Scalar reference kernels: the oracle every SIMD path is tested against.
+//!
+//! Portable Rust only (no intrinsics, no `unsafe`). The code is written so the
+//! compiler can keep it fast on any target (fixed-size inner loops for the
+//! common type sizes, 8-byte SWAR words), but clarity comes first: when a SIMD
+//! kernel disagrees with one of these functions, the SIMD kernel is wrong.
+//!
+//! Every function here assumes what the public wrappers in `lib.rs` check:
+//! `src.len() == dst.len()`, `typesize >= 1`, and a reference block at least
+//! as long as `src`. They never touch memory out of bounds whatever they are
+//! given (safe Rust), they may only panic if those preconditions are broken.
+
+/// Byte shuffle: byte `j` of element `i` goes to `dst[j * n + i]`, with
+/// `n = src.len() / typesize`; the trailing `src.len() % typesize` bytes are
+/// copied unchanged.
+pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    let body = n * typesize;
+    match typesize {
+        1 => dst[..body].copy_from_slice(&src[..body]),
+        2 => shuffle_fixed::<2>(&src[..body], &mut dst[..body], n),
+        3 => shuffle_fixed::<3>(&src[..body], &mut dst[..body], n),
+        4 => shuffle_fixed::<4>(&src[..body], &mut dst[..body], n),
+        8 => shuffle_fixed::<8>(&src[..body], &mut dst[..body], n),
+        16 => shuffle_fixed::<16>(&src[..body], &mut dst[..body], n),
+        _ => shuffle_any(typesize, &src[..body], &mut dst[..body], n),
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Inverse of [`shuffle`].
+pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    let body = n * typesize;
+    match typesize {
+        1 => dst[..body].copy_from_slice(&src[..body]),
+        2 => unshuffle_fixed::<2>(&src[..body], &mut dst[..body], n),
+        3 => unshuffle_fixed::<3>(&src[..body], &mut dst[..body], n),
+        4 => unshuffle_fixed::<4>(&src[..body], &mut dst[..body], n),
+        8 => unshuffle_fixed::<8>(&src[..body], &mut dst[..body], n),
+        16 => unshuffle_fixed::<16>(&src[..body], &mut dst[..body], n),
+        _ => unshuffle_any(typesize, &src[..body], &mut dst[..body], n),
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Shuffle of `n` whole elements of `T` bytes, 8 elements per step: the 8
+/// bytes of one stream are gathered into a word and stored at once.
+#[inline(always)]
+fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    let n8 = n - n % 8;
+    for (g, elems) in src[..n8 * T].chunks_exact(8 * T).enumerate() {
+        let i = g * 8;
+        for j in 0..T {
+            let mut w = [0u8; 8];
+            for (k, b) in w.iter_mut().enumerate() {
+                *b = elems[k * T + j];
+            }
+            dst[j * n + i..j * n + i + 8].copy_from_slice(&w);
+        }
+    }
+    for i in n8..n {
+        for j in 0..T {
+            dst[j * n + i] = src[i * T + j];
+        }
+    }
+}
+
+#[inline(always)]
+fn unshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    let n8 = n - n % 8;
+    for (g, elems) in dst[..n8 * T].chunks_exact_mut(8 * T).enumerate() {
+        let i = g * 8;
+        for j in 0..T {
+            let w: [u8; 8] = src[j * n + i..j * n + i + 8].try_into().unwrap();
+            for (k, b) in w.iter().enumerate() {
+                elems[k * T + j] = *b;
+            }
+        }
+    }
+    for i in n8..n {
+        for j in 0..T {
+            dst[i * T + j] = src[j * n + i];
+        }
+    }
+}
+
+/// Any element size: walk the output stream by stream in tiles of elements,
+/// so the strided reads of one tile stay in L1 while every stream is written.
+fn shuffle_any(ts: usize, src: &[u8], dst: &mut [u8], n: usize) {
+    const TILE: usize = 256;
+    let mut i0 = 0;
+    while i0 < n {
+        let i1 = (i0 + TILE).min(n);
+        for j in 0..ts {
+            let out = &mut dst[j * n + i0..j * n + i1];
+            for (o, e) in out.iter_mut().zip(src[i0 * ts + j..].iter().step_by(ts)) {
+                *o = *e;
+            }
+        }
+        i0 = i1;
+    }
+}
+
+fn unshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], n: usize) {
+    const TILE: usize = 256;
+    let mut i0 = 0;
+    while i0 < n {
+        let i1 = (i0 + TILE).min(n);
+        for j in 0..ts {
+            let inp = &src[j * n + i0..j * n + i1];
+            for (e, o) in inp.iter().zip(dst[i0 * ts + j..].iter_mut().step_by(ts)) {
+                *o = *e;
+            }
+        }
+        i0 = i1;
+    }
+}
+
+/// Transpose an 8x8 bit matrix held in a little-endian word: bit `b` of byte
+/// `k` moves to bit `k` of byte `b`. Self-inverse.
+#[inline(always)]
+pub(crate) fn transpose8x8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x ^= t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x ^= t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+/// Number of elements that take part in the bit transpose of a buffer of
+/// `len` bytes: the largest multiple of 8 whole elements.
+#[inline]
+pub(crate) fn bit_elements(typesize: usize, len: usize) -> usize {
+    let n = len / typesize;
+    n - n % 8
+}
+
+/// Bit shuffle (C-Blosc2 >= 3 layout): for the first `m` elements (`m` the
+/// largest multiple of 8 that fits), bit `b` of byte `j` of every element is
+/// packed LSB-first into row `8 * j + b` of `m / 8` bytes; rows are stored in
+/// order. The remaining bytes are copied unchanged.
+pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let m = bit_elements(typesize, src.len());
+    let body = m * typesize;
+    let rowlen = m / 8;
+    match typesize {
+        1 => bitshuffle_fixed::<1>(&src[..body], &mut dst[..body], rowlen),
+        2 => bitshuffle_fixed::<2>(&src[..body], &mut dst[..body], rowlen),
+        4 => bitshuffle_fixed::<4>(&src[..body], &mut dst[..body], rowlen),
+        8 => bitshuffle_fixed::<8>(&src[..body], &mut dst[..body], rowlen),
+        _ => bitshuffle_any(typesize, &src[..body], &mut dst[..body], rowlen),
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Inverse of [`bitshuffle`].
+pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let m = bit_elements(typesize, src.len());
+    let body = m * typesize;
+    let rowlen = m / 8;
+    match typesize {
+        1 => bitunshuffle_fixed::<1>(&src[..body], &mut dst[..body], rowlen),
+        2 => bitunshuffle_fixed::<2>(&src[..body], &mut dst[..body], rowlen),
+        4 => bitunshuffle_fixed::<4>(&src[..body], &mut dst[..body], rowlen),
+        8 => bitunshuffle_fixed::<8>(&src[..body], &mut dst[..body], rowlen),
+        _ => bitunshuffle_any(typesize, &src[..body], &mut dst[..body], rowlen),
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+#[inline(always)]
+fn bitshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
+    for (q, group) in src.chunks_exact(8 * T).enumerate() {
+        for j in 0..T {
+            let mut x = 0u64;
+            for k in 0..8 {
+                x |= (group[k * T + j] as u64) << (8 * k);
+            }
+            let y = transpose8x8(x).to_le_bytes();
+            for (b, byte) in y.iter().enumerate() {
+                dst[(8 * j + b) * rowlen + q] = *byte;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn bitunshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
+    for (q, group) in dst.chunks_exact_mut(8 * T).enumerate() {
+        for j in 0..T {
+            let mut x = 0u64;
+            for b in 0..8 {
+                x |= (src[(8 * j + b) * rowlen + q] as u64) << (8 * b);
+            }
+            let y = transpose8x8(x).to_le_bytes();
+            for (k, byte) in y.iter().enumerate() {
+                group[k * T + j] = *byte;
+            }
+        }
+    }
+}
+
+fn bitshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
+    for (q, group) in src.chunks_exact(8 * ts).enumerate() {
+        for j in 0..ts {
+            let mut x = 0u64;
+            for k in 0..8 {
+                x |= (group[k * ts + j] as u64) << (8 * k);
+            }
+            let y = transpose8x8(x).to_le_bytes();
+            for (b, byte) in y.iter().enumerate() {
+                dst[(8 * j + b) * rowlen + q] = *byte;
+            }
+        }
+    }
+}
+
+fn bitunshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
+    for (q, group) in dst.chunks_exact_mut(8 * ts).enumerate() {
+        for j in 0..ts {
+            let mut x = 0u64;
+            for b in 0..8 {
+                x |= (src[(8 * j + b) * rowlen + q] as u64) << (8 * b);
+            }
+            let y = transpose8x8(x).to_le_bytes();
+            for (k, byte) in y.iter().enumerate() {
+                group[k * ts + j] = *byte;
+            }
+        }
+    }
+}
+
+/// Word width of the DELTA filter for a type size: the type size itself for
+/// 1, 2, 4 and 8; 8 for other multiples of 8; 1 otherwise.
+#[inline]
+pub(crate) fn delta_width(typesize: usize) -> usize {
+    match typesize {
+        1 | 2 | 4 | 8 => typesize,
+        t if t % 8 == 0 => 8,
+        _ => 1,
+    }
+}
+
+/// DELTA forward. With no reference (block 0) each word but the first is
+/// XORed with the word before it; with a reference each word is XORed with
+/// the reference word at the same offset. Trailing bytes that do not form a
+/// whole word are copied unchanged.
+pub(crate) fn delta_encode(typesize: usize, reference: Option<&[u8]>, src: &[u8], dst: &mut [u8]) {
+    let w = delta_width(typesize);
+    let body = src.len() - src.len() % w;
+    match reference {
+        Some(r) => {
+            for ((d, s), r) in dst[..body].iter_mut().zip(&src[..body]).zip(&r[..body]) {
+                *d = s ^ r;
+            }
+        }
+        None => {
+            let head = w.min(body);
+            dst[..head].copy_from_slice(&src[..head]);
+            if body > w {
+                for ((d, s), p) in dst[w..body]
+                    .iter_mut()
+                    .zip(&src[w..body])
+                    .zip(&src[..body - w])
+                {
+                    *d = s ^ p;
+                }
+            }
+        }
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// DELTA backward: the inverse of [`delta_encode`] with the same reference.
+pub(crate) fn delta_decode(typesize: usize, reference: Option<&[u8]>, src: &[u8], dst: &mut [u8]) {
+    let w = delta_width(typesize);
+    let body = src.len() - src.len() % w;
+    match reference {
+        Some(r) => {
+            for ((d, s), r) in dst[..body].iter_mut().zip(&src[..body]).zip(&r[..body]) {
+                *d = s ^ r;
+            }
+        }
+        None => prefix_xor(w, &src[..body], &mut dst[..body]),
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Running XOR of `w`-byte words (`w` in 1, 2, 4, 8): `y[i] = x[i] ^ y[i-1]`.
+/// Eight bytes at a time: a prefix XOR inside the word, then the last word
+/// of the previous step broadcast over it.
+fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8]) {
+    let (shifts, spread): (&[u32], u64) = match w {
+        1 => (&[8, 16, 32], 0x0101_0101_0101_0101),
+        2 => (&[16, 32], 0x0001_0001_0001_0001),
+        4 => (&[32], 0x0000_0001_0000_0001),
+        _ => (&[], 1),
+    };
+    let top = 64 - 8 * w as u32;
+    let mut carry = 0u64;
+    let mut chunks_out = dst.chunks_exact_mut(8);
+    let mut chunks_in = src.chunks_exact(8);
+    for (o, i) in (&mut chunks_out).zip(&mut chunks_in) {
+        let mut v = u64::from_le_bytes(i.try_into().unwrap());
+        for &s in shifts {
+            v ^= v << s;
+        }
+        v ^= carry;
+        o.copy_from_slice(&v.to_le_bytes());
+        carry = (v >> top).wrapping_mul(spread);
+    }
+    // The remainder is a whole number of words (len is a multiple of w).
+    let rest_in = chunks_in.remainder();
+    let rest_out = chunks_out.into_remainder();
+    let mut prev = carry.to_le_bytes();
+    for (o, i) in rest_out.chunks_exact_mut(w).zip(rest_in.chunks_exact(w)) {
+        for k in 0..w {
+            o[k] = i[k] ^ prev[k];
+        }
+        prev[..w].copy_from_slice(o);
+    }
+}
+
+/// TRUNC_PREC on `typesize` 4 (f32) or 8 (f64) elements: clear the low
+/// `zeroed` mantissa bits of every whole element; trailing bytes copied.
+/// The caller has validated `typesize` and `zeroed`.
+pub(crate) fn trunc_prec(typesize: usize, zeroed: u32, src: &[u8], dst: &mut [u8]) {
+    let body = src.len() - src.len() % typesize;
+    if typesize == 4 {
+        let mask = !((1u32 << zeroed) - 1);
+        for (d, s) in dst[..body]
+            .chunks_exact_mut(4)
+            .zip(src[..body].chunks_exact(4))
+        {
+            let v = u32::from_le_bytes(s.try_into().unwrap()) & mask;
+            d.copy_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        let mask = !((1u64 << zeroed) - 1);
+        for (d, s) in dst[..body]
+            .chunks_exact_mut(8)
+            .zip(src[..body].chunks_exact(8))
+        {
+            let v = u64::from_le_bytes(s.try_into().unwrap()) & mask;
+            d.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// BYTEDELTA (filter 35) forward: the buffer is `typesize` streams of
+/// `len / typesize` bytes; inside each stream every byte becomes its
+/// difference (mod 256) from the byte before it (the first from 0). The
+/// last `len % typesize` bytes are copied unchanged.
+pub(crate) fn bytedelta_encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let l = src.len() / typesize;
+    let body = l * typesize;
+    if l > 0 {
+        for (d, s) in dst[..body]
+            .chunks_exact_mut(l)
+            .zip(src[..body].chunks_exact(l))
+        {
+            d[0] = s[0];
+            for ((o, x), p) in d[1..].iter_mut().zip(&s[1..]).zip(&s[..l - 1]) {
+                *o = x.wrapping_sub(*p);
+            }
+        }
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// BYTEDELTA backward: running sum (mod 256) inside each stream.
+pub(crate) fn bytedelta_decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let l = src.len() / typesize;
+    let body = l * typesize;
+    if l > 0 {
+        for (d, s) in dst[..body]
+            .chunks_exact_mut(l)
+            .zip(src[..body].chunks_exact(l))
+        {
+            prefix_sum_bytes(s, d);
+        }
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Running byte sum, eight bytes per step with a SWAR prefix sum.
+fn prefix_sum_bytes(src: &[u8], dst: &mut [u8]) {
+    let mut carry = 0u8;
+    let mut out = dst.chunks_exact_mut(8);
+    let mut inp = src.chunks_exact(8);
+    for (o, i) in (&mut out).zip(&mut inp) {
+        let mut b: [u8; 8] = i.try_into().unwrap();
+        b[0] = b[0].wrapping_add(carry);
+        for k in 1..8 {
+            b[k] = b[k].wrapping_add(b[k - 1]);
+        }
+        carry = b[7];
+        o.copy_from_slice(&b);
+    }
+    for (o, i) in out.into_remainder().iter_mut().zip(inp.remainder()) {
+        carry = carry.wrapping_add(*i);
+        *o = carry;
+    }
+}
