@@ -227,7 +227,7 @@ impl Kernels {
         dst: &mut [u8],
     ) -> Result<(), Error> {
         check(typesize, src, dst)?;
-        if (src.len() / typesize) % 8 == 0 {
+        if (src.len() / typesize).is_multiple_of(8) {
             (self.bitshuffle)(typesize, src, dst);
         } else {
             dst.copy_from_slice(src);
@@ -246,7 +246,7 @@ impl Kernels {
         dst: &mut [u8],
     ) -> Result<(), Error> {
         check(typesize, src, dst)?;
-        if (src.len() / typesize) % 8 == 0 {
+        if (src.len() / typesize).is_multiple_of(8) {
             (self.bitunshuffle)(typesize, src, dst);
         } else {
             dst.copy_from_slice(src);
