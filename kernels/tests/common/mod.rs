@@ -278,7 +278,7 @@ impl Op {
 
     /// The naive oracle's answer.
     pub fn naive(self, ts: usize, src: &[u8], reference: &[u8]) -> Vec<u8> {
-        let blosc1_all = (src.len() / ts) % 8 == 0;
+        let blosc1_all = (src.len() / ts).is_multiple_of(8);
         match self {
             Op::Shuffle => naive::shuffle(ts, src),
             Op::Unshuffle => naive::unshuffle(ts, src),
