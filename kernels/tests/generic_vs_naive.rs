@@ -5,13 +5,12 @@ mod common;
 use common::*;
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only, and too slow under Miri")]
 fn generic_matches_naive_definitions() {
     let g = generic();
     for ts in typesizes() {
         // The naive bit transpose is slow: a lighter sweep than the SIMD one.
-        let dense = if cfg!(miri) { 40 } else { 300 };
-        let elems = if cfg!(miri) { 10 } else { 40 };
-        for len in lengths(ts, dense, elems) {
+        for len in lengths(ts, 300, 40) {
             let src = mixed(len, (ts * 1000 + len) as u64);
             let reference = bytes(len, len as u64 + 7);
             for op in OPS.into_iter().filter(|op| op.applies(ts)) {
@@ -27,6 +26,7 @@ fn generic_matches_naive_definitions() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only")]
 fn trunc_prec_every_precision() {
     let g = generic();
     for ts in [4usize, 8] {

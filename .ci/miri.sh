@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Miri over the kernels: SSE2 (default), AVX2 (forced on: Miri reports no
+# AVX2 otherwise) and NEON (cross-interpreted, no qemu needed).
+# Skipped with a message when no nightly toolchain or Miri can be had.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "Miri leg skipped: no nightly toolchain on this machine."
+    exit 0
+fi
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+    if ! rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; then
+        echo "Miri leg skipped: the miri component could not be installed for nightly."
+        exit 0
+    fi
+fi
+export MIRIFLAGS="${MIRIFLAGS:-}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri"
+start=$SECONDS
+set -e
+echo "-- miri: kernels, host (SSE2 + generic)"
+cargo +nightly miri test -p oxiblosc-kernels --tests
+echo "-- miri: kernels, AVX2"
+RUSTFLAGS="-Ctarget-feature=+avx2" cargo +nightly miri test -p oxiblosc-kernels --tests
+if rustup target list --toolchain nightly --installed 2>/dev/null | grep -q aarch64-unknown-linux-gnu \
+    || rustup target add aarch64-unknown-linux-gnu --toolchain nightly >/dev/null 2>&1; then
+    echo "-- miri: kernels, aarch64 NEON"
+    cargo +nightly miri test -p oxiblosc-kernels --tests --target aarch64-unknown-linux-gnu
+else
+    echo "Miri NEON run skipped: the aarch64 standard library could not be installed for nightly."
+fi
+echo "Miri leg took $((SECONDS - start)) s"
