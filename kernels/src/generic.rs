@@ -44,22 +44,28 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     dst[body..].copy_from_slice(&src[body..]);
 }
 
-/// Shuffle of `n` whole elements of `T` bytes, 8 elements per step: the 8
-/// bytes of one stream are gathered into a word and stored at once.
+/// Shuffle of `n` whole elements of `T` bytes, in tiles of 64 elements: for
+/// each stream the tile's 64 bytes are gathered 8 at a time into a word and
+/// stored, so every stream receives whole cache lines (streams `n` bytes
+/// apart would otherwise evict each other a byte at a time).
 #[inline(always)]
 fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
-    let n8 = n - n % 8;
-    for (g, elems) in src[..n8 * T].chunks_exact(8 * T).enumerate() {
-        let i = g * 8;
+    const E: usize = 64;
+    let ne = n - n % E;
+    for (t, elems) in src[..ne * T].chunks_exact(E * T).enumerate() {
+        let i0 = t * E;
         for j in 0..T {
-            let mut w = [0u8; 8];
-            for (k, b) in w.iter_mut().enumerate() {
-                *b = elems[k * T + j];
+            let out = &mut dst[j * n + i0..j * n + i0 + E];
+            for (g, word) in out.chunks_exact_mut(8).enumerate() {
+                let mut w = [0u8; 8];
+                for (k, b) in w.iter_mut().enumerate() {
+                    *b = elems[(g * 8 + k) * T + j];
+                }
+                word.copy_from_slice(&w);
             }
-            dst[j * n + i..j * n + i + 8].copy_from_slice(&w);
         }
     }
-    for i in n8..n {
+    for i in ne..n {
         for j in 0..T {
             dst[j * n + i] = src[i * T + j];
         }
@@ -68,17 +74,20 @@ fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
 
 #[inline(always)]
 fn unshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
-    let n8 = n - n % 8;
-    for (g, elems) in dst[..n8 * T].chunks_exact_mut(8 * T).enumerate() {
-        let i = g * 8;
+    const E: usize = 64;
+    let ne = n - n % E;
+    for (t, elems) in dst[..ne * T].chunks_exact_mut(E * T).enumerate() {
+        let i0 = t * E;
         for j in 0..T {
-            let w: [u8; 8] = src[j * n + i..j * n + i + 8].try_into().unwrap();
-            for (k, b) in w.iter().enumerate() {
-                elems[k * T + j] = *b;
+            let inp = &src[j * n + i0..j * n + i0 + E];
+            for (g, word) in inp.chunks_exact(8).enumerate() {
+                for (k, b) in word.iter().enumerate() {
+                    elems[(g * 8 + k) * T + j] = *b;
+                }
             }
         }
     }
-    for i in n8..n {
+    for i in ne..n {
         for j in 0..T {
             dst[i * T + j] = src[j * n + i];
         }
@@ -150,6 +159,7 @@ pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         2 => bitshuffle_fixed::<2>(&src[..body], &mut dst[..body], rowlen),
         4 => bitshuffle_fixed::<4>(&src[..body], &mut dst[..body], rowlen),
         8 => bitshuffle_fixed::<8>(&src[..body], &mut dst[..body], rowlen),
+        16 => bitshuffle_fixed::<16>(&src[..body], &mut dst[..body], rowlen),
         _ => bitshuffle_any(typesize, &src[..body], &mut dst[..body], rowlen),
     }
     dst[body..].copy_from_slice(&src[body..]);
@@ -165,70 +175,87 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         2 => bitunshuffle_fixed::<2>(&src[..body], &mut dst[..body], rowlen),
         4 => bitunshuffle_fixed::<4>(&src[..body], &mut dst[..body], rowlen),
         8 => bitunshuffle_fixed::<8>(&src[..body], &mut dst[..body], rowlen),
+        16 => bitunshuffle_fixed::<16>(&src[..body], &mut dst[..body], rowlen),
         _ => bitunshuffle_any(typesize, &src[..body], &mut dst[..body], rowlen),
     }
     dst[body..].copy_from_slice(&src[body..]);
 }
 
+/// Columns (bytes of each output row) handled per tile. One tile reads
+/// `8 * TILE_Q` whole elements and writes `TILE_Q` contiguous bytes to each
+/// of the `8 * typesize` rows, so neither side strides through memory a byte
+/// at a time (row-at-a-time writes 16 KiB apart thrash L1).
+const TILE_Q: usize = 64;
+
 #[inline(always)]
 fn bitshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
-    for (q, group) in src.chunks_exact(8 * T).enumerate() {
-        for j in 0..T {
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= (group[k * T + j] as u64) << (8 * k);
-            }
-            let y = transpose8x8(x).to_le_bytes();
-            for (b, byte) in y.iter().enumerate() {
-                dst[(8 * j + b) * rowlen + q] = *byte;
-            }
-        }
-    }
+    bitshuffle_tiled(T, src, dst, rowlen);
 }
 
 #[inline(always)]
 fn bitunshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
-    for (q, group) in dst.chunks_exact_mut(8 * T).enumerate() {
-        for j in 0..T {
-            let mut x = 0u64;
-            for b in 0..8 {
-                x |= (src[(8 * j + b) * rowlen + q] as u64) << (8 * b);
-            }
-            let y = transpose8x8(x).to_le_bytes();
-            for (k, byte) in y.iter().enumerate() {
-                group[k * T + j] = *byte;
-            }
-        }
-    }
+    bitunshuffle_tiled(T, src, dst, rowlen);
 }
 
 fn bitshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
-    for (q, group) in src.chunks_exact(8 * ts).enumerate() {
-        for j in 0..ts {
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= (group[k * ts + j] as u64) << (8 * k);
-            }
-            let y = transpose8x8(x).to_le_bytes();
-            for (b, byte) in y.iter().enumerate() {
-                dst[(8 * j + b) * rowlen + q] = *byte;
-            }
-        }
-    }
+    bitshuffle_tiled(ts, src, dst, rowlen);
 }
 
 fn bitunshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
-    for (q, group) in dst.chunks_exact_mut(8 * ts).enumerate() {
+    bitunshuffle_tiled(ts, src, dst, rowlen);
+}
+
+#[inline(always)]
+fn bitshuffle_tiled(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
+    let mut tile = [[0u8; TILE_Q]; 8];
+    let mut q0 = 0;
+    while q0 < rowlen {
+        let qn = TILE_Q.min(rowlen - q0);
+        let elems = &src[q0 * 8 * ts..(q0 + qn) * 8 * ts];
         for j in 0..ts {
-            let mut x = 0u64;
-            for b in 0..8 {
-                x |= (src[(8 * j + b) * rowlen + q] as u64) << (8 * b);
+            for (qi, group) in elems.chunks_exact(8 * ts).enumerate() {
+                let mut x = 0u64;
+                for k in 0..8 {
+                    x |= (group[k * ts + j] as u64) << (8 * k);
+                }
+                let y = transpose8x8(x).to_le_bytes();
+                for b in 0..8 {
+                    tile[b][qi] = y[b];
+                }
             }
-            let y = transpose8x8(x).to_le_bytes();
-            for (k, byte) in y.iter().enumerate() {
-                group[k * ts + j] = *byte;
+            for (b, row) in tile.iter().enumerate() {
+                let r = 8 * j + b;
+                dst[r * rowlen + q0..r * rowlen + q0 + qn].copy_from_slice(&row[..qn]);
             }
         }
+        q0 += qn;
+    }
+}
+
+#[inline(always)]
+fn bitunshuffle_tiled(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
+    let mut tile = [[0u8; TILE_Q]; 8];
+    let mut q0 = 0;
+    while q0 < rowlen {
+        let qn = TILE_Q.min(rowlen - q0);
+        let elems = &mut dst[q0 * 8 * ts..(q0 + qn) * 8 * ts];
+        for j in 0..ts {
+            for (b, row) in tile.iter_mut().enumerate() {
+                let r = 8 * j + b;
+                row[..qn].copy_from_slice(&src[r * rowlen + q0..r * rowlen + q0 + qn]);
+            }
+            for (qi, group) in elems.chunks_exact_mut(8 * ts).enumerate() {
+                let mut x = 0u64;
+                for (b, row) in tile.iter().enumerate() {
+                    x |= (row[qi] as u64) << (8 * b);
+                }
+                let y = transpose8x8(x).to_le_bytes();
+                for k in 0..8 {
+                    group[k * ts + j] = y[k];
+                }
+            }
+        }
+        q0 += qn;
     }
 }
 

@@ -1,2 +1,237 @@
-//! Side-by-side benchmarks against C-Blosc2 (work in progress).
-fn main() {}
+//! `oxiblosc-perf`: oxiblosc timed against the real C-Blosc2, in one process.
+//!
+//! ```text
+//! perf/run kernels [--quick]     # or: cargo run -p oxiblosc-perf --release -- kernels
+//! perf/run info
+//! ```
+//!
+//! Subcommands live in their own modules (`kernels`; whole-chunk
+//! compress/decompress against `blosc2_compress_ctx`/`blosc2_decompress_ctx`
+//! would be a sibling, with its FFI added to `c`). The C-Blosc2 FFI (and all
+//! `unsafe`) is in `c`, the interleaved median timing in `timing`, output
+//! tables in `table`, the machine description in `sysinfo`.
+
+mod c;
+mod kernels;
+mod sysinfo;
+mod table;
+mod timing;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use oxiblosc_kernels::Kernels;
+
+const USAGE: &str = "\
+usage: oxiblosc-perf <command> [options]
+
+commands:
+  kernels   shuffle/unshuffle/bitshuffle/bitunshuffle: ours vs C-Blosc2, GB/s table
+  info      CPU, chosen implementations (ours and C-Blosc2's), C-Blosc2 version
+
+options for `kernels`:
+  --quick            5 rounds of >= 8 ms (default: 7 rounds of >= 20 ms)
+  --rounds N         rounds per contestant (median reported)
+  --target-ms MS     minimum length of one round
+  --clock cpu|wall   time rounds with the thread's CPU time (default: leaves out
+                     time spent descheduled on a busy machine) or wall time
+  --kernel NAME,...  only these kernels (shuffle, unshuffle, bitshuffle, bitunshuffle)
+  --typesize N,...   only these typesizes (default 1,2,4,8,16)
+  --size BYTES,...   only these buffer sizes (suffixes k, m: 32k, 8m)
+  --csv PATH         write the CSV there (default: perf/results/kernels.csv, and
+                     only for a full run: --quick or a subset writes no CSV)
+  --no-csv           don't write a CSV
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs a command line; `Ok(false)` when a check failed.
+fn run(args: &[String]) -> Result<bool, String> {
+    let Some((cmd, rest)) = args.split_first() else {
+        print!("{USAGE}");
+        return Ok(true);
+    };
+    match cmd.as_str() {
+        "kernels" => {
+            let opts = kernel_options(rest)?;
+            print_header();
+            let start = Instant::now();
+            let ok = kernels::run(&opts)?;
+            println!(
+                "\nwall time: {:.1} s; load average at the end: {}",
+                start.elapsed().as_secs_f64(),
+                load()
+            );
+            if !ok {
+                eprintln!("\nERROR: some outputs differ from C-Blosc2's (rows marked MISMATCH)");
+            }
+            Ok(ok)
+        }
+        "info" => {
+            print_header();
+            Ok(true)
+        }
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(true)
+        }
+        other => Err(format!("unknown command {other:?}")),
+    }
+}
+
+fn print_header() {
+    let cpu = sysinfo::cpu_model();
+    let ours = Kernels::best().isa();
+    let c_isa = c::CIsa::dispatched();
+    println!("# oxiblosc vs C-Blosc2");
+    println!();
+    println!("- date: {}", sysinfo::now_utc());
+    println!(
+        "- CPU: {cpu} ({} logical CPUs; {})",
+        sysinfo::cpus(),
+        sysinfo::cpu_features().join(" ")
+    );
+    println!(
+        "- ours: oxiblosc-kernels at `{}`, best implementation `{ours}` (available: {})",
+        sysinfo::source_version(),
+        Kernels::available()
+            .map(|k| k.isa().name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "- C: C-Blosc2 {} (blosc2-sys, static), dispatch picks `{c_isa}` \
+         (compiled in and supported here: {})",
+        c::version(),
+        [
+            c::CIsa::Generic,
+            c::CIsa::Sse2,
+            c::CIsa::Avx2,
+            c::CIsa::Avx512
+        ]
+        .into_iter()
+        .filter(|i| c::CKernels::get(*i).is_some())
+        .map(c::CIsa::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+    );
+    if c_isa == c::CIsa::Avx512 {
+        println!("  (C-Blosc2's `avx512` = its AVX2 byte shuffle + its AVX512 bitshuffle)");
+    }
+    println!(
+        "- load average at the start: {} (other work on the machine distorts absolute numbers)",
+        load()
+    );
+    println!();
+}
+
+fn load() -> String {
+    sysinfo::loadavg().map_or_else(|| "unknown".to_owned(), |l| format!("{l:.2}"))
+}
+
+fn kernel_options(args: &[String]) -> Result<kernels::Options, String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut opts = kernels::Options::new(if quick {
+        timing::Config::quick()
+    } else {
+        timing::Config::full()
+    });
+    let mut subset = quick;
+    let mut csv = None;
+    let mut no_csv = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        match a.as_str() {
+            "--quick" => {}
+            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
+            "--target-ms" => {
+                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
+            }
+            "--clock" => {
+                let v = value()?;
+                opts.timing.clock =
+                    timing::Clock::parse(&v).ok_or(format!("unknown clock {v:?} (cpu or wall)"))?;
+            }
+            "--kernel" => {
+                subset = true;
+                opts.kernels = value()?
+                    .split(',')
+                    .map(|k| kernels::Kernel::parse(k).ok_or(format!("unknown kernel {k:?}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--typesize" => {
+                subset = true;
+                opts.typesizes = value()?
+                    .split(',')
+                    .map(parse_num)
+                    .collect::<Result<_, _>>()?;
+                if opts.typesizes.contains(&0) {
+                    return Err("typesize must be at least 1".into());
+                }
+            }
+            "--size" => {
+                subset = true;
+                opts.sizes = value()?
+                    .split(',')
+                    .map(parse_num)
+                    .collect::<Result<_, _>>()?
+            }
+            "--csv" => csv = Some(PathBuf::from(value()?)),
+            "--no-csv" => no_csv = true,
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    // Keep results/kernels.csv the output of a complete default run.
+    opts.csv = match (no_csv, csv, subset) {
+        (true, _, _) => None,
+        (false, Some(path), _) => Some(path),
+        (false, None, true) => None,
+        (false, None, false) => Some(kernels::default_csv()),
+    };
+    Ok(opts)
+}
+
+/// `123`, `32k` (KiB), `8m` (MiB).
+fn parse_num(s: &str) -> Result<usize, String> {
+    let s = s.trim().to_ascii_lowercase();
+    let (digits, mult) = match s.strip_suffix('k') {
+        Some(d) => (d, 1 << 10),
+        None => match s.strip_suffix('m') {
+            Some(d) => (d, 1 << 20),
+            None => (s.as_str(), 1),
+        },
+    };
+    digits
+        .parse::<usize>()
+        .map(|n| n * mult)
+        .map_err(|_| format!("not a number: {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_num;
+
+    #[test]
+    fn numbers_with_suffixes() {
+        assert_eq!(parse_num("32k"), Ok(32 << 10));
+        assert_eq!(parse_num("8M"), Ok(8 << 20));
+        assert_eq!(parse_num("7"), Ok(7));
+        assert!(parse_num("x").is_err());
+    }
+}

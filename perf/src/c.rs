@@ -1,0 +1,484 @@
+//! The real C-Blosc2, called through its static library.
+//!
+//! `blosc2-sys` (with its `static` feature) builds the C-Blosc2 sources it
+//! vendors with C-Blosc2's own CMake project, so the SSE2, AVX2 and AVX512
+//! shuffle files are compiled with `-msse2`, `-mavx2`, `-mavx512f -mavx512bw`
+//! and chosen at run time by C-Blosc2's dispatcher (`shuffle.c`), exactly as
+//! in an upstream build. This module declares the kernel entry points we time
+//! (C marks them `BLOSC_NO_EXPORT`, i.e. hidden visibility, which only matters
+//! for shared libraries: in `libblosc2.a` they are ordinary global symbols)
+//! and wraps them in safe functions that check the buffer sizes first.
+//!
+//! All `unsafe` code of this crate lives here, which is why the one libc
+//! call the timing needs ([`thread_cpu_time`]) is here too.
+
+use std::ffi::CStr;
+use std::fmt;
+use std::os::raw::{c_char, c_void};
+use std::time::Duration;
+
+// Makes cargo link libblosc2.a (the crate's own bindings are not used).
+use blosc2_sys as _;
+
+/// Raw declarations, checked against the headers of the vendored C-Blosc2
+/// (`blosc/shuffle.h`, `shuffle-generic.h`, `bitshuffle-generic.h`,
+/// `shuffle-{sse2,avx2}.h`, `bitshuffle-{sse2,avx2,avx512}.h`, `blosc2.h`).
+mod ffi {
+    use std::os::raw::{c_char, c_void};
+
+    unsafe extern "C" {
+        // blosc/shuffle.h: the run-time dispatchers C-Blosc2 itself calls.
+        pub fn shuffle(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn unshuffle(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn bitshuffle(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8) -> i32;
+        pub fn bitunshuffle(
+            bytesoftype: i32,
+            blocksize: i32,
+            src: *const u8,
+            dest: *mut u8,
+            format_version: u8,
+        ) -> i32;
+
+        // blosc/shuffle-generic.h, blosc/bitshuffle-generic.h: portable C.
+        pub fn shuffle_generic(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn unshuffle_generic(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn bshuf_trans_bit_elem_scal(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+        pub fn bshuf_untrans_bit_elem_scal(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+
+        // blosc2.h
+        pub fn blosc2_get_version_string() -> *const c_char;
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe extern "C" {
+        // blosc/shuffle-sse2.h, blosc/bitshuffle-sse2.h
+        pub static is_shuffle_sse2: u8;
+        pub static is_bshuf_SSE: u8;
+        pub fn shuffle_sse2(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn unshuffle_sse2(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn bshuf_trans_bit_elem_SSE(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+        pub fn bshuf_untrans_bit_elem_SSE(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+
+        // blosc/shuffle-avx2.h, blosc/bitshuffle-avx2.h
+        pub static is_shuffle_avx2: u8;
+        pub static is_bshuf_AVX: u8;
+        pub fn shuffle_avx2(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn unshuffle_avx2(bytesoftype: i32, blocksize: i32, src: *const u8, dest: *mut u8);
+        pub fn bshuf_trans_bit_elem_AVX(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+        pub fn bshuf_untrans_bit_elem_AVX(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+
+        // blosc/bitshuffle-avx512.h (compiled in by GCC >= 11.4, Clang >= 13)
+        pub static is_bshuf_AVX512: u8;
+        pub fn bshuf_trans_bit_elem_AVX512(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+        pub fn bshuf_untrans_bit_elem_AVX512(
+            input: *const c_void,
+            out: *mut c_void,
+            size: usize,
+            elem_size: usize,
+        ) -> i64;
+    }
+}
+
+/// The chunk format version passed to C's `bitunshuffle`: anything but 2
+/// selects the Blosc2 behaviour (transpose the largest multiple of 8 whole
+/// elements, copy the rest), which is what `oxiblosc_kernels::bitunshuffle` does.
+const FORMAT_VERSION: u8 = 5;
+
+/// A C-Blosc2 shuffle implementation, named like C-Blosc2 names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CIsa {
+    /// `shuffle_generic` and the scalar bitshuffle (`bshuf_*_scal`).
+    Generic,
+    /// `shuffle_sse2` and `bshuf_*_SSE`.
+    Sse2,
+    /// `shuffle_avx2` and `bshuf_*_AVX`.
+    Avx2,
+    /// C-Blosc2's "avx512": `shuffle_avx2` with `bshuf_*_AVX512`.
+    Avx512,
+}
+
+impl CIsa {
+    /// C-Blosc2's name for the implementation (`host_implementation.name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CIsa::Generic => "generic",
+            CIsa::Sse2 => "sse2",
+            CIsa::Avx2 => "avx2",
+            CIsa::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether libblosc2.a has this implementation compiled in (its `is_*`
+    /// flags are true only when the file was built with the ISA enabled).
+    pub fn compiled_in(self) -> bool {
+        match self {
+            CIsa::Generic => true,
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the `is_*` symbols are `const bool` objects defined in
+            // libblosc2.a, initialised at compile time to 0 or 1 and never written.
+            CIsa::Sse2 => unsafe { ffi::is_shuffle_sse2 != 0 && ffi::is_bshuf_SSE != 0 },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            CIsa::Avx2 => unsafe { ffi::is_shuffle_avx2 != 0 && ffi::is_bshuf_AVX != 0 },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            CIsa::Avx512 => unsafe { ffi::is_shuffle_avx2 != 0 && ffi::is_bshuf_AVX512 != 0 },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Whether this CPU has what the implementation needs, tested like
+    /// C-Blosc2's `blosc_get_cpu_features` (`__builtin_cpu_supports`).
+    pub fn cpu_supports(self) -> bool {
+        match self {
+            CIsa::Generic => true,
+            #[cfg(target_arch = "x86_64")]
+            CIsa::Sse2 => std::arch::is_x86_feature_detected!("sse2"),
+            #[cfg(target_arch = "x86_64")]
+            CIsa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            CIsa::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The implementation C-Blosc2's dispatcher picks on this machine, by the
+    /// rules of `get_shuffle_implementation` in `shuffle.c`: the first of
+    /// avx512, avx2, sse2 that is compiled in and supported by the CPU, else
+    /// generic. (On other architectures C may use NEON/ALTIVEC shuffles,
+    /// which this crate does not call directly.)
+    pub fn dispatched() -> CIsa {
+        [CIsa::Avx512, CIsa::Avx2, CIsa::Sse2]
+            .into_iter()
+            .find(|isa| isa.compiled_in() && isa.cpu_supports())
+            .unwrap_or(CIsa::Generic)
+    }
+
+    /// The C implementation using the same instruction set as one of ours.
+    pub fn matching(isa: oxiblosc_kernels::Isa) -> Option<CIsa> {
+        match isa {
+            oxiblosc_kernels::Isa::Generic => Some(CIsa::Generic),
+            oxiblosc_kernels::Isa::Sse2 => Some(CIsa::Sse2),
+            oxiblosc_kernels::Isa::Avx2 => Some(CIsa::Avx2),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CIsa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which C entry point a [`CKernels`] calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CTarget {
+    /// C-Blosc2's dispatchers `shuffle`, `unshuffle`, `bitshuffle`,
+    /// `bitunshuffle`: what C-Blosc2 runs when it compresses.
+    Dispatch,
+    /// One implementation's functions, called directly.
+    Isa(CIsa),
+}
+
+/// What was wrong with the arguments of a C kernel call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CError {
+    /// `src` and `dst` differ in length.
+    LengthMismatch,
+    /// Typesize 0, or larger than C-Blosc2's `int32_t`.
+    BadTypesize(usize),
+    /// More bytes than C-Blosc2's `int32_t` block size allows.
+    TooLong(usize),
+    /// A C bitshuffle function returned this (negative) error code.
+    Failed(i64),
+}
+
+impl fmt::Display for CError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CError::LengthMismatch => f.write_str("src and dst differ in length"),
+            CError::BadTypesize(ts) => write!(f, "typesize {ts} out of range"),
+            CError::TooLong(n) => write!(f, "{n} bytes do not fit C-Blosc2's int32 block size"),
+            CError::Failed(code) => write!(f, "C bitshuffle failed with code {code}"),
+        }
+    }
+}
+
+impl std::error::Error for CError {}
+
+type ShuffleFn = unsafe extern "C" fn(i32, i32, *const u8, *mut u8);
+type BitFn = unsafe extern "C" fn(*const c_void, *mut c_void, usize, usize) -> i64;
+
+/// The C functions of one implementation.
+struct Table {
+    shuffle: ShuffleFn,
+    unshuffle: ShuffleFn,
+    bitshuffle: BitFn,
+    bitunshuffle: BitFn,
+}
+
+fn table(isa: CIsa) -> Table {
+    match isa {
+        CIsa::Generic => Table {
+            shuffle: ffi::shuffle_generic,
+            unshuffle: ffi::unshuffle_generic,
+            bitshuffle: ffi::bshuf_trans_bit_elem_scal,
+            bitunshuffle: ffi::bshuf_untrans_bit_elem_scal,
+        },
+        #[cfg(target_arch = "x86_64")]
+        CIsa::Sse2 => Table {
+            shuffle: ffi::shuffle_sse2,
+            unshuffle: ffi::unshuffle_sse2,
+            bitshuffle: ffi::bshuf_trans_bit_elem_SSE,
+            bitunshuffle: ffi::bshuf_untrans_bit_elem_SSE,
+        },
+        #[cfg(target_arch = "x86_64")]
+        CIsa::Avx2 => Table {
+            shuffle: ffi::shuffle_avx2,
+            unshuffle: ffi::unshuffle_avx2,
+            bitshuffle: ffi::bshuf_trans_bit_elem_AVX,
+            bitunshuffle: ffi::bshuf_untrans_bit_elem_AVX,
+        },
+        #[cfg(target_arch = "x86_64")]
+        CIsa::Avx512 => Table {
+            shuffle: ffi::shuffle_avx2,
+            unshuffle: ffi::unshuffle_avx2,
+            bitshuffle: ffi::bshuf_trans_bit_elem_AVX512,
+            bitunshuffle: ffi::bshuf_untrans_bit_elem_AVX512,
+        },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => unreachable!("CKernels::get only hands out generic here"),
+    }
+}
+
+/// The four shuffle kernels of one C target, with Rust-like safe signatures
+/// `(typesize, src, dst)` that behave like C-Blosc2's dispatchers (for a
+/// direct implementation, the bytes past the largest multiple of 8 whole
+/// elements are copied, as `bitshuffle` in `shuffle.c` does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CKernels {
+    target: CTarget,
+}
+
+impl CKernels {
+    /// C-Blosc2's own run-time dispatch.
+    pub fn dispatch() -> CKernels {
+        CKernels {
+            target: CTarget::Dispatch,
+        }
+    }
+
+    /// One implementation, if libblosc2.a has it and this CPU can run it.
+    pub fn get(isa: CIsa) -> Option<CKernels> {
+        (isa.compiled_in() && isa.cpu_supports()).then_some(CKernels {
+            target: CTarget::Isa(isa),
+        })
+    }
+
+    /// The implementation that actually runs (the dispatched one for
+    /// [`CTarget::Dispatch`]).
+    pub fn effective_isa(&self) -> CIsa {
+        match self.target {
+            CTarget::Dispatch => CIsa::dispatched(),
+            CTarget::Isa(isa) => isa,
+        }
+    }
+
+    /// A short label: `avx2`, or `dispatch (avx512)`.
+    pub fn label(&self) -> String {
+        match self.target {
+            CTarget::Dispatch => format!("dispatch ({})", CIsa::dispatched()),
+            CTarget::Isa(isa) => isa.name().to_owned(),
+        }
+    }
+
+    /// The address of the C function that does the work for `kernel` (0..4:
+    /// shuffle, unshuffle, bitshuffle, bitunshuffle), to tell whether two
+    /// targets end up running the same code.
+    pub fn function_address(&self, kernel: usize) -> usize {
+        let t = table(self.effective_isa());
+        match kernel {
+            0 => t.shuffle as usize,
+            1 => t.unshuffle as usize,
+            2 => t.bitshuffle as usize,
+            _ => t.bitunshuffle as usize,
+        }
+    }
+
+    fn check(typesize: usize, src: &[u8], dst: &[u8]) -> Result<(i32, i32), CError> {
+        if src.len() != dst.len() {
+            return Err(CError::LengthMismatch);
+        }
+        let ts = i32::try_from(typesize)
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or(CError::BadTypesize(typesize))?;
+        let len = i32::try_from(src.len()).map_err(|_| CError::TooLong(src.len()))?;
+        Ok((ts, len))
+    }
+
+    /// Byte shuffle (C `shuffle`).
+    ///
+    /// # Errors
+    /// [`CError`] for mismatched lengths or out-of-range sizes.
+    pub fn shuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        let (ts, len) = Self::check(typesize, src, dst)?;
+        let f = match self.target {
+            CTarget::Dispatch => ffi::shuffle,
+            CTarget::Isa(isa) => table(isa).shuffle,
+        };
+        // SAFETY: `src` and `dst` are valid for `len` bytes (checked equal
+        // lengths, `len` fits i32), do not overlap (shared vs exclusive
+        // borrow), and C reads/writes exactly `blocksize` bytes. A direct
+        // SIMD target was only handed out by `get` after checking the CPU.
+        unsafe { f(ts, len, src.as_ptr(), dst.as_mut_ptr()) };
+        Ok(())
+    }
+
+    /// Byte unshuffle (C `unshuffle`).
+    ///
+    /// # Errors
+    /// [`CError`] for mismatched lengths or out-of-range sizes.
+    pub fn unshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        let (ts, len) = Self::check(typesize, src, dst)?;
+        let f = match self.target {
+            CTarget::Dispatch => ffi::unshuffle,
+            CTarget::Isa(isa) => table(isa).unshuffle,
+        };
+        // SAFETY: as in `shuffle`.
+        unsafe { f(ts, len, src.as_ptr(), dst.as_mut_ptr()) };
+        Ok(())
+    }
+
+    /// Bit shuffle (C `bitshuffle`, Blosc2 semantics).
+    ///
+    /// # Errors
+    /// [`CError`] for mismatched lengths, out-of-range sizes, or a C failure.
+    pub fn bitshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        let (ts, len) = Self::check(typesize, src, dst)?;
+        match self.target {
+            CTarget::Dispatch => {
+                // SAFETY: as in `shuffle`; C's `bitshuffle` transposes the
+                // multiple-of-8 element prefix and memcpy's the rest, all
+                // within `blocksize` bytes.
+                let r = unsafe { ffi::bitshuffle(ts, len, src.as_ptr(), dst.as_mut_ptr()) };
+                check_ret(i64::from(r))
+            }
+            CTarget::Isa(isa) => bit_direct(table(isa).bitshuffle, typesize, src, dst),
+        }
+    }
+
+    /// Bit unshuffle (C `bitunshuffle`, Blosc2 semantics).
+    ///
+    /// # Errors
+    /// [`CError`] for mismatched lengths, out-of-range sizes, or a C failure.
+    pub fn bitunshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        let (ts, len) = Self::check(typesize, src, dst)?;
+        match self.target {
+            CTarget::Dispatch => {
+                // SAFETY: as in `bitshuffle`.
+                let r = unsafe {
+                    ffi::bitunshuffle(ts, len, src.as_ptr(), dst.as_mut_ptr(), FORMAT_VERSION)
+                };
+                check_ret(i64::from(r))
+            }
+            CTarget::Isa(isa) => bit_direct(table(isa).bitunshuffle, typesize, src, dst),
+        }
+    }
+}
+
+fn check_ret(r: i64) -> Result<(), CError> {
+    if r < 0 {
+        Err(CError::Failed(r))
+    } else {
+        Ok(())
+    }
+}
+
+/// Calls one `bshuf_(un)trans_bit_elem_*` on the largest multiple of 8 whole
+/// elements and copies the rest, like C-Blosc2's `bitshuffle` wrapper.
+fn bit_direct(f: BitFn, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+    let elems = src.len() / typesize / 8 * 8;
+    let body = elems * typesize;
+    // SAFETY: `body <= src.len() == dst.len()`; the `bshuf_*` functions read
+    // `elems * typesize` bytes from `in`, write as many to `out` (any
+    // temporary is their own malloc), require `elems % 8 == 0` (ensured), and
+    // need no alignment. The buffers do not overlap. SIMD variants are only
+    // reachable through `CKernels::get`, which checked the CPU.
+    let r = unsafe {
+        f(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            elems,
+            typesize,
+        )
+    };
+    check_ret(r)?;
+    dst[body..].copy_from_slice(&src[body..]);
+    Ok(())
+}
+
+/// CPU time consumed so far by the calling thread (user + system), from
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`; `None` where that clock is
+/// unavailable.
+pub fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// The version string of the linked C-Blosc2 (e.g. `2.15.3.dev`).
+pub fn version() -> String {
+    // SAFETY: returns a pointer to a static NUL-terminated string literal.
+    let p: *const c_char = unsafe { ffi::blosc2_get_version_string() };
+    if p.is_null() {
+        return "unknown".to_owned();
+    }
+    // SAFETY: non-null, NUL-terminated, static lifetime (see above).
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
