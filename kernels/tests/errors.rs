@@ -15,18 +15,30 @@ fn bad_arguments_are_errors() {
         assert_eq!(k.unshuffle(4, &src, &mut short), Err(mismatch.clone()));
         assert_eq!(k.bitshuffle(4, &src, &mut short), Err(mismatch.clone()));
         assert_eq!(k.bitunshuffle(4, &src, &mut short), Err(mismatch.clone()));
-        assert_eq!(k.bytedelta_decode(4, &src, &mut short), Err(mismatch.clone()));
+        assert_eq!(
+            k.bytedelta_decode(4, &src, &mut short),
+            Err(mismatch.clone())
+        );
         assert_eq!(k.delta_decode(4, None, &src, &mut short), Err(mismatch));
         assert_eq!(k.shuffle(0, &src, &mut ok), Err(Error::ZeroTypesize));
         assert_eq!(k.bitunshuffle(0, &src, &mut ok), Err(Error::ZeroTypesize));
         assert_eq!(
             k.delta_encode(4, Some(&src[..8]), &src, &mut ok),
-            Err(Error::ReferenceTooShort { reference: 8, needed: 10 })
+            Err(Error::ReferenceTooShort {
+                reference: 8,
+                needed: 10
+            })
         );
-        assert_eq!(k.trunc_prec(2, 5, &src, &mut ok), Err(Error::TruncPrecTypesize(2)));
+        assert_eq!(
+            k.trunc_prec(2, 5, &src, &mut ok),
+            Err(Error::TruncPrecTypesize(2))
+        );
         assert_eq!(
             k.trunc_prec(4, 0, &src, &mut ok),
-            Err(Error::TruncPrecBits { typesize: 4, prec: 0 })
+            Err(Error::TruncPrecBits {
+                typesize: 4,
+                prec: 0
+            })
         );
         // Nothing was written by a refused call.
         assert_eq!(ok, [0u8; 10]);
@@ -43,18 +55,27 @@ fn isa_names_round_trip() {
     assert_eq!("AVX2".parse::<Isa>(), Ok(Isa::Avx2));
     assert!(matches!("avx512".parse::<Isa>(), Err(Error::UnknownIsa(_))));
     assert!(Isa::Generic.is_available());
-    assert_eq!(Kernels::best().isa(), Kernels::available().last().unwrap().isa());
+    assert_eq!(
+        Kernels::best().isa(),
+        Kernels::available().last().unwrap().isa()
+    );
 }
 
 /// Runs this test binary again with `OXIBLOSC_KERNELS` set and the
 /// `child_reports_selection` test selected; returns (success, stdout+stderr).
 fn run_child(value: &str) -> (bool, String) {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_reports_selection", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            "child_reports_selection",
+            "--ignored",
+            "--nocapture",
+        ])
         .env("OXIBLOSC_KERNELS", value)
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
 }
 
@@ -80,10 +101,16 @@ fn env_switch_selects_or_refuses() {
     }
     let (ok, out) = run_child("avx512");
     assert!(!ok, "an unknown implementation must be refused: {out}");
-    assert!(out.contains("REFUSED=") && out.contains("avx512") && out.contains("generic"), "{out}");
+    assert!(
+        out.contains("REFUSED=") && out.contains("avx512") && out.contains("generic"),
+        "{out}"
+    );
     for isa in Isa::ALL.into_iter().filter(|i| !i.is_available()) {
         let (ok, out) = run_child(isa.name());
-        assert!(!ok, "{isa} is not available here and must be refused: {out}");
+        assert!(
+            !ok,
+            "{isa} is not available here and must be refused: {out}"
+        );
         assert!(out.contains("cannot run"), "{out}");
     }
 }

@@ -12,7 +12,10 @@ const SHUFFLE_SHA256: &str = "40e1351bba9155c3d765d66b5b4d25cb104aa2ad4b844b0a5d
 const BITSHUFFLE_SHA256: &str = "a1bba6ced356ddca157010f340b8b5a39a5cd43a77b7c99cd1cb8896e853169d";
 
 fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn arange_i32() -> Vec<u8> {
@@ -24,7 +27,11 @@ fn arange_i32() -> Vec<u8> {
 #[cfg_attr(miri, ignore = "4 MB inputs are too slow under Miri")]
 fn shuffle_and_bitshuffle_reproduce_c_blosc2_outputs() {
     let input = arange_i32();
-    assert_eq!(sha256_hex(&input), INPUT_SHA256, "test input is not the compat input");
+    assert_eq!(
+        sha256_hex(&input),
+        INPUT_SHA256,
+        "test input is not the compat input"
+    );
     for k in Kernels::available() {
         let mut out = vec![0u8; input.len()];
         k.shuffle(4, &input, &mut out).unwrap();
@@ -34,7 +41,12 @@ fn shuffle_and_bitshuffle_reproduce_c_blosc2_outputs() {
         assert!(back == input, "{} unshuffle", k.isa());
 
         k.bitshuffle(4, &input, &mut out).unwrap();
-        assert_eq!(sha256_hex(&out), BITSHUFFLE_SHA256, "{} bitshuffle", k.isa());
+        assert_eq!(
+            sha256_hex(&out),
+            BITSHUFFLE_SHA256,
+            "{} bitshuffle",
+            k.isa()
+        );
         k.bitunshuffle(4, &out, &mut back).unwrap();
         assert!(back == input, "{} bitunshuffle", k.isa());
     }
