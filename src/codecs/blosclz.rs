@@ -1,22 +1,295 @@
 //! BloscLZ, C-Blosc2's default codec (stream format of CHUNK-NOTES §9.4).
 //!
 //! The decoder is written from the format description and checks every
-//! offset against both buffers. The encoder (byte-identical to C-Blosc2's)
-//! is tracked as its own piece of work; until it lands, compressing with
-//! BloscLZ is an `Unsupported` error.
+//! offset against both buffers. The encoder makes the same choices as
+//! C-Blosc2's (blosclz 2.5.3, CHUNK-NOTES §9.5), so its streams are the same
+//! bytes: an entropy probe on the end of the block decides whether to try at
+//! all, then a greedy single-hash LZ77 pass.
 
-use crate::error::{Error, Result, corrupt};
+use crate::error::{Result, corrupt};
 
-/// Encoder state (the hash table, once the encoder exists).
+/// Longest literal run one token holds.
+const MAX_COPY: usize = 32;
+/// Longest distance of a near match (13 bits); further ones are far matches.
+const MAX_DISTANCE: usize = 8191;
+/// Longest distance of a far match.
+const MAX_FARDISTANCE: usize = 65535 + MAX_DISTANCE - 1;
+
+/// Hash table size (log2) per clevel.
+const HASHLOG: [u32; 10] = [12, 12, 13, 14, 14, 14, 14, 14, 14, 14];
+/// Minimum probe ratio per clevel below which the block is not compressed.
+const MIN_RATIO: [f64; 10] = [2.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
+
+#[inline(always)]
+fn read_u32(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(buf[at..at + 4].try_into().unwrap())
+}
+
+#[inline(always)]
+fn hash(x: u32, hashlog: u32) -> usize {
+    (x.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize
+}
+
+/// One past the end of the common run of `buf[p..]` and `buf[q..]`, as the
+/// C encoder counts it: the first mismatch position + 1, at most `bound`.
+#[inline(always)]
+fn match_end(buf: &[u8], mut p: usize, mut q: usize, bound: usize) -> usize {
+    // Eight bytes at a time while both words fit before `bound`.
+    while p + 8 <= bound {
+        let a = u64::from_le_bytes(buf[p..p + 8].try_into().unwrap());
+        let b = u64::from_le_bytes(buf[q..q + 8].try_into().unwrap());
+        let x = a ^ b;
+        if x != 0 {
+            return p + (x.trailing_zeros() / 8) as usize + 1;
+        }
+        p += 8;
+        q += 8;
+    }
+    while p < bound {
+        if buf[p] != buf[q] {
+            return p + 1;
+        }
+        p += 1;
+        q += 1;
+    }
+    bound
+}
+
+/// Encoder state: the hash table, reused between streams.
 #[derive(Default)]
-pub(crate) struct BloscLz {}
+pub(crate) struct BloscLz {
+    table: Vec<u32>,
+}
 
 impl BloscLz {
-    pub(crate) fn compress(&mut self, _clevel: u8, _src: &[u8], _dst: &mut [u8]) -> Result<usize> {
-        Err(Error::Unsupported(
-            "compressing with blosclz is not implemented yet; choose lz4, lz4hc, zlib or zstd"
-                .into(),
-        ))
+    fn reset_table(&mut self, hashlog: u32) {
+        let size = 1usize << hashlog;
+        self.table.clear();
+        self.table.resize(size, 0);
+    }
+
+    /// The entropy probe: a dry run of the encoder over (a part of) the end
+    /// of the block that counts output bytes; `ip / oc` estimates the ratio.
+    fn probe_ratio(&mut self, clevel: usize, src: &[u8]) -> f64 {
+        let n = src.len();
+        let hashlog = HASHLOG[clevel];
+        let maxlen = match clevel {
+            1 => n / 8,
+            2 | 3 => n / 4,
+            4..=6 => n / 2,
+            _ => n,
+        };
+        let win = &src[n - maxlen..];
+        let limit = maxlen.min(1 << hashlog);
+        if limit < 13 {
+            return 0.0;
+        }
+        let bound = limit - 1;
+        let iplimit = limit - 12;
+        self.reset_table(hashlog);
+        let table = &mut self.table;
+        let mut oc: isize = 5;
+        let mut lit = 4usize;
+        let mut ip = 0usize;
+        while ip < iplimit {
+            let a = ip;
+            let seq = read_u32(win, a);
+            let h = hash(seq, hashlog);
+            let r = table[h] as usize;
+            let mut dist = a.wrapping_sub(r);
+            table[h] = a as u32;
+            let mut matched = false;
+            if dist != 0 && dist < MAX_FARDISTANCE && read_u32(win, r) == seq {
+                let e = match_end(win, a + 4, r + 4, bound);
+                dist -= 1;
+                let len = e - 4 - a;
+                if len >= 4 {
+                    matched = true;
+                    if lit == 0 {
+                        oc -= 1;
+                    }
+                    lit = 0;
+                    if len >= 7 {
+                        oc += ((len - 7) / 255 + 1) as isize;
+                    }
+                    oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+                    let p = a + len;
+                    table[hash(read_u32(win, p), hashlog)] = p as u32;
+                    ip = p + 2;
+                    oc += 1;
+                }
+            }
+            if !matched {
+                oc += 1;
+                ip = a + 1;
+                lit += 1;
+                if lit == MAX_COPY {
+                    lit = 0;
+                    oc += 1;
+                }
+            }
+        }
+        ip as f64 / oc as f64
+    }
+
+    /// Compress `src` into `dst` (at most `dst.len()` bytes); 0 when the
+    /// block looks incompressible or the stream would not fit.
+    pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = self.probe_ratio(clevel, src);
+        if ratio < MIN_RATIO[clevel] {
+            return Ok(0);
+        }
+        let n = src.len();
+        if n < 16 || dst.len() < 66 {
+            return Ok(0);
+        }
+        Ok(self.encode(clevel, src, dst).unwrap_or(0))
+    }
+
+    /// The main pass; `None` when the output would exceed `dst`.
+    fn encode(&mut self, clevel: usize, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+        let n = src.len();
+        let maxout = dst.len();
+        let hashlog = HASHLOG[clevel];
+        self.reset_table(hashlog);
+        let table = &mut self.table;
+        let bound = n - 1;
+        let iplimit = n - 12;
+        dst[0] = (MAX_COPY - 1) as u8;
+        dst[1..5].copy_from_slice(&src[..4]);
+        let mut op = 5usize;
+        let mut lit = 4usize;
+        let mut marker = 0usize;
+        let mut ip = 4usize;
+        macro_rules! need {
+            ($k:expr) => {
+                if op + $k > maxout {
+                    return None;
+                }
+            };
+        }
+        macro_rules! literal {
+            ($a:expr) => {{
+                need!(2);
+                dst[op] = src[$a];
+                op += 1;
+                ip = $a + 1;
+                lit += 1;
+                if lit == MAX_COPY {
+                    lit = 0;
+                    marker = op;
+                    dst[op] = (MAX_COPY - 1) as u8;
+                    op += 1;
+                }
+            }};
+        }
+        while ip < iplimit {
+            let a = ip;
+            let seq = read_u32(src, a);
+            let h = hash(seq, hashlog);
+            let r = table[h] as usize;
+            let mut dist = a.wrapping_sub(r);
+            table[h] = a as u32;
+            if dist == 0 || dist >= MAX_FARDISTANCE || read_u32(src, r) != seq {
+                literal!(a);
+                continue;
+            }
+            let e = match_end(src, a + 4, r + 4, bound);
+            dist -= 1;
+            let mut len = e - 4 - a;
+            if len < 4 || (len <= 5 && dist >= MAX_DISTANCE) {
+                literal!(a);
+                continue;
+            }
+            if lit > 0 {
+                dst[marker] = (lit - 1) as u8;
+            } else {
+                op -= 1; // the unused marker
+            }
+            lit = 0;
+            let p = a + len;
+            if dist < MAX_DISTANCE {
+                if len < 7 {
+                    need!(2);
+                    dst[op] = ((len << 5) + (dist >> 8)) as u8;
+                    dst[op + 1] = (dist & 255) as u8;
+                    op += 2;
+                } else {
+                    need!(1);
+                    dst[op] = ((7 << 5) + (dist >> 8)) as u8;
+                    op += 1;
+                    len -= 7;
+                    while len >= 255 {
+                        need!(1);
+                        dst[op] = 255;
+                        op += 1;
+                        len -= 255;
+                    }
+                    need!(2);
+                    dst[op] = len as u8;
+                    dst[op + 1] = (dist & 255) as u8;
+                    op += 2;
+                }
+            } else {
+                let far = dist - MAX_DISTANCE;
+                if len < 7 {
+                    need!(4);
+                    dst[op] = ((len << 5) + 31) as u8;
+                    dst[op + 1] = 255;
+                    dst[op + 2] = (far >> 8) as u8;
+                    dst[op + 3] = (far & 255) as u8;
+                    op += 4;
+                } else {
+                    need!(1);
+                    dst[op] = ((7 << 5) + 31) as u8;
+                    op += 1;
+                    len -= 7;
+                    while len >= 255 {
+                        need!(1);
+                        dst[op] = 255;
+                        op += 1;
+                        len -= 255;
+                    }
+                    need!(4);
+                    dst[op] = len as u8;
+                    dst[op + 1] = 255;
+                    dst[op + 2] = (far >> 8) as u8;
+                    dst[op + 3] = (far & 255) as u8;
+                    op += 4;
+                }
+            }
+            let x = read_u32(src, p);
+            table[hash(x, hashlog)] = p as u32;
+            if clevel == 9 {
+                table[hash(x >> 8, hashlog)] = (p + 1) as u32;
+            }
+            ip = p + 2;
+            need!(1);
+            marker = op;
+            dst[op] = (MAX_COPY - 1) as u8;
+            op += 1;
+        }
+        while ip <= bound {
+            need!(2);
+            dst[op] = src[ip];
+            op += 1;
+            ip += 1;
+            lit += 1;
+            if lit == MAX_COPY {
+                lit = 0;
+                marker = op;
+                dst[op] = (MAX_COPY - 1) as u8;
+                op += 1;
+            }
+        }
+        if lit > 0 {
+            dst[marker] = (lit - 1) as u8;
+        } else {
+            op -= 1;
+        }
+        dst[0] |= 0x20;
+        Some(op)
     }
 }
 

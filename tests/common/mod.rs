@@ -37,3 +37,44 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// The `CParams` a manifest entry was compressed with (python-blosc2 style:
+/// the filter list fills slots from 0).
+pub fn cparams_of(v: &Value) -> oxiblosc::CParams {
+    use oxiblosc::{CParams, Codec, Filter, SplitMode};
+    let p = &v["params"];
+    let codec: Codec = p["codec"].as_str().unwrap().parse().unwrap();
+    let metas: Vec<u8> = p["filters_meta"]
+        .as_array()
+        .map(|a| a.iter().map(|m| m.as_i64().unwrap() as i8 as u8).collect())
+        .unwrap_or_default();
+    let mut c = CParams::default()
+        .codec(codec)
+        .clevel(p["clevel"].as_u64().unwrap() as u8)
+        .typesize(p["typesize"].as_u64().unwrap() as usize)
+        .blocksize(p["blocksize"].as_u64().unwrap_or(0) as usize)
+        .nthreads(1)
+        .use_dict(p["use_dict"].as_bool().unwrap_or(false));
+    c.splitmode = match p["splitmode"].as_str().unwrap_or("forward_compat") {
+        "always" => SplitMode::Always,
+        "never" => SplitMode::Never,
+        "auto" => SplitMode::Auto,
+        _ => SplitMode::ForwardCompat,
+    };
+    c.filters = [None; 6];
+    c.filters_meta = [0; 6];
+    for (slot, f) in p["filters"].as_array().unwrap().iter().enumerate() {
+        let meta = metas.get(slot).copied().unwrap_or(0);
+        c.filters[slot] = match f.as_str().unwrap() {
+            "nofilter" => None,
+            "shuffle" => Some(Filter::Shuffle),
+            "bitshuffle" => Some(Filter::BitShuffle),
+            "delta" => Some(Filter::Delta),
+            "trunc_prec" => Some(Filter::TruncPrec(meta)),
+            "bytedelta" => Some(Filter::ByteDelta),
+            other => panic!("unknown filter {other}"),
+        };
+        c.filters_meta[slot] = meta;
+    }
+    c
+}
