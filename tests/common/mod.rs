@@ -38,8 +38,9 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .collect()
 }
 
-/// The `CParams` a manifest entry was compressed with (python-blosc2 style:
-/// the filter list fills slots from 0).
+/// The `CParams` a manifest entry was compressed with: `blosc2.compress2`
+/// fills filter slots from 0 with the list, module-level `blosc2.compress`
+/// puts its one filter in slot 5 (C's default layout).
 pub fn cparams_of(v: &Value) -> oxiblosc::CParams {
     use oxiblosc::{CParams, Codec, Filter, SplitMode};
     let p = &v["params"];
@@ -63,8 +64,10 @@ pub fn cparams_of(v: &Value) -> oxiblosc::CParams {
     };
     c.filters = [None; 6];
     c.filters_meta = [0; 6];
-    for (slot, f) in p["filters"].as_array().unwrap().iter().enumerate() {
-        let meta = metas.get(slot).copied().unwrap_or(0);
+    let first_slot = if v["api"] == "blosc2.compress" { 5 } else { 0 };
+    for (i, f) in p["filters"].as_array().unwrap().iter().enumerate() {
+        let slot = first_slot + i;
+        let meta = metas.get(i).copied().unwrap_or(0);
         c.filters[slot] = match f.as_str().unwrap() {
             "nofilter" => None,
             "shuffle" => Some(Filter::Shuffle),
@@ -75,6 +78,10 @@ pub fn cparams_of(v: &Value) -> oxiblosc::CParams {
             other => panic!("unknown filter {other}"),
         };
         c.filters_meta[slot] = meta;
+        // The global (Blosc1-style) API drops SHUFFLE for 1-byte items.
+        if first_slot == 5 && c.typesize == 1 && c.filters[slot] == Some(Filter::Shuffle) {
+            c.filters[slot] = None;
+        }
     }
     c
 }
