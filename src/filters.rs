@@ -164,7 +164,13 @@ impl Pipeline {
         out: &mut [u8],
     ) -> Result<()> {
         let n = out.len();
-        let slots: Vec<usize> = self.backward_slots().collect();
+        let mut slot_buf = [0usize; 6];
+        let mut nslots = 0;
+        for s in self.backward_slots() {
+            slot_buf[nslots] = s;
+            nslots += 1;
+        }
+        let slots = &slot_buf[..nslots];
         if slots.is_empty() {
             out.copy_from_slice(&input[..n]);
             return Ok(());
