@@ -15,9 +15,11 @@
 mod support;
 
 use oxiblosc::kernels::Kernels;
-use oxiblosc::{CParams, ChunkHeader, Codec, Error, Filter, SplitMode};
+use oxiblosc::{CParams, ChunkHeader, Codec, Filter, SplitMode};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use support as c;
 
 // ---------------------------------------------------------------------------
@@ -244,14 +246,24 @@ impl Case {
         self.filters.contains(&Filter::Delta)
     }
 
-    /// The block size C uses internally (CHUNK-NOTES §2 with `forced`), and
-    /// the one it writes: they differ only for a forced block size that is not
-    /// a whole number of elements (C then writes a chunk it cannot read).
+    /// With a forced block size: the block size C cuts blocks at and the one
+    /// it writes in the header (CHUNK-NOTES §2). They differ when the forced
+    /// size is not a whole number of elements, when it exceeds an nbytes that
+    /// is not, and when nbytes < typesize (C uses 1 and writes the forced
+    /// size, clamped to nbytes); such a chunk does not decode unless it is
+    /// memcpyed.
     fn c_forced_blocksize(&self) -> Option<(usize, usize)> {
-        if self.blocksize == 0 || self.len < self.typesize {
+        if self.blocksize == 0 {
             return None;
         }
-        let header = self.blocksize.min(self.len);
+        let header = if self.len > 0 {
+            self.blocksize.min(self.len)
+        } else {
+            self.blocksize
+        };
+        if self.len < self.typesize {
+            return Some((1, header));
+        }
         let mut internal = header;
         if internal > self.typesize {
             internal = internal / self.typesize * self.typesize;
@@ -300,19 +312,58 @@ impl Case {
         tail
     }
 
-    /// With three or more active filters C's forward pipeline writes into
-    /// its input; with DELTA among them the chunk does not decode to the
-    /// input (CHUNK-NOTES §14.8).
-    fn c_clobbers_input(&self) -> bool {
-        self.filters.len() >= 3 && self.has_delta()
+    /// TRUNC_PREC before DELTA: C's DELTA takes block 0 of the *untruncated*
+    /// input as the reference of the other blocks, while decoders XOR with
+    /// block 0 of the decoded (truncated) output, so blocks after the first
+    /// come out wrong (verified with C-Blosc2 3.3.5: f32 ramp, ts 4,
+    /// [TRUNC_PREC(1), DELTA], blocksize 512: 6993 of 14228 bytes wrong).
+    fn trunc_prec_then_delta(&self) -> bool {
+        self.trunc_prec().is_some() && self.has_delta()
     }
 
-    /// The "zero runs" a filtered stream is made of do not depend on the codec,
-    /// but which streams fit does: for these codecs oxiblosc's streams are
-    /// not C's (lz4_flex, libdeflate), so a chunk may be memcpyed on one side
-    /// only.
-    fn codec_bytes_differ(&self) -> bool {
-        matches!(self.codec, Codec::Lz4 | Codec::Zlib)
+    /// With three or more active filters C's forward pipeline writes the
+    /// third one's output into the caller's input (CHUNK-NOTES §14.8). With
+    /// DELTA among them the chunk does not decode to the input; without, a
+    /// memcpy fallback stores the clobbered input (seen: BloscLZ, 777 bytes
+    /// of text, typesize 4, [SHUFFLE, BITSHUFFLE, BYTEDELTA]).
+    fn c_clobbers_input(&self) -> bool {
+        self.filters.len() >= 3
+    }
+
+    /// Two DELTA filters with another filter between them: C-Blosc2's
+    /// *decoder* gets these wrong, on its own chunks (which oxiblosc decodes
+    /// to the input) and on ours (e.g. [DELTA, BITSHUFFLE, DELTA], typesize 1,
+    /// 100 bytes: all 100 wrong). See `c_bugs_the_harness_tolerates`.
+    fn c_misreads_split_deltas(&self) -> bool {
+        let at: Vec<usize> = (0..self.filters.len())
+            .filter(|&i| self.filters[i] == Filter::Delta)
+            .collect();
+        at.windows(2).any(|w| w[1] > w[0] + 1)
+    }
+
+    /// `use_dict` with an input under 32 bytes: C stores the data raw (flags
+    /// 0x07) but keeps the cbytes and special-zero bit of its compression
+    /// attempt, so all-zero inputs and some others give chunks C cannot read
+    /// (8 zero bytes: cbytes 32 + special zeros; 20 zeros + 0x01 with LZ4:
+    /// cbytes 50 for 21 bytes). See `c_bugs_the_harness_tolerates`.
+    fn c_dict_tiny(&self) -> bool {
+        self.use_dict && self.len < 32
+    }
+
+    /// Whether oxiblosc's chunk must be byte-identical to C's: BloscLZ is a
+    /// port, LZ4HC and ZSTD are the same C libraries; LZ4 (lz4_flex) and zlib
+    /// (libdeflate) write other streams. Excluded: what C gets wrong on the
+    /// way (clobbered input, a broken block size, unwritten DELTA /
+    /// TRUNC_PREC tail bytes that reach its codec, tiny dict inputs) and
+    /// TRUNC_PREC before DELTA, which oxiblosc should stop writing C's way
+    /// (`bug_trunc_prec_then_delta`).
+    fn same_streams_as_c(&self) -> bool {
+        matches!(self.codec, Codec::BloscLz | Codec::Lz4Hc | Codec::Zstd)
+            && !self.c_clobbers_input()
+            && !self.c_writes_broken_blocksize()
+            && self.c_undefined_tail() == 0
+            && !self.c_dict_tiny()
+            && !self.trunc_prec_then_delta()
     }
 }
 
@@ -383,9 +434,9 @@ fn forced_blocksize(ts: usize) -> impl Strategy<Value = usize> {
     ]
 }
 
-fn case(codecs: &'static [Codec], dicts: bool) -> impl Strategy<Value = Case> {
+fn case(codecs: &'static [Codec]) -> impl Strategy<Value = Case> {
     (typesize(), prop::sample::select(codecs)).prop_flat_map(move |(ts, codec)| {
-        let dict_ok = dicts && matches!(codec, Codec::Lz4 | Codec::Lz4Hc | Codec::Zstd);
+        let dict_ok = matches!(codec, Codec::Lz4 | Codec::Lz4Hc | Codec::Zstd);
         (
             shape(),
             length(),
@@ -440,8 +491,27 @@ fn case(codecs: &'static [Codec], dicts: bool) -> impl Strategy<Value = Case> {
     })
 }
 
-const RUST_CODECS: &[Codec] = &[Codec::Lz4, Codec::Lz4Hc, Codec::Zlib, Codec::Zstd];
-const ALL_CODECS: &[Codec] = &[
+/// Known oxiblosc bugs, each with a `bug_*` test below that fails until it
+/// is fixed. While this is true the random cases of the tests that compress
+/// with oxiblosc steer clear of them (see [`avoid_known_bugs`]), so that the
+/// proptests keep hunting for other discrepancies instead of shrinking to
+/// the same one. Set it to false once the `bug_*` tests pass.
+const AVOID_KNOWN_BUGS: bool = false;
+
+/// See [`AVOID_KNOWN_BUGS`]: BYTEDELTA gets an explicit meta
+/// (`bug_bytedelta_meta_0_unreadable_by_c`) and no DELTA follows TRUNC_PREC
+/// (`bug_trunc_prec_then_delta`).
+fn avoid_known_bugs(mut case: Case) -> Case {
+    if AVOID_KNOWN_BUGS {
+        case.bytedelta_meta_ts = true;
+        if case.trunc_prec().is_some() {
+            case.filters.retain(|f| *f != Filter::Delta);
+        }
+    }
+    case
+}
+
+const CODECS: &[Codec] = &[
     Codec::BloscLz,
     Codec::Lz4,
     Codec::Lz4Hc,
@@ -465,6 +535,118 @@ fn config(cases: u32) -> Config {
         max_shrink_time: 120_000,
         rng_seed,
         ..Config::default()
+    }
+}
+
+/// What the cases of one test covered: printed (see `--nocapture`) and
+/// checked, so that a generator that stops reaching a corner is noticed.
+#[derive(Default)]
+struct Tally(Mutex<BTreeMap<String, u64>>);
+
+impl Tally {
+    fn add(&self, key: impl Into<String>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.into())
+            .or_default() += 1;
+    }
+
+    /// Count `case` whose chunk (ours or C's) has header `h`.
+    fn note(&self, case: &Case, h: &ChunkHeader) {
+        self.add("cases");
+        self.add(format!("codec {}", case.codec));
+        if h.is_memcpyed() {
+            self.add("memcpyed");
+        }
+        if h.special().is_some() {
+            self.add("special zeros");
+        }
+        if h.blosc2_flags & 0x01 != 0 && !h.is_memcpyed() {
+            self.add("dictionary");
+        }
+        if !h.is_memcpyed() && h.special().is_none() && h.nblocks() > 1 {
+            self.add("several blocks");
+            if case.has_delta() {
+                self.add("several blocks, delta");
+            }
+        }
+        if !h.is_memcpyed() && !h.dont_split() && h.typesize > 1 {
+            self.add("split streams");
+        }
+        if case.blocksize > 0 {
+            self.add("forced blocksize");
+        }
+        if case.c_writes_broken_blocksize() {
+            self.add("forced blocksize C gets wrong");
+        }
+        if case.len >= 64 * 1024 {
+            self.add("input >= 64 KiB");
+        }
+        if !case.len.is_multiple_of(case.typesize) {
+            self.add("partial last item");
+        }
+        if case.clevel == 9 {
+            self.add("clevel 9");
+        }
+        if case.trunc_prec().is_some() {
+            self.add("trunc_prec");
+        }
+        if case.filters.len() >= 2 {
+            self.add(">= 2 filters");
+        }
+    }
+
+    fn get(&self, key: &str) -> u64 {
+        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// Run `check` on `cases` values of `strategy`, then show and check what they
+/// covered: every codec, and each corner below in at least 1 case in 200.
+fn run<T: std::fmt::Debug>(
+    name: &str,
+    cases: u32,
+    strategy: impl Strategy<Value = T>,
+    check: impl Fn(T, &Tally) -> Result<(), TestCaseError>,
+) {
+    let tally = Tally::default();
+    let mut runner = TestRunner::new(config(cases));
+    if let Err(e) = runner.run(&strategy, |v| check(v, &tally)) {
+        panic!("{name}: {e}");
+    }
+    eprintln!("{name}: {:?}", tally.0.lock().unwrap());
+    let n = tally.get("cases");
+    assert!(n >= u64::from(cases), "{name}: {n} cases");
+    let mut corners: Vec<String> = CODECS.iter().map(|c| format!("codec {c}")).collect();
+    corners.extend(
+        [
+            "memcpyed",
+            "special zeros",
+            "several blocks",
+            "several blocks, delta",
+            "split streams",
+            "forced blocksize",
+            "input >= 64 KiB",
+            "partial last item",
+            "clevel 9",
+            "trunc_prec",
+            ">= 2 filters",
+        ]
+        .map(String::from),
+    );
+    if name != "getitem_equals_slice" {
+        corners.push("dictionary".into());
+        corners.push("forced blocksize C gets wrong".into());
+    }
+    for corner in corners {
+        let got = tally.get(&corner);
+        assert!(
+            got * 200 >= n,
+            "{name}: only {got} of {n} cases have {corner:?}"
+        );
     }
 }
 
@@ -493,11 +675,12 @@ fn first_diff(a: &[u8], b: &[u8]) -> String {
 // 1. oxiblosc's chunks decode in C
 
 /// Our chunk for `case`, checked to decode in C (and in Rust) to the input.
-fn check_rust_chunk_in_c(case: &Case) -> Result<(), TestCaseError> {
+fn check_rust_chunk_in_c(case: &Case, tally: &Tally) -> Result<(), TestCaseError> {
     let data = case.data();
     let chunk = oxiblosc::compress(&data, &case.params())
         .map_err(|e| TestCaseError::fail(format!("oxiblosc::compress failed: {e}")))?;
     let h = header(&chunk);
+    tally.note(case, &h);
     let want = case.expected(&data, &h);
     let ours = oxiblosc::decompress(&chunk)
         .map_err(|e| TestCaseError::fail(format!("oxiblosc cannot read its own chunk: {e}")))?;
@@ -506,6 +689,10 @@ fn check_rust_chunk_in_c(case: &Case) -> Result<(), TestCaseError> {
         "Rust round trip: {}",
         first_diff(&ours, &want)
     );
+    if case.c_misreads_split_deltas() {
+        // C's decoder is wrong here (`c_bugs_the_harness_tolerates`).
+        return Ok(());
+    }
     match c::decompress(&chunk) {
         Ok(theirs) => prop_assert!(
             theirs == want,
@@ -517,19 +704,20 @@ fn check_rust_chunk_in_c(case: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(config(500))]
-
-    #[test]
-    fn rust_chunks_decode_in_c(case in case(RUST_CODECS, true)) {
-        check_rust_chunk_in_c(&case)?;
-    }
+#[test]
+fn rust_chunks_decode_in_c() {
+    run(
+        "rust_chunks_decode_in_c",
+        2000,
+        case(CODECS).prop_map(avoid_known_bugs),
+        |case, tally| check_rust_chunk_in_c(&case, tally),
+    );
 }
 
 // ---------------------------------------------------------------------------
 // 2. C's chunks decode in oxiblosc
 
-fn check_c_chunk_in_rust(case: &Case) -> Result<(), TestCaseError> {
+fn check_c_chunk_in_rust(case: &Case, tally: &Tally) -> Result<(), TestCaseError> {
     let data = case.data();
     let p = case.params();
     let cres = c::compress(&p, &data, true);
@@ -545,11 +733,45 @@ fn check_c_chunk_in_rust(case: &Case) -> Result<(), TestCaseError> {
             return Ok(());
         }
     };
-    let h = header(&chunk);
+    // Decoding must never panic, whatever C wrote.
+    let ours = oxiblosc::decompress(&chunk);
+    let h = match ChunkHeader::parse(&chunk) {
+        Ok(h) => h,
+        Err(e) => {
+            // Only `c_dict_tiny` chunks have headers that contradict
+            // themselves (memcpyed, cbytes != nbytes + 32); C rejects them.
+            prop_assert!(case.c_dict_tiny(), "C's header does not parse: {e}");
+            prop_assert!(ours.is_err());
+            prop_assert!(cres.roundtrip.unwrap().is_err());
+            tally.add("C header contradicts itself");
+            return Ok(());
+        }
+    };
+    tally.note(case, &h);
+    if case.c_writes_broken_blocksize() && !h.is_memcpyed() {
+        // CHUNK-NOTES §2: the header's block size is not the one C cut the
+        // blocks at, so the chunk is broken; C's decoder sometimes notices
+        // and sometimes returns garbage. Nothing to compare.
+        return Ok(());
+    }
     let tail = case.c_undefined_tail();
     let defined = data.len() - tail;
     let want = case.expected(&data, &h);
-    let ours = oxiblosc::decompress(&chunk);
+    if case.c_misreads_split_deltas() {
+        // C's decoder is wrong on these; its encoder is right unless it
+        // clobbered its input, which only matters with several blocks or
+        // when the (clobbered) input was stored raw.
+        // (With a dictionary, the training pass already clobbered it.)
+        if h.nblocks() == 1 && !h.is_memcpyed() && !case.use_dict {
+            let ours = ours.map_err(|e| TestCaseError::fail(format!("{e}\n{h:?}")))?;
+            prop_assert!(
+                ours[..defined] == want[..defined],
+                "split deltas: {}\n{h:?}",
+                first_diff(&ours[..defined], &want[..defined])
+            );
+        }
+        return Ok(());
+    }
     match cres.roundtrip.unwrap() {
         Ok(theirs) => {
             // Both decoders read the same bytes: they must agree.
@@ -562,10 +784,13 @@ fn check_c_chunk_in_rust(case: &Case) -> Result<(), TestCaseError> {
                 "oxiblosc and C decode C's chunk differently: {}\n{h:?}",
                 first_diff(&ours[..defined], &theirs[..defined])
             );
-            if case.c_clobbers_input() {
-                // C's chunk itself is wrong (CHUNK-NOTES §14.8): agreeing
-                // with C's decoder is all that can be asked.
-            } else {
+            let c_chunk_wrong = case.c_clobbers_input()
+                || case.c_dict_tiny()
+                || case.trunc_prec_then_delta() && !h.is_memcpyed();
+            if !c_chunk_wrong {
+                // Otherwise C's chunk itself is wrong (`c_clobbers_input`,
+                // `c_dict_tiny`, `trunc_prec_then_delta`): agreeing with C's
+                // decoder is all that can be asked.
                 prop_assert!(
                     theirs[..defined] == want[..defined],
                     "C does not round-trip (a C bug missing from CHUNK-NOTES?): {}\n{h:?}",
@@ -574,19 +799,28 @@ fn check_c_chunk_in_rust(case: &Case) -> Result<(), TestCaseError> {
             }
         }
         Err(e) => {
-            if h.is_memcpyed() && h.use_dict() {
+            if h.is_memcpyed() && h.blosc2_flags & 0x01 != 0 {
                 // CHUNK-NOTES §14.11: C keeps the dict bit on its memcpy
                 // fallback and then cannot read the chunk; the data is raw.
-                let ours = ours.map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let ours = ours.map_err(|e| TestCaseError::fail(format!("{e}\n{h:?}")))?;
+                let raw = &chunk[32..];
                 prop_assert!(
-                    ours == want,
+                    ours == raw,
                     "memcpyed dict chunk: {}",
-                    first_diff(&ours, &want)
+                    first_diff(&ours, raw)
                 );
-            } else if case.c_writes_broken_blocksize() {
-                // CHUNK-NOTES §2: the header block size is not the one C
-                // used; the chunk is broken. oxiblosc must say so, not panic.
-                prop_assert!(ours.is_err(), "C cannot read it ({e}); oxiblosc decodes it");
+                // What C stored is the input, unless it wrote into it first.
+                prop_assert!(case.c_clobbers_input() || ours == want);
+            } else if case.c_dict_tiny() {
+                // `Case::c_dict_tiny`: C wrote a raw chunk with the wrong
+                // cbytes. When all of the data is there, it is the input.
+                if let Ok(ours) = ours {
+                    prop_assert!(
+                        ours == want,
+                        "tiny dict chunk: {}",
+                        first_diff(&ours, &want)
+                    );
+                }
             } else {
                 prop_assert!(false, "C cannot decode its own chunk: {e}\n{h:?}");
             }
@@ -595,19 +829,21 @@ fn check_c_chunk_in_rust(case: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(config(500))]
-
-    #[test]
-    fn c_chunks_decode_in_rust(case in case(ALL_CODECS, true)) {
-        check_c_chunk_in_rust(&case)?;
-    }
+#[test]
+fn c_chunks_decode_in_rust() {
+    run(
+        "c_chunks_decode_in_rust",
+        2000,
+        case(CODECS),
+        |case, tally| check_c_chunk_in_rust(&case, tally),
+    );
 }
 
 // ---------------------------------------------------------------------------
-// 3. Same parameters, same header
+// 3. Same parameters, same header (and for BloscLZ, LZ4HC and ZSTD, whose
+// streams come from the same algorithms as C's, the same bytes)
 
-fn check_headers(case: &Case) -> Result<(), TestCaseError> {
+fn check_headers(case: &Case, tally: &Tally) -> Result<(), TestCaseError> {
     let data = case.data();
     let mut case = case.clone();
     // python-blosc2 always writes meta = typesize for BYTEDELTA.
@@ -617,7 +853,11 @@ fn check_headers(case: &Case) -> Result<(), TestCaseError> {
     let theirs = c::compress(&p, &data, false).chunk;
     let (ours, theirs) = match (ours, theirs) {
         (Ok(o), Ok(t)) => (o, t),
-        (Err(_), Err(_)) => return Ok(()),
+        (Err(_), Err(_)) => {
+            tally.add("cases");
+            tally.add("both refuse the parameters");
+            return Ok(());
+        }
         (o, t) => {
             return Err(TestCaseError::fail(format!(
                 "only one side compresses: oxiblosc {:?}, C {:?}",
@@ -626,8 +866,25 @@ fn check_headers(case: &Case) -> Result<(), TestCaseError> {
             )));
         }
     };
+    if case.c_dict_tiny() {
+        // Both store the data raw (flags 0x07), but C's cbytes and special
+        // bits are those of its discarded compression attempt, and its
+        // payload may be too (`Case::c_dict_tiny`): the rest of the header
+        // must agree.
+        let o = header(&ours);
+        tally.note(&case, &o);
+        prop_assert_eq!((o.flags, o.blosc2_flags), (0x07, 0), "{:?}", o);
+        prop_assert_eq!(o.cbytes, data.len() + 32, "{:?}", o);
+        prop_assert_eq!(&ours[..8], &theirs[..8], "header bytes 0..8");
+        if !case.c_writes_broken_blocksize() {
+            prop_assert_eq!(&ours[8..12], &theirs[8..12], "blocksize");
+        }
+        prop_assert_eq!(&ours[16..31], &theirs[16..31], "header bytes 16..31");
+        return Ok(());
+    }
     let o = header(&ours);
     let t = header(&theirs);
+    tally.note(&case, &t);
     let ctx = || format!("\noxiblosc {o:?}\nC        {t:?}");
     prop_assert_eq!(o.version, t.version, "version{}", ctx());
     prop_assert_eq!(o.versionlz, t.versionlz, "versionlz{}", ctx());
@@ -639,8 +896,8 @@ fn check_headers(case: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(o.compcode_meta, t.compcode_meta, "compcode_meta{}", ctx());
     prop_assert_eq!(o.blosc2_flags2, t.blosc2_flags2, "blosc2_flags2{}", ctx());
     if case.c_writes_broken_blocksize() {
-        // C writes the forced value (not a whole number of elements) and
-        // cuts blocks at the rounded one; we write the rounded one.
+        // C writes the forced value and cuts blocks at another; we write
+        // the one we use, which is C's internal one.
         let (internal, c_header) = case.c_forced_blocksize().unwrap();
         prop_assert_eq!(t.blocksize, c_header, "C's header blocksize{}", ctx());
         prop_assert_eq!(o.blocksize, internal, "our blocksize{}", ctx());
@@ -648,10 +905,14 @@ fn check_headers(case: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(o.blocksize, t.blocksize, "blocksize{}", ctx());
     }
     // Special-zero chunks: decided by zero runs of the filtered streams,
-    // which do not depend on the codec library.
+    // which do not depend on the codec library; but C's unwritten DELTA /
+    // TRUNC_PREC tail bytes are whatever its scratch buffer held (zeros
+    // make an all-zero chunk where the input's tail is not zero).
+    let garbage_tail = case.c_undefined_tail() > 0;
+    let special = if garbage_tail { 0 } else { 0x70 };
     prop_assert_eq!(
-        o.blosc2_flags & 0x70,
-        t.blosc2_flags & 0x70,
+        o.blosc2_flags & special,
+        t.blosc2_flags & special,
         "special type{}",
         ctx()
     );
@@ -659,51 +920,74 @@ fn check_headers(case: &Case) -> Result<(), TestCaseError> {
     let t_raw = t.is_memcpyed();
     if o_raw == t_raw {
         prop_assert_eq!(o.flags, t.flags, "flags{}", ctx());
-        if o_raw && t.use_dict() {
+        if o_raw && t.blosc2_flags & 0x01 != 0 {
             // C's memcpy fallback keeps the dict bit (CHUNK-NOTES §14.11).
-            prop_assert!(!o.use_dict(), "dict bit on a memcpyed chunk{}", ctx());
+            prop_assert_eq!(
+                o.blosc2_flags & 0x01,
+                0,
+                "dict bit on a memcpyed chunk{}",
+                ctx()
+            );
         } else {
-            prop_assert_eq!(o.blosc2_flags, t.blosc2_flags, "blosc2_flags{}", ctx());
+            prop_assert_eq!(
+                o.blosc2_flags & (0x8f | special),
+                t.blosc2_flags & (0x8f | special),
+                "blosc2_flags{}",
+                ctx()
+            );
         }
     } else {
         // One side's streams did not fit and it fell back to storing raw
         // (flags | 0x02, the rest kept); with different codec libraries the
         // other side's may have fitted. Memcpy from the start (clevel 0,
         // tiny input) is exactly 0x07 on both sides and cannot differ.
+        // C's input clobbering (>= 3 filters) changes what its codec sees.
         prop_assert!(
-            case.codec_bytes_differ(),
-            "memcpy on one side only, with the same codec library{}",
+            !case.same_streams_as_c(),
+            "memcpy on one side only, with the same codec streams{}",
             ctx()
         );
         let (raw, other) = if o_raw { (&o, &t) } else { (&t, &o) };
         prop_assert_eq!(raw.flags, other.flags | 0x02, "fallback flags{}", ctx());
         prop_assert_eq!(
-            raw.blosc2_flags & !0x01,
-            other.blosc2_flags & !0x01,
+            raw.blosc2_flags & (0x8e | special),
+            other.blosc2_flags & (0x8e | special),
             "blosc2_flags{}",
+            ctx()
+        );
+    }
+    if case.same_streams_as_c() && !(t_raw && t.blosc2_flags & 0x01 != 0) {
+        tally.add("byte-identical to C");
+        prop_assert!(
+            ours == theirs,
+            "chunks differ: {}{}",
+            first_diff(&ours, &theirs),
             ctx()
         );
     }
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(config(400))]
-
-    #[test]
-    fn headers_match_c(case in case(RUST_CODECS, true)) {
-        check_headers(&case)?;
-    }
+#[test]
+fn headers_match_c() {
+    run("headers_match_c", 1600, case(CODECS), |case, tally| {
+        check_headers(&case, tally)
+    });
 }
 
 // ---------------------------------------------------------------------------
 // 4. getitem
 
-fn check_getitem(case: &Case, ranges: &[(usize, usize)]) -> Result<(), TestCaseError> {
+fn check_getitem(
+    case: &Case,
+    ranges: &[(usize, usize)],
+    tally: &Tally,
+) -> Result<(), TestCaseError> {
     let data = case.data();
     let chunk = oxiblosc::compress(&data, &case.params())
         .map_err(|e| TestCaseError::fail(format!("compress: {e}")))?;
     let h = header(&chunk);
+    tally.note(case, &h);
     let want = case.expected(&data, &h);
     let ts = usize::from(h.typesize);
     let items = data.len() / ts;
@@ -728,38 +1012,39 @@ fn check_getitem(case: &Case, ranges: &[(usize, usize)]) -> Result<(), TestCaseE
 
 /// Cases with several blocks: small forced block sizes.
 fn getitem_case() -> impl Strategy<Value = Case> {
-    (case(RUST_CODECS, true), 0usize..6, 1usize..=64).prop_map(|(mut case, pick, k)| {
+    (case(CODECS), 0usize..6, 1usize..=64).prop_map(|(mut case, pick, k)| {
         if pick < 4 {
             case.blocksize = k * 64 * case.typesize;
         }
-        if pick == 0 && !case.has_delta() {
+        if pick == 0 && !case.has_delta() && !(AVOID_KNOWN_BUGS && case.trunc_prec().is_some()) {
             // After TRUNC_PREC, which must stay first (see `Case::expected`).
             let at = usize::from(case.trunc_prec().is_some());
             case.filters.insert(at, Filter::Delta);
             case.filters.truncate(3);
         }
-        case
+        avoid_known_bugs(case)
     })
 }
 
-proptest! {
-    #![proptest_config(config(400))]
-
-    #[test]
-    fn getitem_equals_slice(
-        case in getitem_case(),
-        ranges in prop::collection::vec((any::<usize>(), any::<usize>()), 1..8),
-    ) {
-        check_getitem(&case, &ranges)?;
-    }
+#[test]
+fn getitem_equals_slice() {
+    run(
+        "getitem_equals_slice",
+        1200,
+        (
+            getitem_case(),
+            prop::collection::vec((any::<usize>(), any::<usize>()), 1..8),
+        ),
+        |(case, ranges), tally| check_getitem(&case, &ranges, tally),
+    );
 }
 
 /// C's getitem on our chunks (without DELTA: C's getitem decodes every
 /// block as if it were block 0, CHUNK-NOTES §10) equals the slice too.
 #[test]
 fn c_getitem_on_our_chunks() {
-    let mut n = 0;
-    for (i, &codec) in RUST_CODECS.iter().enumerate() {
+    let mut n = 0u64;
+    for (i, &codec) in CODECS.iter().enumerate() {
         for (j, filters) in [
             vec![],
             vec![Filter::Shuffle],
@@ -801,7 +1086,7 @@ fn c_getitem_on_our_chunks() {
             }
         }
     }
-    assert_eq!(n, 4 * 4 * 4 * 5);
+    assert_eq!(n, CODECS.len() as u64 * 4 * 4 * 5);
 }
 
 // ---------------------------------------------------------------------------
@@ -826,7 +1111,7 @@ fn grid_every_codec_and_pipeline() {
         vec![TruncPrec((-5i8) as u8), Shuffle],
     ];
     let mut checked = 0;
-    for &codec in ALL_CODECS {
+    for &codec in CODECS {
         for filters in &pipelines {
             for ts in [1usize, 2, 4, 8, 12] {
                 let trunc = matches!(filters[..], [TruncPrec(_), ..]);
@@ -848,11 +1133,10 @@ fn grid_every_codec_and_pipeline() {
                         use_dict: false,
                     };
                     let r = (|| {
-                        if codec != Codec::BloscLz {
-                            check_rust_chunk_in_c(&case)?;
-                            check_headers(&case)?;
-                        }
-                        check_c_chunk_in_rust(&case)
+                        let tally = Tally::default();
+                        check_rust_chunk_in_c(&case, &tally)?;
+                        check_headers(&case, &tally)?;
+                        check_c_chunk_in_rust(&case, &tally)
                     })();
                     if let Err(e) = r {
                         panic!("{case:?}: {e}");
@@ -865,13 +1149,187 @@ fn grid_every_codec_and_pipeline() {
     assert!(checked > 400, "{checked}");
 }
 
-/// oxiblosc cannot write BloscLZ yet (decoding it is tested above): when it
-/// can, this fails as a reminder to add `Codec::BloscLz` to `RUST_CODECS`.
+// ---------------------------------------------------------------------------
+// The C-Blosc2 3.3.5 bugs the checks above make room for, each shown to be
+// real, so that no tolerance hides more than it has to. (Those already in
+// CHUNK-NOTES §14 are the clobbered input and the forced block size; the
+// others were found by these tests.)
+
 #[test]
-fn blosclz_compression_not_yet_implemented() {
-    let p = CParams::default().codec(Codec::BloscLz);
-    assert!(matches!(
-        oxiblosc::compress(&[1u8; 1000], &p),
-        Err(Error::Unsupported(_))
-    ));
+fn c_bugs_the_harness_tolerates() {
+    use Filter::*;
+    let c_decode = |chunk: &[u8]| c::decompress(chunk);
+
+    // Two DELTAs apart: C's decoder is wrong on its own chunk and on ours,
+    // which oxiblosc decodes right.
+    let mut sparse = vec![0u8; 100];
+    for (i, v) in [(3, 7u8), (17, 200), (40, 9), (41, 1), (77, 66), (99, 5)] {
+        sparse[i] = v;
+    }
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .clevel(1)
+        .typesize(1)
+        .filters(&[Delta, BitShuffle, Delta]);
+    let theirs = c::compress(&p, &sparse, true);
+    let theirs_chunk = theirs.chunk.unwrap();
+    assert_ne!(
+        theirs.roundtrip.unwrap().unwrap(),
+        sparse,
+        "C misreads its chunk"
+    );
+    assert_eq!(oxiblosc::decompress(&theirs_chunk).unwrap(), sparse);
+    let ours = oxiblosc::compress(&sparse, &p).unwrap();
+    assert_ne!(c_decode(&ours).unwrap(), sparse, "C misreads ours");
+    assert_eq!(oxiblosc::decompress(&ours).unwrap(), sparse);
+    assert!(
+        Case {
+            shape: Shape::Sparse,
+            len: 100,
+            seed: 0,
+            codec: Codec::Lz4,
+            clevel: 1,
+            typesize: 1,
+            filters: vec![Delta, BitShuffle, Delta],
+            bytedelta_meta_ts: true,
+            blocksize: 0,
+            splitmode: SplitMode::Auto,
+            use_dict: false,
+        }
+        .c_misreads_split_deltas()
+    );
+
+    // use_dict with a tiny input: raw data, but the cbytes / special bits
+    // of the compression attempt.
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(1)
+        .filters(&[])
+        .use_dict(true);
+    let zeros = vec![0u8; 8];
+    let chunk = c::compress(&p, &zeros, false).chunk.unwrap();
+    let h = header(&chunk);
+    assert_eq!((h.flags, h.cbytes, h.blosc2_flags), (0x07, 32, 0x10));
+    assert!(c_decode(&chunk).is_err());
+    assert_eq!(oxiblosc::decompress(&chunk).unwrap(), zeros);
+    let mut almost = vec![0u8; 20];
+    almost.push(1);
+    let chunk = c::compress(&p, &almost, false).chunk.unwrap();
+    let cbytes = u32::from_le_bytes(chunk[12..16].try_into().unwrap());
+    assert_eq!((chunk[2], cbytes, chunk.len()), (0x07, 50, 50));
+    assert!(c_decode(&chunk).is_err());
+    assert!(
+        oxiblosc::decompress(&chunk).is_err(),
+        "the data is cut short"
+    );
+    let ours = oxiblosc::compress(&almost, &p).unwrap();
+    assert_eq!(c_decode(&ours).unwrap(), almost, "ours is plain raw");
+
+    // A forced block size that is not a whole number of elements.
+    let ramp = make_data(Shape::Ramp(Dtype::U32), 40_000, 1);
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(4)
+        .filters(&[Shuffle])
+        .blocksize(1002);
+    let chunk = c::compress(&p, &ramp, false).chunk.unwrap();
+    assert_eq!(header(&chunk).blocksize, 1002);
+    assert!(c_decode(&chunk).is_err());
+    let ours = oxiblosc::compress(&ramp, &p).unwrap();
+    assert_eq!(header(&ours).blocksize, 1000);
+    assert_eq!(c_decode(&ours).unwrap(), ramp);
+
+    // Three filters: C writes into its input, then stores that raw.
+    let text = make_data(Shape::Text, 777, 95);
+    let p = CParams::default()
+        .codec(Codec::BloscLz)
+        .typesize(4)
+        .filters_with_meta(&[(Shuffle, 0), (BitShuffle, 0), (ByteDelta, 4)]);
+    let theirs = c::compress(&p, &text, true);
+    let chunk = theirs.chunk.unwrap();
+    let c_out = theirs.roundtrip.unwrap().unwrap();
+    assert!(header(&chunk).is_memcpyed());
+    assert_ne!(c_out, text);
+    assert_eq!(oxiblosc::decompress(&chunk).unwrap(), c_out);
+    assert_eq!(
+        c_decode(&oxiblosc::compress(&text, &p).unwrap()).unwrap(),
+        text
+    );
+
+    // TRUNC_PREC then DELTA: C's chunk decodes to neither the input nor
+    // the truncated input (both decoders agree).
+    let values: Vec<f32> = (0..3557).map(|i| 1000.0 + i as f32 * 0.001).collect();
+    let floats: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut truncated = vec![0u8; floats.len()];
+    Kernels::active()
+        .trunc_prec(4, 10, &floats, &mut truncated)
+        .unwrap();
+    let p = CParams::default()
+        .codec(Codec::Zstd)
+        .typesize(4)
+        .filters(&[TruncPrec(10), Delta])
+        .blocksize(512);
+    let theirs = c::compress(&p, &floats, true);
+    let chunk = theirs.chunk.unwrap();
+    let c_out = theirs.roundtrip.unwrap().unwrap();
+    assert!(!header(&chunk).is_memcpyed());
+    assert!(c_out != floats && c_out != truncated);
+    assert_eq!(c_out[..512], truncated[..512], "block 0 is right");
+    assert_eq!(oxiblosc::decompress(&chunk).unwrap(), c_out);
+}
+
+// ---------------------------------------------------------------------------
+// Discrepancies found by these tests: each fails until oxiblosc is fixed
+// (and then `AVOID_KNOWN_BUGS` can go).
+
+/// `CParams::filters(&[.., Filter::ByteDelta])` writes BYTEDELTA with meta 0.
+/// C-Blosc2 reads meta 0 as "the super-chunk's typesize" and, for a chunk
+/// outside a super-chunk, fails ("Error while decompressing";
+/// bytedelta_backward: "When meta is 0, you need to be on a schunk!"). C
+/// never writes such a chunk: its encoder fails the same way, and
+/// python-blosc2 replaces meta 0 by the typesize.
+#[test]
+fn bug_bytedelta_meta_0_unreadable_by_c() {
+    let data: Vec<u8> = (0u32..10_000).flat_map(|v| v.to_le_bytes()).collect();
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(4)
+        .filters(&[Filter::Shuffle, Filter::ByteDelta]);
+    let chunk = oxiblosc::compress(&data, &p).unwrap();
+    let h = header(&chunk);
+    match c::decompress(&chunk) {
+        Ok(out) => assert!(out == data, "{}; header {h:?}", first_diff(&out, &data)),
+        Err(e) => panic!("C: {e}; header {h:?}"),
+    }
+}
+
+/// TRUNC_PREC then DELTA over several blocks: oxiblosc (like C) XORs blocks
+/// after the first with block 0 of the *untruncated* input, while every
+/// decoder (C's and ours) XORs with block 0 of the decoded, truncated
+/// output; so from block 1 on the chunk decodes to neither the input nor
+/// the truncated input. C-Blosc2 3.3.5 has the same bug (its own chunk for
+/// these parameters decodes with 6993 of 14228 bytes wrong); an encoder
+/// that uses the truncated block 0 as the reference writes chunks that
+/// C-Blosc2 and oxiblosc both decode to the truncated data.
+#[test]
+fn bug_trunc_prec_then_delta() {
+    let values: Vec<f32> = (0..3557).map(|i| 1000.0 + i as f32 * 0.001).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let p = CParams::default()
+        .codec(Codec::Zstd)
+        .typesize(4)
+        .filters(&[Filter::TruncPrec(10), Filter::Delta])
+        .blocksize(512);
+    let chunk = oxiblosc::compress(&data, &p).unwrap();
+    let h = header(&chunk);
+    assert!(!h.is_memcpyed(), "{h:?}");
+    let mut want = vec![0u8; data.len()];
+    Kernels::active()
+        .trunc_prec(4, 10, &data, &mut want)
+        .unwrap();
+    assert_ne!(want, data, "truncation changes the data");
+    let ours = oxiblosc::decompress(&chunk).unwrap();
+    let theirs = c::decompress(&chunk).unwrap();
+    assert_eq!(ours, theirs, "the two decoders agree");
+    assert!(ours == want, "decodes to: {}", first_diff(&ours, &want));
 }

@@ -52,6 +52,11 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
         if let Some(f) = p.filters[s] {
             ids[s] = f.id();
             metas[s] = p.slot_meta(s);
+            // BYTEDELTA meta 0 means "the super-chunk's typesize", which C
+            // refuses outside a super-chunk: write the typesize itself.
+            if f == Filter::ByteDelta && metas[s] == 0 {
+                metas[s] = typesize as u8;
+            }
         }
     }
     let dont_split = !split_block(p, typesize, blocksize);
@@ -172,7 +177,8 @@ pub(crate) fn compress_into(
     let enc_dict = dict.as_ref().map(|(_, d)| d);
 
     let mut nstreams_total = 0usize;
-    let reference0 = &src[..lay.blocksize.min(nbytes)];
+    let reference0 = delta_reference(&lay, src, k, scratch)?;
+    let reference0: &[u8] = &reference0;
     for (i, block) in src.chunks(lay.blocksize).enumerate() {
         let leftover_block = block.len() < lay.blocksize;
         dst[hlen + 4 * i..hlen + 4 * i + 4].copy_from_slice(&(ntbytes as i32).to_le_bytes());
@@ -264,6 +270,31 @@ fn write_stream(
     Ok(Some(ntbytes))
 }
 
+/// The block DELTA XORs later blocks with: block 0 as every decoder will
+/// see it, i.e. the input itself unless a lossy TRUNC_PREC slot changes it
+/// (then block 0 is run through the filters and back).
+fn delta_reference<'a>(
+    lay: &Layout,
+    src: &'a [u8],
+    k: &Kernels,
+    scratch: &mut Scratch,
+) -> Result<std::borrow::Cow<'a, [u8]>> {
+    let block0 = &src[..lay.blocksize.min(src.len())];
+    let lossy = lay.pipeline.ids.contains(&id::TRUNC_PREC);
+    if !lay.pipeline.has_delta() || !lossy {
+        return Ok(std::borrow::Cow::Borrowed(block0));
+    }
+    let n = block0.len();
+    scratch.reserve(n);
+    let Scratch { a, b, .. } = scratch;
+    let mut filtered = lay.pipeline.forward(k, block0, None, a, b)?.to_vec();
+    let mut spare = vec![0u8; n];
+    let mut decoded = vec![0u8; n];
+    lay.pipeline
+        .backward(k, &mut filtered, &mut spare, None, &mut decoded)?;
+    Ok(std::borrow::Cow::Owned(decoded))
+}
+
 /// Train the chunk's dictionary: `(raw bytes stored in the chunk, digested
 /// form)`, or `None` when the chunk is too small for a useful one.
 fn train_dict(
@@ -283,7 +314,8 @@ fn train_dict(
     }
     // The filtered blocks, concatenated (C's first pass).
     let mut filtered = Vec::with_capacity(nbytes);
-    let reference0 = &src[..lay.blocksize.min(nbytes)];
+    let reference0 = delta_reference(&lay, src, k, scratch)?;
+    let reference0: &[u8] = &reference0;
     for (i, block) in src.chunks(lay.blocksize).enumerate() {
         scratch.reserve(block.len());
         let reference = (i > 0).then_some(reference0);

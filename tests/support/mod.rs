@@ -21,7 +21,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -443,10 +443,4 @@ pub fn getitem(chunk: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>, Str
     }])[0]
         .result()
         .map(<[u8]>::to_vec)
-}
-
-/// Where the private install lives (for messages).
-pub fn pydeps_dir() -> &'static Path {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(pydeps)
 }
