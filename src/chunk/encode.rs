@@ -314,7 +314,7 @@ fn train_dict(
     }
     // The filtered blocks, concatenated (C's first pass).
     let mut filtered = Vec::with_capacity(nbytes);
-    let reference0 = delta_reference(&lay, src, k, scratch)?;
+    let reference0 = delta_reference(lay, src, k, scratch)?;
     let reference0: &[u8] = &reference0;
     for (i, block) in src.chunks(lay.blocksize).enumerate() {
         scratch.reserve(block.len());
