@@ -1,10 +1,236 @@
 //! oxiblosc: a pure-Rust, SIMD-first engine for the Blosc2 compression formats.
 //!
-//! This crate is being built up issue by issue. Today it exposes the
-//! byte-transform kernels of the filter pipeline as [`kernels`]; the chunk
-//! codec, frames and super-chunks follow.
+//! The Blosc2 *chunk* is a self-describing compressed buffer: a header, then
+//! blocks that are filtered (shuffle, bitshuffle, delta, ...) and compressed
+//! (BloscLZ, LZ4, LZ4HC, zlib, zstd) independently. This crate reads every
+//! chunk C-Blosc2 3.x and C-Blosc 1.x write and writes chunks they read.
+//!
+//! ```
+//! use oxiblosc::{CParams, Codec, Filter, compress, decompress};
+//!
+//! let data: Vec<u8> = (0u32..10_000).flat_map(|v| v.to_le_bytes()).collect();
+//! let params = CParams::default().codec(Codec::Lz4).typesize(4).filters(&[Filter::Shuffle]);
+//! let chunk = compress(&data, &params)?;
+//! assert!(chunk.len() < data.len() / 10);
+//! assert_eq!(decompress(&chunk)?, data);
+//! # Ok::<(), oxiblosc::Error>(())
+//! ```
+//!
+//! The byte-transform kernels are in [`kernels`] (`oxiblosc-kernels`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod chunk;
+mod codecs;
+mod error;
+mod filters;
+mod params;
+
 pub use oxiblosc_kernels as kernels;
+
+pub use chunk::{ChunkHeader, SpecialValue, cbuffer_sizes, special_chunk};
+pub use error::{Error, Result};
+pub use params::{
+    CParams, Codec, DParams, Filter, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE,
+    SplitMode,
+};
+
+use chunk::Scratch;
+
+/// The largest chunk `n` input bytes can give: `n + 32`.
+pub const fn max_compressed_len(n: usize) -> usize {
+    n + MAX_OVERHEAD
+}
+
+/// Compress `src` into a new chunk.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for bad parameters or an input over
+/// [`MAX_BUFFERSIZE`]; [`Error::Unsupported`] for a codec this build lacks.
+pub fn compress(src: &[u8], params: &CParams) -> Result<Vec<u8>> {
+    Compressor::new(params.clone()).compress(src)
+}
+
+/// Compress `src` into `dst`; returns the chunk's size. As in C-Blosc2,
+/// `dst.len()` bounds the output: when the compressed form does not fit the
+/// data is stored raw, and when that does not fit either (`dst` shorter than
+/// `src.len() + 32`) the call fails.
+///
+/// # Errors
+/// As [`compress`], plus [`Error::DstTooSmall`].
+pub fn compress_into(src: &[u8], dst: &mut [u8], params: &CParams) -> Result<usize> {
+    Compressor::new(params.clone()).compress_into(src, dst)
+}
+
+/// Decompress a chunk into a new buffer of its declared size.
+///
+/// # Errors
+/// [`Error::Truncated`], [`Error::InvalidHeader`], [`Error::Corrupt`] for bad
+/// input; [`Error::Unsupported`] for chunks using what this build lacks.
+pub fn decompress(src: &[u8]) -> Result<Vec<u8>> {
+    Decompressor::new(DParams::default()).decompress(src)
+}
+
+/// Decompress a chunk into `dst`; returns the number of bytes written.
+///
+/// # Errors
+/// As [`decompress`], plus [`Error::DstTooSmall`].
+pub fn decompress_into(src: &[u8], dst: &mut [u8], params: &DParams) -> Result<usize> {
+    Decompressor::new(params.clone()).decompress_into(src, dst)
+}
+
+/// Items `[start, start + nitems)` of a chunk, in units of its header's type
+/// size, decoding only the blocks they lie in.
+///
+/// # Errors
+/// As [`decompress`], plus [`Error::InvalidParam`] for a range outside the
+/// chunk or a VL-block chunk.
+pub fn getitem(src: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>> {
+    Decompressor::new(DParams::default()).getitem(src, start, nitems)
+}
+
+/// Compress a slice of plain-old-data items; the type size is `size_of::<T>()`.
+///
+/// # Errors
+/// As [`compress`].
+pub fn compress_typed<T: bytemuck::Pod>(src: &[T], params: &CParams) -> Result<Vec<u8>> {
+    let p = params.clone().typesize(std::mem::size_of::<T>().max(1));
+    compress(bytemuck::cast_slice(src), &p)
+}
+
+/// Decompress a chunk of `T` items into a `Vec<T>` (properly aligned).
+///
+/// # Errors
+/// As [`decompress`], plus [`Error::Corrupt`] when the size is not a whole
+/// number of items.
+pub fn decompress_typed<T: bytemuck::Pod>(src: &[u8]) -> Result<Vec<T>> {
+    let h = ChunkHeader::parse(src)?;
+    let size = std::mem::size_of::<T>().max(1);
+    if h.nbytes % size != 0 {
+        return Err(Error::Corrupt(format!(
+            "chunk holds {} bytes, not a whole number of {size}-byte items",
+            h.nbytes
+        )));
+    }
+    let mut out: Vec<T> = vec![T::zeroed(); h.nbytes / size];
+    decompress_into(src, bytemuck::cast_slice_mut(&mut out), &DParams::default())?;
+    Ok(out)
+}
+
+/// A reusable compressor: keeps its scratch buffers and codec contexts
+/// between calls, so after the first chunk it allocates nothing per block.
+pub struct Compressor {
+    params: CParams,
+    scratch: Scratch,
+}
+
+impl Compressor {
+    /// A compressor for `params` (checked on first use).
+    pub fn new(params: CParams) -> Self {
+        Compressor {
+            params,
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &CParams {
+        &self.params
+    }
+
+    /// Compress `src` into a new chunk. See [`compress`].
+    ///
+    /// # Errors
+    /// As [`compress`].
+    pub fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; max_compressed_len(src.len())];
+        let n = self.compress_into(src, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Compress `src` into `dst`. See [`compress_into`].
+    ///
+    /// # Errors
+    /// As [`compress_into`].
+    pub fn compress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        chunk::encode::compress_into(src, dst, &self.params, &mut self.scratch)
+    }
+}
+
+/// A reusable decompressor (keeps scratch buffers and codec contexts).
+pub struct Decompressor {
+    params: DParams,
+    scratch: Scratch,
+}
+
+impl Decompressor {
+    /// A decompressor for `params`.
+    pub fn new(params: DParams) -> Self {
+        Decompressor {
+            params,
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &DParams {
+        &self.params
+    }
+
+    /// Decompress a chunk into a new buffer. See [`decompress`].
+    ///
+    /// # Errors
+    /// As [`decompress`].
+    pub fn decompress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        let h = ChunkHeader::parse(src)?;
+        let mut out = vec![0u8; h.nbytes];
+        let n = self.decompress_into(src, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Decompress a chunk into `dst`. See [`decompress_into`].
+    ///
+    /// # Errors
+    /// As [`decompress_into`].
+    pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        chunk::decode::decompress_into(src, dst, &mut self.scratch)
+    }
+
+    /// Items of a chunk. See [`getitem`].
+    ///
+    /// # Errors
+    /// As [`getitem`].
+    pub fn getitem(&mut self, src: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>> {
+        let h = ChunkHeader::parse(src)?;
+        let len = nitems.saturating_mul(usize::from(h.typesize)).min(h.nbytes);
+        let mut out = vec![0u8; len];
+        let n = self.getitem_into(src, start, nitems, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Items of a chunk into `dst`; returns the bytes written.
+    ///
+    /// # Errors
+    /// As [`getitem`], plus [`Error::DstTooSmall`].
+    pub fn getitem_into(
+        &mut self,
+        src: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        chunk::decode::getitem_into(src, start, nitems, dst, &mut self.scratch)
+    }
+
+    /// The blocks of a VL-block chunk (format version 6), one buffer each.
+    ///
+    /// # Errors
+    /// As [`decompress`], plus [`Error::InvalidParam`] for other chunks.
+    pub fn vl_blocks(&mut self, src: &[u8]) -> Result<Vec<Vec<u8>>> {
+        chunk::decode::vl_blocks(src, &mut self.scratch)
+    }
+}

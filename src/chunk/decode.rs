@@ -1,0 +1,445 @@
+//! Chunk decoding, straight into the caller's buffer; `getitem`.
+
+use oxiblosc_kernels::Kernels;
+
+use super::Scratch;
+use super::header::{ChunkHeader, SpecialValue};
+use crate::codecs::DecDict;
+use crate::error::{Error, Result, corrupt};
+use crate::filters::Pipeline;
+
+/// Everything the block decoder needs that is the same for all blocks.
+struct Plan<'a> {
+    h: ChunkHeader,
+    /// The chunk, cut to `cbytes`.
+    chunk: &'a [u8],
+    pipeline: Pipeline,
+    dict: Option<DecDict<'a>>,
+    nblocks: usize,
+}
+
+fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
+    buf.get(off..off + 4)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        .ok_or(Error::Truncated {
+            what,
+            needed: off + 4,
+            available: buf.len(),
+        })
+}
+
+impl<'a> Plan<'a> {
+    fn new(src: &'a [u8]) -> Result<Plan<'a>> {
+        let h = ChunkHeader::parse(src)?;
+        if h.is_lazy() {
+            return Err(Error::Unsupported(
+                "lazy chunk: its blocks live in a frame, open it through the frame".into(),
+            ));
+        }
+        let chunk = &src[..h.cbytes];
+        let pipeline = Pipeline {
+            ids: h.filters,
+            metas: h.filters_meta,
+            typesize: usize::from(h.typesize),
+            blosc1_bitshuffle: h.version <= 2,
+        };
+        let nblocks = h.nblocks();
+        let mut plan = Plan {
+            h,
+            chunk,
+            pipeline,
+            dict: None,
+            nblocks,
+        };
+        if plan.h.is_memcpyed() || plan.h.special().is_some() || plan.h.nbytes == 0 {
+            return Ok(plan);
+        }
+        plan.pipeline.check_decodable()?;
+        let hlen = plan.h.header_len();
+        let bstarts_end = nblocks
+            .checked_mul(4)
+            .and_then(|n| n.checked_add(hlen))
+            .filter(|&e| e <= chunk.len())
+            .ok_or(Error::Truncated {
+                what: "block start table",
+                needed: hlen.saturating_add(nblocks.saturating_mul(4)),
+                available: chunk.len(),
+            })?;
+        if plan.h.use_dict() {
+            let dsize = i32_at(chunk, bstarts_end, "dictionary size")?;
+            if !(1..=32768).contains(&dsize) {
+                return Err(corrupt(format!("dictionary size {dsize} not in 1..=32768")));
+            }
+            let start = bstarts_end + 4;
+            let raw = chunk
+                .get(start..start + dsize as usize)
+                .ok_or_else(|| corrupt("dictionary runs past the end of the chunk"))?;
+            plan.dict = Some(DecDict::new(plan.h.codec_format(), raw)?);
+        }
+        Ok(plan)
+    }
+
+    fn bstart(&self, i: usize) -> Result<usize> {
+        let off = self.h.header_len() + 4 * i;
+        let b = i32_at(self.chunk, off, "block start")?;
+        match usize::try_from(b) {
+            Ok(b) if b > 0 && b < self.chunk.len() => Ok(b),
+            _ => Err(corrupt(format!(
+                "block {i} starts at {b}, outside the {}-byte chunk",
+                self.chunk.len()
+            ))),
+        }
+    }
+
+    /// Number of streams block `i` is split into.
+    fn nstreams(&self, i: usize) -> usize {
+        let h = &self.h;
+        let ts = usize::from(h.typesize);
+        let leftover_block = i + 1 == self.nblocks && h.leftover() > 0;
+        let split = if h.version <= 2 {
+            // C-Blosc 1.x rule: the dont_split flag exists only since 1.11.
+            !h.dont_split() && ts <= 16 && h.blocksize / ts >= 128 && !leftover_block
+        } else {
+            !h.dont_split() && !leftover_block
+        };
+        if split { ts } else { 1 }
+    }
+
+    /// Decode the streams of block `i` into `out` (exactly the block size).
+    /// `out` past `nstreams * neblock` bytes is zeroed.
+    fn decode_streams(
+        &self,
+        i: usize,
+        codecs: &mut crate::codecs::CodecCtx,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let bsize = out.len();
+        let nstreams = self.nstreams(i);
+        let neblock = bsize / nstreams;
+        let mut ip = self.bstart(i)?;
+        let src = self.chunk;
+        for s in 0..nstreams {
+            let dst = &mut out[s * neblock..(s + 1) * neblock];
+            let csize = i32_at(src, ip, "stream size").map_err(|_| {
+                corrupt(format!(
+                    "block {i} stream {s}: size word past the chunk end"
+                ))
+            })?;
+            ip += 4;
+            if csize == 0 {
+                dst.fill(0);
+            } else if csize < 0 {
+                if csize < -255 {
+                    return Err(corrupt(format!("block {i} stream {s}: run size {csize}")));
+                }
+                let token = *src
+                    .get(ip)
+                    .ok_or_else(|| corrupt(format!("block {i} stream {s}: run token missing")))?;
+                if token != 0x01 {
+                    return Err(corrupt(format!(
+                        "block {i} stream {s}: unknown run token {token:#04x}"
+                    )));
+                }
+                ip += 1;
+                dst.fill((-csize) as u8);
+            } else {
+                let csize = csize as usize;
+                let payload = src.get(ip..ip + csize).ok_or_else(|| {
+                    corrupt(format!(
+                        "block {i} stream {s}: {csize} bytes declared, the chunk ends first"
+                    ))
+                })?;
+                if csize == neblock {
+                    dst.copy_from_slice(payload);
+                } else {
+                    codecs
+                        .decompress(
+                            self.h.codec_format(),
+                            self.h.udcodec,
+                            payload,
+                            dst,
+                            self.dict.as_ref(),
+                        )
+                        .map_err(|e| annotate(e, i, s))?;
+                }
+                ip += csize;
+            }
+        }
+        out[nstreams * neblock..].fill(0);
+        Ok(())
+    }
+
+    /// Decode block `i` into `out`; `reference` is block 0 of the decoded
+    /// output (for DELTA), `None` for block 0 itself.
+    fn decode_block(
+        &self,
+        k: &Kernels,
+        scratch: &mut Scratch,
+        i: usize,
+        reference: Option<&[u8]>,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let n = out.len();
+        if self.pipeline_is_empty() {
+            return self.decode_streams(i, &mut scratch.codecs, out);
+        }
+        scratch.reserve(n);
+        self.decode_streams(i, &mut scratch.codecs, &mut scratch.a[..n])?;
+        self.pipeline
+            .backward(k, &mut scratch.a[..n], &mut scratch.b[..n], reference, out)
+    }
+
+    fn pipeline_is_empty(&self) -> bool {
+        self.pipeline.ids.iter().all(|&f| {
+            matches!(
+                f,
+                0 | crate::filters::id::TRUNC_PREC | crate::filters::id::INT_TRUNC
+            )
+        })
+    }
+}
+
+fn annotate(e: Error, block: usize, stream: usize) -> Error {
+    match e {
+        Error::Corrupt(m) => corrupt(format!("block {block} stream {stream}: {m}")),
+        other => other,
+    }
+}
+
+/// Fill `dst` (exactly nbytes long) for a special chunk.
+fn fill_special(h: &ChunkHeader, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
+    match h.special() {
+        Some(SpecialValue::Zeros) | Some(SpecialValue::Uninit) => dst.fill(0),
+        Some(SpecialValue::Nan) => {
+            if h.typesize == 4 {
+                for c in dst.chunks_exact_mut(4) {
+                    c.copy_from_slice(&0x7FC0_0000u32.to_le_bytes());
+                }
+            } else {
+                for c in dst.chunks_exact_mut(8) {
+                    c.copy_from_slice(&0x7FF8_0000_0000_0000u64.to_le_bytes());
+                }
+            }
+        }
+        Some(SpecialValue::Value) => {
+            let value = &chunk[h.header_len()..h.cbytes];
+            for c in dst.chunks_mut(value.len()) {
+                c.copy_from_slice(&value[..c.len()]);
+            }
+        }
+        None => unreachable!("fill_special on a regular chunk"),
+    }
+    Ok(())
+}
+
+/// Decompress the chunk in `src` into `dst`; returns the decoded size.
+pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], scratch: &mut Scratch) -> Result<usize> {
+    let plan = Plan::new(src)?;
+    let h = &plan.h;
+    let nbytes = h.nbytes;
+    if dst.len() < nbytes {
+        return Err(Error::DstTooSmall {
+            needed: nbytes,
+            available: dst.len(),
+        });
+    }
+    let dst = &mut dst[..nbytes];
+    if h.special().is_some() {
+        fill_special(h, plan.chunk, dst)?;
+        return Ok(nbytes);
+    }
+    if h.is_memcpyed() {
+        let hlen = h.header_len();
+        dst.copy_from_slice(&plan.chunk[hlen..hlen + nbytes]);
+        return Ok(nbytes);
+    }
+    if h.is_vlblocks() {
+        return decompress_vl(&plan, dst, scratch);
+    }
+    if nbytes == 0 {
+        return Ok(0);
+    }
+    let k = Kernels::active();
+    let bs = h.blocksize;
+    let (first, rest) = dst.split_at_mut(bs.min(nbytes));
+    plan.decode_block(k, scratch, 0, None, first)?;
+    let reference = plan.pipeline.has_delta().then_some(&*first);
+    for (j, out) in rest.chunks_mut(bs).enumerate() {
+        plan.decode_block(k, scratch, j + 1, reference, out)?;
+    }
+    Ok(nbytes)
+}
+
+/// VL-block chunk: blocks of individual sizes, each `i32 size | payload`,
+/// each filtered as a block 0 of its own.
+fn decompress_vl(plan: &Plan, dst: &mut [u8], scratch: &mut Scratch) -> Result<usize> {
+    let blocks = vl_block_spans(plan)?;
+    let total: usize = blocks.iter().map(|b| b.0).sum();
+    if total != plan.h.nbytes {
+        return Err(corrupt(format!(
+            "VL blocks add up to {total} bytes, the header says {}",
+            plan.h.nbytes
+        )));
+    }
+    let k = Kernels::active();
+    let mut off = 0;
+    for (i, &(size, payload)) in blocks.iter().enumerate() {
+        let out = &mut dst[off..off + size];
+        scratch.reserve(size);
+        let stage: &mut [u8] = if plan.pipeline_is_empty() {
+            out
+        } else {
+            &mut scratch.a[..size]
+        };
+        if payload.len() == size {
+            stage.copy_from_slice(payload);
+        } else {
+            scratch
+                .codecs
+                .decompress(
+                    plan.h.codec_format(),
+                    plan.h.udcodec,
+                    payload,
+                    stage,
+                    plan.dict.as_ref(),
+                )
+                .map_err(|e| annotate(e, i, 0))?;
+        }
+        if !plan.pipeline_is_empty() {
+            plan.pipeline
+                .backward(k, &mut scratch.a[..size], &mut scratch.b[..size], None, out)?;
+        }
+        off += size;
+    }
+    Ok(off)
+}
+
+/// `(uncompressed size, payload)` of every block of a VL-block chunk.
+fn vl_block_spans<'a>(plan: &Plan<'a>) -> Result<Vec<(usize, &'a [u8])>> {
+    let n = plan.nblocks;
+    let chunk = plan.chunk;
+    let mut starts = Vec::with_capacity(n.min(chunk.len() / 4));
+    for i in 0..n {
+        starts.push(plan.bstart(i)?);
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for i in 0..n {
+        let start = starts[i];
+        let end = if i + 1 < n {
+            starts[i + 1]
+        } else {
+            chunk.len()
+        };
+        if end < start + 4 {
+            return Err(corrupt(format!("VL block {i} starts are not increasing")));
+        }
+        let size = usize::try_from(i32_at(chunk, start, "VL block size")?)
+            .map_err(|_| corrupt(format!("VL block {i} has a negative size")))?;
+        if size > plan.h.nbytes {
+            return Err(corrupt(format!("VL block {i} is larger than the chunk")));
+        }
+        out.push((size, &chunk[start + 4..end]));
+    }
+    Ok(out)
+}
+
+/// Decode the blocks of a VL-block chunk separately.
+pub(crate) fn vl_blocks(src: &[u8], scratch: &mut Scratch) -> Result<Vec<Vec<u8>>> {
+    let plan = Plan::new(src)?;
+    if !plan.h.is_vlblocks() {
+        return Err(Error::InvalidParam("not a VL-block chunk".into()));
+    }
+    let mut whole = vec![0u8; plan.h.nbytes];
+    decompress_vl(&plan, &mut whole, scratch)?;
+    let mut off = 0;
+    Ok(vl_block_spans(&plan)?
+        .into_iter()
+        .map(|(size, _)| {
+            let b = whole[off..off + size].to_vec();
+            off += size;
+            b
+        })
+        .collect())
+}
+
+/// Items `[start, start + nitems)` (in units of the header type size) into
+/// `dst`, decoding only the blocks they lie in (plus block 0 for DELTA).
+pub(crate) fn getitem_into(
+    src: &[u8],
+    start: usize,
+    nitems: usize,
+    dst: &mut [u8],
+    scratch: &mut Scratch,
+) -> Result<usize> {
+    let plan = Plan::new(src)?;
+    let h = &plan.h;
+    if h.is_vlblocks() {
+        return Err(Error::InvalidParam(
+            "getitem is not defined on VL-block chunks".into(),
+        ));
+    }
+    let ts = usize::from(h.typesize);
+    let begin = start.checked_mul(ts);
+    let end = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
+    let (begin, end) = match (begin, end) {
+        (Some(b), Some(e)) if e <= h.nbytes => (b, e),
+        _ => {
+            return Err(Error::InvalidParam(format!(
+                "items {start}..{} are outside the chunk's {} items",
+                start.saturating_add(nitems),
+                h.nbytes / ts
+            )));
+        }
+    };
+    let len = end - begin;
+    if dst.len() < len {
+        return Err(Error::DstTooSmall {
+            needed: len,
+            available: dst.len(),
+        });
+    }
+    let dst = &mut dst[..len];
+    if len == 0 {
+        return Ok(0);
+    }
+    if h.special().is_some() {
+        // Synthesise the whole range from the pattern, aligned as in the chunk.
+        let mut tmp = vec![0u8; end];
+        fill_special(h, plan.chunk, &mut tmp)?;
+        dst.copy_from_slice(&tmp[begin..end]);
+        return Ok(len);
+    }
+    if h.is_memcpyed() {
+        let hlen = h.header_len();
+        dst.copy_from_slice(&plan.chunk[hlen + begin..hlen + end]);
+        return Ok(len);
+    }
+    let k = Kernels::active();
+    let bs = h.blocksize;
+    let first = begin / bs;
+    let last = (end - 1) / bs;
+    let block0: Option<Vec<u8>> = if plan.pipeline.has_delta() && last > 0 {
+        let mut b0 = vec![0u8; h.block_len(0)];
+        plan.decode_block(k, scratch, 0, None, &mut b0)?;
+        Some(b0)
+    } else {
+        None
+    };
+    let mut block = vec![0u8; bs];
+    for i in first..=last {
+        let blen = h.block_len(i);
+        let out = &mut block[..blen];
+        match (&block0, i) {
+            (Some(b0), 0) => out.copy_from_slice(b0),
+            (b0, _) => {
+                let reference = if i == 0 { None } else { b0.as_deref() };
+                plan.decode_block(k, scratch, i, reference, out)?;
+            }
+        }
+        let bstart = i * bs;
+        let from = begin.max(bstart);
+        let to = end.min(bstart + blen);
+        dst[from - begin..to - begin].copy_from_slice(&out[from - bstart..to - bstart]);
+    }
+    Ok(len)
+}

@@ -1,0 +1,380 @@
+//! Chunk encoding: filters -> split streams -> codec -> layout, with the same
+//! decisions as C-Blosc2 (CHUNK-NOTES §5): the destination's size steers the
+//! codec's output limit and the memcpy fallback exactly as `destsize` does in
+//! C, so a destination of `nbytes + 32` gives C's chunk shape.
+
+use oxiblosc_kernels::Kernels;
+
+use super::Scratch;
+use super::blocksize::{compute_blocksize, split_block};
+use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, bflags, flags};
+use crate::codecs::EncDict;
+use crate::error::{Error, Result};
+use crate::filters::{Pipeline, id};
+use crate::params::{CParams, Codec, Filter, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE};
+
+/// Chunk format version C-Blosc2 writes for fixed-size blocks.
+const VERSION_STABLE: u8 = 5;
+/// Codec format version of the built-in codecs.
+const VERSIONLZ: u8 = 1;
+/// Inputs below this are stored raw (`BLOSC_MIN_BUFFERSIZE`).
+const MIN_BUFFERSIZE: usize = 32;
+const MAX_DICT: usize = 32 * 1024;
+const MIN_USEFUL_DICT: usize = 256;
+
+/// The layout decided for a chunk before any block is compressed.
+pub(crate) struct Layout {
+    pub header: ChunkHeader,
+    pub typesize: usize,
+    pub blocksize: usize,
+    pub nblocks: usize,
+    pub pipeline: Pipeline,
+}
+
+/// Header and layout for compressing `nbytes` with `p`.
+pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
+    p.validate()?;
+    if nbytes > MAX_BUFFERSIZE {
+        return Err(Error::InvalidParam(format!(
+            "input of {nbytes} bytes exceeds the chunk maximum of {MAX_BUFFERSIZE}"
+        )));
+    }
+    let typesize = if p.typesize > MAX_TYPESIZE {
+        1
+    } else {
+        p.typesize
+    };
+    let blocksize = compute_blocksize(p, nbytes);
+    let nblocks = nbytes.div_ceil(blocksize);
+    let mut ids = [0u8; 6];
+    let mut metas = [0u8; 6];
+    for s in 0..6 {
+        if let Some(f) = p.filters[s] {
+            ids[s] = f.id();
+            metas[s] = p.slot_meta(s);
+            // BYTEDELTA meta 0 means "the super-chunk's typesize", which C
+            // refuses outside a super-chunk: write the typesize itself.
+            if f == Filter::ByteDelta && metas[s] == 0 {
+                metas[s] = typesize as u8;
+            }
+        }
+    }
+    let dont_split = !split_block(p, typesize, blocksize);
+    let mut fl = flags::EXTENDED | (p.codec.format() << 5);
+    if p.filters.contains(&Some(Filter::Delta)) {
+        fl |= flags::DELTA;
+    }
+    if dont_split {
+        fl |= flags::DONT_SPLIT;
+    }
+    let header = ChunkHeader {
+        version: VERSION_STABLE,
+        versionlz: VERSIONLZ,
+        flags: fl,
+        typesize: typesize as u8,
+        nbytes,
+        blocksize,
+        cbytes: 0,
+        filters: ids,
+        filters_meta: metas,
+        udcodec: p.codec.id(),
+        compcode_meta: p.codec_meta,
+        blosc2_flags2: 0,
+        blosc2_flags: 0,
+    };
+    Ok(Layout {
+        header,
+        typesize,
+        blocksize,
+        nblocks,
+        pipeline: Pipeline {
+            ids,
+            metas,
+            typesize,
+            blosc1_bitshuffle: false,
+        },
+    })
+}
+
+/// Store `src` raw after the header. `flags_value` is 0x07 for a chunk stored
+/// from the start, or the normal flags plus 0x02 for the fallback.
+fn write_memcpyed(
+    h: &mut ChunkHeader,
+    src: &[u8],
+    dst: &mut [u8],
+    flags_value: u8,
+) -> Result<usize> {
+    let total = src.len() + EXTENDED_HEADER_LEN;
+    if dst.len() < total {
+        return Err(Error::DstTooSmall {
+            needed: total,
+            available: dst.len(),
+        });
+    }
+    h.flags = flags_value;
+    // The dictionary is not used by raw data: C leaves the bit set and then
+    // cannot read its own chunk; we clear it.
+    h.blosc2_flags &= !bflags::USE_DICT;
+    h.cbytes = total;
+    h.write(dst);
+    dst[EXTENDED_HEADER_LEN..total].copy_from_slice(src);
+    Ok(total)
+}
+
+/// Whether every byte of `s` equals `s[0]` (`s` non-empty).
+fn all_equal(s: &[u8]) -> bool {
+    let v = s[0];
+    let word = u64::from_ne_bytes([v; 8]);
+    let mut chunks = s.chunks_exact(8);
+    chunks
+        .by_ref()
+        .all(|c| u64::from_ne_bytes(c.try_into().unwrap()) == word)
+        && chunks.remainder().iter().all(|&b| b == v)
+}
+
+/// Compress `src` into `dst` with `p`; returns the chunk size.
+pub(crate) fn compress_into(
+    src: &[u8],
+    dst: &mut [u8],
+    p: &CParams,
+    scratch: &mut Scratch,
+) -> Result<usize> {
+    let lay = layout(p, src.len())?;
+    let mut h = lay.header.clone();
+    let nbytes = src.len();
+    let destsize = dst.len();
+    if destsize < MAX_OVERHEAD {
+        return Err(Error::DstTooSmall {
+            needed: MAX_OVERHEAD,
+            available: destsize,
+        });
+    }
+    let hlen = EXTENDED_HEADER_LEN;
+    let bstarts_len = 4 * lay.nblocks;
+    if p.clevel == 0 || nbytes < MIN_BUFFERSIZE || hlen + bstarts_len > destsize {
+        return write_memcpyed(&mut h, src, dst, flags::EXTENDED | flags::MEMCPYED);
+    }
+    let k = Kernels::active();
+    let normal_flags = h.flags;
+
+    // Dictionary: trained on the filtered blocks (CHUNK-NOTES §7).
+    let dict = if p.use_dict {
+        train_dict(&lay, p, src, k, scratch)?
+    } else {
+        None
+    };
+    let mut ntbytes = hlen + bstarts_len;
+    if let Some((raw, _)) = &dict {
+        let need = ntbytes + 4 + raw.len();
+        if need > destsize {
+            return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+        }
+        dst[ntbytes..ntbytes + 4].copy_from_slice(&(raw.len() as i32).to_le_bytes());
+        dst[ntbytes + 4..need].copy_from_slice(raw);
+        ntbytes = need;
+        h.blosc2_flags |= bflags::USE_DICT;
+    }
+    let enc_dict = dict.as_ref().map(|(_, d)| d);
+
+    let mut nstreams_total = 0usize;
+    let reference0 = delta_reference(&lay, src, k, scratch)?;
+    let reference0: &[u8] = &reference0;
+    for (i, block) in src.chunks(lay.blocksize).enumerate() {
+        let leftover_block = block.len() < lay.blocksize;
+        dst[hlen + 4 * i..hlen + 4 * i + 4].copy_from_slice(&(ntbytes as i32).to_le_bytes());
+        let reference = (i > 0).then_some(reference0);
+        scratch.reserve(block.len());
+        let Scratch { a, b, codecs } = scratch;
+        let filtered = lay.pipeline.forward(k, block, reference, a, b)?;
+        let nstreams = if h.dont_split() || leftover_block {
+            1
+        } else {
+            lay.typesize
+        };
+        nstreams_total += nstreams;
+        let neblock = block.len() / nstreams;
+        for stream in filtered.chunks_exact(neblock).take(nstreams) {
+            match write_stream(stream, dst, ntbytes, p, codecs, enc_dict)? {
+                Some(end) => ntbytes = end,
+                None => {
+                    return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+                }
+            }
+        }
+    }
+
+    if dict.is_none() && ntbytes == hlen + bstarts_len + 4 * nstreams_total {
+        // Every stream is a zero run: the chunk is all zeros.
+        h.blosc2_flags |= 0x10;
+        h.cbytes = hlen;
+        h.write(dst);
+        return Ok(hlen);
+    }
+    h.cbytes = ntbytes;
+    h.write(dst);
+    Ok(ntbytes)
+}
+
+/// Write one stream at `pos` (size word, then payload); `None` when it does
+/// not fit in `dst` (the chunk then falls back to memcpy).
+fn write_stream(
+    stream: &[u8],
+    dst: &mut [u8],
+    pos: usize,
+    p: &CParams,
+    codecs: &mut crate::codecs::CodecCtx,
+    dict: Option<&EncDict>,
+) -> Result<Option<usize>> {
+    let destsize = dst.len();
+    let neblock = stream.len();
+    let mut ntbytes = pos + 4;
+    if ntbytes > destsize {
+        return Ok(None);
+    }
+    let csize: i32;
+    if all_equal(stream) {
+        let v = stream[0];
+        if v == 0 {
+            csize = 0;
+        } else {
+            if ntbytes + 1 > destsize {
+                return Ok(None);
+            }
+            csize = -i32::from(v);
+            dst[ntbytes] = 0x01;
+            ntbytes += 1;
+        }
+    } else {
+        let maxout = neblock.min(destsize - ntbytes);
+        if maxout == 0 {
+            return Ok(None);
+        }
+        let mut c = codecs.compress(
+            p.codec,
+            p.clevel,
+            stream,
+            &mut dst[ntbytes..ntbytes + maxout],
+            dict,
+        )?;
+        if c == 0 || c >= neblock {
+            if ntbytes + neblock > destsize {
+                return Ok(None);
+            }
+            dst[ntbytes..ntbytes + neblock].copy_from_slice(stream);
+            c = neblock;
+        }
+        csize = c as i32;
+        ntbytes += c;
+    }
+    dst[pos..pos + 4].copy_from_slice(&csize.to_le_bytes());
+    Ok(Some(ntbytes))
+}
+
+/// The block DELTA XORs later blocks with: block 0 as every decoder will
+/// see it, i.e. the input itself unless a lossy TRUNC_PREC slot changes it
+/// (then block 0 is run through the filters and back).
+fn delta_reference<'a>(
+    lay: &Layout,
+    src: &'a [u8],
+    k: &Kernels,
+    scratch: &mut Scratch,
+) -> Result<std::borrow::Cow<'a, [u8]>> {
+    let block0 = &src[..lay.blocksize.min(src.len())];
+    let lossy = lay.pipeline.ids.contains(&id::TRUNC_PREC);
+    if !lay.pipeline.has_delta() || !lossy {
+        return Ok(std::borrow::Cow::Borrowed(block0));
+    }
+    let n = block0.len();
+    scratch.reserve(n);
+    let Scratch { a, b, .. } = scratch;
+    let mut filtered = lay.pipeline.forward(k, block0, None, a, b)?.to_vec();
+    let mut spare = vec![0u8; n];
+    let mut decoded = vec![0u8; n];
+    lay.pipeline
+        .backward(k, &mut filtered, &mut spare, None, &mut decoded)?;
+    Ok(std::borrow::Cow::Owned(decoded))
+}
+
+/// Train the chunk's dictionary: `(raw bytes stored in the chunk, digested
+/// form)`, or `None` when the chunk is too small for a useful one.
+fn train_dict(
+    lay: &Layout,
+    p: &CParams,
+    src: &[u8],
+    k: &Kernels,
+    scratch: &mut Scratch,
+) -> Result<Option<(Vec<u8>, EncDict)>> {
+    let nbytes = src.len();
+    let maxsize = MAX_DICT.min(nbytes / 20);
+    let split = !lay.header.dont_split();
+    let nsamples = 8.max(lay.nblocks * if split { lay.typesize } else { 1 });
+    let sample_size = nbytes / nsamples / 16;
+    if maxsize < MIN_USEFUL_DICT || sample_size == 0 {
+        return Ok(None);
+    }
+    // The filtered blocks, concatenated (C's first pass).
+    let mut filtered = Vec::with_capacity(nbytes);
+    let reference0 = delta_reference(lay, src, k, scratch)?;
+    let reference0: &[u8] = &reference0;
+    for (i, block) in src.chunks(lay.blocksize).enumerate() {
+        scratch.reserve(block.len());
+        let reference = (i > 0).then_some(reference0);
+        let Scratch { a, b, .. } = scratch;
+        filtered.extend_from_slice(lay.pipeline.forward(k, block, reference, a, b)?);
+    }
+    match p.codec {
+        #[cfg(feature = "zstd")]
+        Codec::Zstd => {
+            let sizes = vec![sample_size; nsamples];
+            let Some(raw) =
+                crate::codecs::zstd::train(&filtered[..nsamples * sample_size], &sizes, maxsize)
+            else {
+                return Ok(None);
+            };
+            if raw.is_empty() {
+                return Ok(None);
+            }
+            let cdict = crate::codecs::zstd::CDict::new(&raw)?;
+            Ok(Some((raw, EncDict::Zstd(cdict))))
+        }
+        Codec::Lz4 | Codec::Lz4Hc => {
+            let len = (nsamples * sample_size).min(maxsize);
+            let mut raw = filtered[..len].to_vec();
+            // C writes the dictionary size into its sample area before
+            // copying the dictionary out; reproduce those four bytes.
+            let at = 4 * lay.nblocks;
+            if at + 4 <= raw.len() {
+                raw[at..at + 4].copy_from_slice(&(len as i32).to_le_bytes());
+            }
+            let d = EncDict::Lz4(raw.clone());
+            Ok(Some((raw, d)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The header of a special chunk, as `blosc2_chunk_zeros` and friends make it.
+pub(crate) fn special_header(
+    p: &CParams,
+    nbytes: usize,
+    special: u8,
+    value_len: usize,
+) -> Result<ChunkHeader> {
+    let lay = layout(p, nbytes)?;
+    let _ = id::NOFILTER;
+    Ok(ChunkHeader {
+        version: VERSION_STABLE,
+        versionlz: VERSIONLZ,
+        flags: flags::EXTENDED,
+        typesize: lay.typesize as u8,
+        nbytes,
+        blocksize: lay.blocksize,
+        cbytes: EXTENDED_HEADER_LEN + value_len,
+        filters: [0; 6],
+        filters_meta: [0; 6],
+        udcodec: 0,
+        compcode_meta: 0,
+        blosc2_flags2: 0,
+        blosc2_flags: special << 4,
+    })
+}

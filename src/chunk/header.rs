@@ -1,0 +1,351 @@
+//! The chunk header: 16 bytes (Blosc1 layout) plus the 32-byte extension
+//! Blosc2 adds. Every field is checked against the buffer before use.
+
+use crate::error::{Error, Result, invalid_header};
+use crate::params::MAX_BLOCKSIZE;
+
+/// Length of the Blosc1 header.
+pub const MIN_HEADER_LEN: usize = 16;
+/// Length of the Blosc2 extended header.
+pub const EXTENDED_HEADER_LEN: usize = 32;
+
+/// Header flag bits (byte 2).
+pub(crate) mod flags {
+    pub const SHUFFLE: u8 = 0x01;
+    pub const MEMCPYED: u8 = 0x02;
+    pub const BITSHUFFLE: u8 = 0x04;
+    pub const DELTA: u8 = 0x08;
+    pub const DONT_SPLIT: u8 = 0x10;
+    /// Both shuffle bits set: a 32-byte extended header follows.
+    pub const EXTENDED: u8 = SHUFFLE | BITSHUFFLE;
+}
+
+/// `blosc2_flags` bits (byte 31).
+pub(crate) mod bflags {
+    pub const USE_DICT: u8 = 0x01;
+    pub const LAZY: u8 = 0x08;
+    pub const INSTRUMENTED: u8 = 0x80;
+}
+
+/// Codec format of a format-6 chunk: the codec id is in byte 22.
+pub(crate) const FORMAT_UDCODEC: u8 = 6;
+
+/// What a special chunk stands for (`blosc2_flags` bits 4..6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpecialValue {
+    /// Every byte is zero.
+    Zeros,
+    /// Every element is a quiet NaN (f32 or f64).
+    Nan,
+    /// One value, stored after the header, repeated.
+    Value,
+    /// Content not defined (decoded as zeros here).
+    Uninit,
+}
+
+impl SpecialValue {
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            SpecialValue::Zeros => 1,
+            SpecialValue::Nan => 2,
+            SpecialValue::Value => 3,
+            SpecialValue::Uninit => 4,
+        }
+    }
+}
+
+/// A parsed chunk header. Fields are as stored; the accessor methods give
+/// what they mean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    /// Chunk format version (2 for C-Blosc 1.x, 5 for C-Blosc2, 6 for VL blocks).
+    pub version: u8,
+    /// Codec format version.
+    pub versionlz: u8,
+    /// Flag byte.
+    pub flags: u8,
+    /// Type size as stored (1..=255).
+    pub typesize: u8,
+    /// Uncompressed size.
+    pub nbytes: usize,
+    /// Block size (VL-block chunks: the number of blocks).
+    pub blocksize: usize,
+    /// Size of the whole chunk.
+    pub cbytes: usize,
+    /// Filter ids per slot (derived from the flags for 16-byte headers).
+    pub filters: [u8; 6],
+    /// Meta byte per filter slot.
+    pub filters_meta: [u8; 6],
+    /// Codec id (byte 22).
+    pub udcodec: u8,
+    /// Codec meta (byte 23).
+    pub compcode_meta: u8,
+    /// `blosc2_flags2` (byte 30).
+    pub blosc2_flags2: u8,
+    /// `blosc2_flags` (byte 31).
+    pub blosc2_flags: u8,
+}
+
+impl ChunkHeader {
+    /// Whether the 32-byte extended header is present.
+    pub fn is_extended(&self) -> bool {
+        self.flags & flags::EXTENDED == flags::EXTENDED
+    }
+    /// Header length: 16 or 32.
+    pub fn header_len(&self) -> usize {
+        if self.is_extended() {
+            EXTENDED_HEADER_LEN
+        } else {
+            MIN_HEADER_LEN
+        }
+    }
+    /// The payload is the raw input (no blocks, no codec).
+    pub fn is_memcpyed(&self) -> bool {
+        self.flags & flags::MEMCPYED != 0
+    }
+    /// Each block is one stream (no split per byte).
+    pub fn dont_split(&self) -> bool {
+        self.flags & flags::DONT_SPLIT != 0
+    }
+    /// Codec format (`flags >> 5`).
+    pub fn codec_format(&self) -> u8 {
+        self.flags >> 5
+    }
+    /// Special chunk kind, if any.
+    pub fn special(&self) -> Option<SpecialValue> {
+        if !self.is_extended() {
+            return None;
+        }
+        match (self.blosc2_flags >> 4) & 7 {
+            1 => Some(SpecialValue::Zeros),
+            2 => Some(SpecialValue::Nan),
+            3 => Some(SpecialValue::Value),
+            4 => Some(SpecialValue::Uninit),
+            _ => None,
+        }
+    }
+    /// A dictionary precedes the streams.
+    pub fn use_dict(&self) -> bool {
+        self.is_extended() && self.blosc2_flags & bflags::USE_DICT != 0 && !self.is_memcpyed()
+    }
+    /// A lazy chunk (header + bstarts + trailer, blocks left in a frame).
+    pub fn is_lazy(&self) -> bool {
+        self.is_extended() && self.blosc2_flags & bflags::LAZY != 0
+    }
+    /// Blocks of individual sizes (format version 6).
+    pub fn is_vlblocks(&self) -> bool {
+        self.is_extended() && self.blosc2_flags2 & 0x01 != 0
+    }
+    /// Number of blocks.
+    pub fn nblocks(&self) -> usize {
+        if self.is_vlblocks() {
+            self.blocksize
+        } else if self.nbytes == 0 {
+            0
+        } else {
+            self.nbytes.div_ceil(self.blocksize)
+        }
+    }
+    /// Size of block `i` (fixed-size blocks).
+    pub fn block_len(&self, i: usize) -> usize {
+        let start = i * self.blocksize;
+        self.blocksize.min(self.nbytes - start)
+    }
+    /// Size of the bytes after the last whole block (0 if none).
+    pub fn leftover(&self) -> usize {
+        if self.blocksize == 0 {
+            0
+        } else {
+            self.nbytes % self.blocksize
+        }
+    }
+
+    /// Parse and check the header at the start of `src`.
+    ///
+    /// Checks what C-Blosc2 checks (CHUNK-NOTES §1.5) and a little more: the
+    /// buffer holds the header, block size and type size are in range,
+    /// memcpyed chunks are `nbytes + header` long, special and VL chunks are
+    /// well formed, and `cbytes` fits the buffer (except for lazy chunks,
+    /// whose `cbytes` is the size of the chunk they stand for).
+    ///
+    /// # Errors
+    /// [`Error::Truncated`] or [`Error::InvalidHeader`].
+    pub fn parse(src: &[u8]) -> Result<ChunkHeader> {
+        if src.len() < MIN_HEADER_LEN {
+            return Err(Error::Truncated {
+                what: "chunk header",
+                needed: MIN_HEADER_LEN,
+                available: src.len(),
+            });
+        }
+        let i32_at = |o: usize| i32::from_le_bytes(src[o..o + 4].try_into().unwrap());
+        let nonneg = |o: usize, name: &str| -> Result<usize> {
+            let v = i32_at(o);
+            usize::try_from(v).map_err(|_| invalid_header(format!("{name} is negative ({v})")))
+        };
+        let mut h = ChunkHeader {
+            version: src[0],
+            versionlz: src[1],
+            flags: src[2],
+            typesize: src[3],
+            nbytes: nonneg(4, "nbytes")?,
+            blocksize: nonneg(8, "blocksize")?,
+            cbytes: nonneg(12, "cbytes")?,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            udcodec: 0,
+            compcode_meta: 0,
+            blosc2_flags2: 0,
+            blosc2_flags: 0,
+        };
+        if h.version == 0 {
+            return Err(invalid_header("format version 0"));
+        }
+        if h.is_extended() {
+            if src.len() < EXTENDED_HEADER_LEN {
+                return Err(Error::Truncated {
+                    what: "extended chunk header",
+                    needed: EXTENDED_HEADER_LEN,
+                    available: src.len(),
+                });
+            }
+            h.filters.copy_from_slice(&src[16..22]);
+            h.udcodec = src[22];
+            h.compcode_meta = src[23];
+            h.filters_meta.copy_from_slice(&src[24..30]);
+            h.blosc2_flags2 = src[30];
+            h.blosc2_flags = src[31];
+            if h.version == 3 {
+                // Blosc2 alpha left slot 5 uninitialised.
+                h.filters[5] = 0;
+                h.filters_meta[5] = 0;
+            }
+            if h.blosc2_flags2 & !0x01 != 0 {
+                return Err(invalid_header(format!(
+                    "unknown blosc2_flags2 bits {:#04x}",
+                    h.blosc2_flags2
+                )));
+            }
+            if h.blosc2_flags & bflags::INSTRUMENTED != 0 {
+                return Err(Error::Unsupported(
+                    "instrumented chunk (its streams hold timings, not data)".into(),
+                ));
+            }
+            let special = (h.blosc2_flags >> 4) & 7;
+            if special > 4 {
+                return Err(invalid_header(format!("special chunk type {special}")));
+            }
+        } else {
+            // Blosc1 header: the filters are implied by the flags.
+            if h.flags & flags::SHUFFLE != 0 && h.typesize > 1 {
+                h.filters[5] = 1;
+            }
+            if h.flags & flags::BITSHUFFLE != 0 {
+                h.filters[5] = 2;
+            }
+            if h.flags & flags::DELTA != 0 {
+                h.filters[4] = 3;
+            }
+            h.udcodec = h.codec_format();
+        }
+        let hlen = h.header_len();
+        if h.cbytes < hlen {
+            return Err(invalid_header(format!(
+                "cbytes {} is smaller than the {hlen}-byte header",
+                h.cbytes
+            )));
+        }
+        if h.typesize == 0 {
+            return Err(invalid_header("typesize 0"));
+        }
+        if h.blocksize == 0 || h.blocksize > MAX_BLOCKSIZE {
+            return Err(invalid_header(format!(
+                "blocksize {} is not in 1..={MAX_BLOCKSIZE}",
+                h.blocksize
+            )));
+        }
+        if h.is_vlblocks() {
+            if h.is_memcpyed() || h.special().is_some() {
+                return Err(invalid_header(
+                    "VL-block chunk cannot be memcpyed or special",
+                ));
+            }
+        } else if h.nbytes > 0 && h.blocksize > h.nbytes {
+            h.blocksize = h.nbytes;
+        }
+        if h.is_memcpyed() && h.special().is_none() && h.cbytes != h.nbytes + hlen {
+            return Err(invalid_header(format!(
+                "memcpyed chunk has cbytes {} but nbytes {} + header {hlen}",
+                h.cbytes, h.nbytes
+            )));
+        }
+        if let Some(sp) = h.special() {
+            let ts = h.typesize as usize;
+            match sp {
+                SpecialValue::Nan => {
+                    if ts != 4 && ts != 8 {
+                        return Err(invalid_header(format!("NaN chunk with typesize {ts}")));
+                    }
+                    if !h.nbytes.is_multiple_of(ts) {
+                        return Err(invalid_header(
+                            "NaN chunk nbytes not a multiple of typesize",
+                        ));
+                    }
+                }
+                SpecialValue::Value => {
+                    let vts = h.cbytes - hlen;
+                    if vts == 0
+                        || (h.nbytes > 0 && (vts > h.nbytes || !h.nbytes.is_multiple_of(vts)))
+                    {
+                        return Err(invalid_header(format!(
+                            "repeated-value chunk: value of {vts} bytes does not divide nbytes {}",
+                            h.nbytes
+                        )));
+                    }
+                }
+                SpecialValue::Uninit if !h.nbytes.is_multiple_of(ts) => {
+                    return Err(invalid_header(
+                        "uninit chunk nbytes not a multiple of typesize",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if !h.is_lazy() && h.cbytes > src.len() {
+            return Err(Error::Truncated {
+                what: "chunk (cbytes)",
+                needed: h.cbytes,
+                available: src.len(),
+            });
+        }
+        Ok(h)
+    }
+
+    /// Write the header (16 or 32 bytes, per [`ChunkHeader::is_extended`]).
+    pub(crate) fn write(&self, dst: &mut [u8]) {
+        dst[0] = self.version;
+        dst[1] = self.versionlz;
+        dst[2] = self.flags;
+        dst[3] = self.typesize;
+        dst[4..8].copy_from_slice(&(self.nbytes as i32).to_le_bytes());
+        dst[8..12].copy_from_slice(&(self.blocksize as i32).to_le_bytes());
+        dst[12..16].copy_from_slice(&(self.cbytes as i32).to_le_bytes());
+        if self.is_extended() {
+            dst[16..22].copy_from_slice(&self.filters);
+            dst[22] = self.udcodec;
+            dst[23] = self.compcode_meta;
+            dst[24..30].copy_from_slice(&self.filters_meta);
+            dst[30] = self.blosc2_flags2;
+            dst[31] = self.blosc2_flags;
+        }
+    }
+}
+
+/// Sizes of a chunk from its header alone: `(nbytes, cbytes, blocksize)`.
+///
+/// # Errors
+/// As [`ChunkHeader::parse`].
+pub fn cbuffer_sizes(chunk: &[u8]) -> Result<(usize, usize, usize)> {
+    let h = ChunkHeader::parse(chunk)?;
+    Ok((h.nbytes, h.cbytes, h.blocksize))
+}

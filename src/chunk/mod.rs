@@ -1,0 +1,83 @@
+//! The Blosc/Blosc2 chunk: header, block-size tuner, encoder, decoder and
+//! special chunks. Knows nothing of frames.
+
+pub(crate) mod blocksize;
+pub(crate) mod decode;
+pub(crate) mod encode;
+pub mod header;
+
+use crate::codecs::CodecCtx;
+use crate::error::{Error, Result};
+use crate::params::CParams;
+pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
+
+/// One worker's reusable buffers and codec contexts.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub codecs: CodecCtx,
+}
+
+impl Scratch {
+    /// Make both buffers at least `n` bytes long.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        if self.a.len() < n {
+            self.a.resize(n, 0);
+        }
+        if self.b.len() < n {
+            self.b.resize(n, 0);
+        }
+    }
+}
+
+/// A special chunk of `nbytes` (header only, plus the value for
+/// [`SpecialValue::Value`]), as C-Blosc2's `blosc2_chunk_zeros`, `_nans`,
+/// `_uninit` and `_repeatval` make them. The block size is the tuner's for
+/// `p`; the type size is `p.typesize` (or the value's length).
+///
+/// # Errors
+/// [`Error::InvalidParam`] when `nbytes` is not a whole number of items (of
+/// `p.typesize`, or of the value), for NaN chunks unless the type size is 4
+/// or 8, and for an empty value.
+pub fn special_chunk(
+    p: &CParams,
+    nbytes: usize,
+    kind: SpecialValue,
+    value: &[u8],
+) -> Result<Vec<u8>> {
+    let mut p = p.clone();
+    let value_len = match kind {
+        SpecialValue::Value => {
+            if value.is_empty() || value.len() > crate::params::MAX_TYPESIZE {
+                return Err(Error::InvalidParam(format!(
+                    "repeated value must be 1..=255 bytes, got {}",
+                    value.len()
+                )));
+            }
+            p.typesize = value.len();
+            value.len()
+        }
+        _ => 0,
+    };
+    let ts = p.typesize;
+    let whole = nbytes.is_multiple_of(ts);
+    match kind {
+        SpecialValue::Nan if ts != 4 && ts != 8 => {
+            return Err(Error::InvalidParam(format!(
+                "NaN chunks need typesize 4 or 8, not {ts}"
+            )));
+        }
+        SpecialValue::Nan | SpecialValue::Value | SpecialValue::Uninit if !whole => {
+            return Err(Error::InvalidParam(format!(
+                "nbytes {nbytes} is not a multiple of the item size {ts}"
+            )));
+        }
+        _ => {}
+    }
+    let h = encode::special_header(&p, nbytes, kind.code(), value_len)?;
+    let mut out = vec![0u8; h.cbytes];
+    h.write(&mut out);
+    out[header::EXTENDED_HEADER_LEN..].copy_from_slice(&value[..value_len]);
+    Ok(out)
+}

@@ -1,0 +1,164 @@
+//! The codecs, one file each, behind one contract:
+//!
+//! - `compress(clevel, src, dst, dict)` writes at most `dst.len()` bytes and
+//!   returns how many; `Ok(0)` means "does not fit or not worth it" (the
+//!   chunk layer then stores the stream raw);
+//! - `decompress(src, dst, dict)` must produce exactly `dst.len()` bytes,
+//!   anything else is an error.
+//!
+//! A [`CodecCtx`] holds one worker's codec state (zstd contexts, libdeflate
+//! (de)compressors, LZ4 scratch, BloscLZ hash table) so that nothing is
+//! allocated per block once it is warm. Codecs know nothing of chunk headers.
+
+pub(crate) mod blosclz;
+pub(crate) mod lz4;
+#[cfg(feature = "zlib")]
+pub(crate) mod zlib;
+#[cfg(feature = "zstd")]
+pub(crate) mod zstd;
+
+use crate::error::{Error, Result, corrupt};
+use crate::params::Codec;
+
+/// A dictionary ready for compression.
+pub(crate) enum EncDict {
+    /// LZ4 / LZ4HC: raw prefix bytes.
+    Lz4(Vec<u8>),
+    /// ZSTD: a digested dictionary.
+    #[cfg(feature = "zstd")]
+    Zstd(zstd::CDict),
+}
+
+/// A dictionary ready for decompression.
+pub(crate) enum DecDict<'a> {
+    /// LZ4: raw prefix bytes.
+    Lz4(&'a [u8]),
+    /// ZSTD: a digested dictionary.
+    #[cfg(feature = "zstd")]
+    Zstd(zstd::DDict),
+}
+
+impl<'a> DecDict<'a> {
+    /// Prepare the dictionary stored in a chunk for its codec format.
+    pub(crate) fn new(format: u8, raw: &'a [u8]) -> Result<DecDict<'a>> {
+        match format {
+            1 => Ok(DecDict::Lz4(raw)),
+            #[cfg(feature = "zstd")]
+            4 => Ok(DecDict::Zstd(zstd::DDict::new(raw)?)),
+            _ => Err(Error::Unsupported(format!(
+                "dictionary for codec format {format}"
+            ))),
+        }
+    }
+}
+
+/// One worker's codec state.
+#[derive(Default)]
+pub(crate) struct CodecCtx {
+    lz4: lz4::Lz4,
+    blosclz: blosclz::BloscLz,
+    #[cfg(feature = "zlib")]
+    zlib: zlib::Zlib,
+    #[cfg(feature = "zstd")]
+    zstd: zstd::Zstd,
+}
+
+impl CodecCtx {
+    /// Compress one stream; `Ok(0)` when it does not fit in `dst`.
+    pub(crate) fn compress(
+        &mut self,
+        codec: Codec,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        match codec {
+            Codec::BloscLz => self.blosclz.compress(clevel, src, dst),
+            Codec::Lz4 => self.lz4.compress(clevel, src, dst, lz4_dict(dict)),
+            Codec::Lz4Hc => lz4::compress_hc(clevel, src, dst, lz4_dict(dict)),
+            #[cfg(feature = "zlib")]
+            Codec::Zlib => self.zlib.compress(clevel, src, dst),
+            #[cfg(feature = "zstd")]
+            Codec::Zstd => self.zstd.compress(
+                clevel,
+                src,
+                dst,
+                match dict {
+                    Some(EncDict::Zstd(d)) => Some(d),
+                    _ => None,
+                },
+            ),
+            #[allow(unreachable_patterns)]
+            other => Err(Error::Unsupported(format!(
+                "codec {other} is not compiled into this build"
+            ))),
+        }
+    }
+
+    /// Decompress one stream of codec `format` (`flags >> 5`, or the codec id
+    /// for format 6) into exactly `dst.len()` bytes.
+    pub(crate) fn decompress(
+        &mut self,
+        format: u8,
+        udcodec: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&DecDict>,
+    ) -> Result<()> {
+        let format = if format == crate::chunk::header::FORMAT_UDCODEC {
+            match Codec::from_id(udcodec) {
+                Some(c) => c.format(),
+                None => {
+                    return Err(Error::Unsupported(format!(
+                        "codec id {udcodec} (plugin or user codec) is not registered"
+                    )));
+                }
+            }
+        } else {
+            format
+        };
+        let n = match format {
+            0 => blosclz::decompress(src, dst)?,
+            1 => lz4::decompress(
+                src,
+                dst,
+                match dict {
+                    Some(DecDict::Lz4(d)) => Some(d),
+                    _ => None,
+                },
+            )?,
+            #[cfg(feature = "zlib")]
+            3 => self.zlib.decompress(src, dst)?,
+            #[cfg(feature = "zstd")]
+            4 => self.zstd.decompress(
+                src,
+                dst,
+                match dict {
+                    Some(DecDict::Zstd(d)) => Some(d),
+                    _ => None,
+                },
+            )?,
+            2 => return Err(Error::Unsupported("snappy streams (Blosc1 only)".into())),
+            f => {
+                return Err(Error::Unsupported(format!(
+                    "codec format {f} is not compiled into this build or unknown"
+                )));
+            }
+        };
+        if n != dst.len() {
+            return Err(corrupt(format!(
+                "stream decoded to {n} bytes, {} expected",
+                dst.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn lz4_dict(dict: Option<&EncDict>) -> Option<&[u8]> {
+    match dict {
+        Some(EncDict::Lz4(d)) => Some(d),
+        _ => None,
+    }
+}

@@ -1,0 +1,110 @@
+//! ZSTD through C libzstd (zstd-safe), one frame per stream.
+//!
+//! Level map (C-Blosc2's, CHUNK-NOTES §9.2): `2 * clevel - 1` for clevel
+//! 1..=8 (so 8 gives 15), and 22 for clevel 9. With a dictionary C-Blosc2
+//! digests it at level 1 whatever the clevel; so do we.
+
+use zstd_safe::{CCtx, DCtx};
+
+use crate::error::{Error, Result};
+
+/// The zstd level C-Blosc2 uses for `clevel`.
+pub(crate) fn level(clevel: u8) -> i32 {
+    if clevel >= 9 {
+        22
+    } else {
+        2 * i32::from(clevel) - 1
+    }
+}
+
+/// A digested compression dictionary.
+pub(crate) struct CDict(zstd_safe::CDict<'static>);
+
+impl CDict {
+    pub(crate) fn new(raw: &[u8]) -> Result<CDict> {
+        zstd_safe::CDict::try_create(raw, 1)
+            .map(CDict)
+            .ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: "could not digest the dictionary".into(),
+            })
+    }
+}
+
+/// A digested decompression dictionary.
+pub(crate) struct DDict(zstd_safe::DDict<'static>);
+
+impl DDict {
+    pub(crate) fn new(raw: &[u8]) -> Result<DDict> {
+        zstd_safe::DDict::try_create(raw)
+            .map(DDict)
+            .ok_or_else(|| Error::Corrupt("zstd dictionary could not be loaded".into()))
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Zstd {
+    cctx: Option<CCtx<'static>>,
+    dctx: Option<DCtx<'static>>,
+}
+
+impl Zstd {
+    pub(crate) fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&CDict>,
+    ) -> Result<usize> {
+        let cctx = match &mut self.cctx {
+            Some(c) => c,
+            slot => slot.insert(CCtx::try_create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: "could not create a compression context".into(),
+            })?),
+        };
+        let r = match dict {
+            Some(d) => cctx.compress_using_cdict(dst, src, &d.0),
+            None => cctx.compress(dst, src, level(clevel)),
+        };
+        match r {
+            Ok(n) => Ok(n),
+            // "Destination buffer is too small" is the normal "does not fit".
+            Err(code) if zstd_safe::get_error_name(code).contains("too small") => Ok(0),
+            Err(code) => Err(Error::Codec {
+                codec: "zstd",
+                message: zstd_safe::get_error_name(code).into(),
+            }),
+        }
+    }
+
+    pub(crate) fn decompress(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&DDict>,
+    ) -> Result<usize> {
+        let dctx = match &mut self.dctx {
+            Some(d) => d,
+            slot => slot.insert(DCtx::try_create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: "could not create a decompression context".into(),
+            })?),
+        };
+        let r = match dict {
+            Some(d) => dctx.decompress_using_ddict(dst, src, &d.0),
+            None => dctx.decompress(dst, src),
+        };
+        r.map_err(|code| {
+            Error::Corrupt(format!("zstd stream: {}", zstd_safe::get_error_name(code)))
+        })
+    }
+}
+
+/// Train a dictionary of at most `max_size` bytes from `samples` (consecutive
+/// pieces of `data` with the given sizes). `None` when zstd cannot train one.
+pub(crate) fn train(data: &[u8], sample_sizes: &[usize], max_size: usize) -> Option<Vec<u8>> {
+    let mut dict = Vec::with_capacity(max_size);
+    zstd_safe::train_from_buffer(&mut dict, data, sample_sizes).ok()?;
+    Some(dict)
+}

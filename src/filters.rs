@@ -1,0 +1,197 @@
+//! The filter pipeline over the kernels: forward (slot 0 to 5) before the
+//! codec, backward (slot 5 to 0) after it.
+//!
+//! Filters map a block to a block of the same size. Forward runs ping-pong
+//! between two scratch buffers (or returns the input untouched when there is
+//! no filter); backward makes the last inverse filter write straight into the
+//! caller's output slice, so a decoded block is never copied once more.
+
+use oxiblosc_kernels::Kernels;
+
+use crate::error::{Error, Result};
+
+/// Filter ids (CHUNK-NOTES §4.1, §4.6).
+pub(crate) mod id {
+    pub const NOFILTER: u8 = 0;
+    pub const SHUFFLE: u8 = 1;
+    pub const BITSHUFFLE: u8 = 2;
+    pub const DELTA: u8 = 3;
+    pub const TRUNC_PREC: u8 = 4;
+    pub const BYTEDELTA: u8 = 35;
+    pub const INT_TRUNC: u8 = 36;
+}
+
+/// The six filter slots of a chunk and what the filters need to know.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pipeline {
+    pub ids: [u8; 6],
+    pub metas: [u8; 6],
+    /// The type size the filters use (the stored, capped one).
+    pub typesize: usize,
+    /// Chunk format version 2 (C-Blosc 1.x): its bitshuffle rule differs.
+    pub blosc1_bitshuffle: bool,
+}
+
+impl Pipeline {
+    /// Slots that do something when decoding.
+    fn backward_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..6)
+            .rev()
+            .filter(|&s| !matches!(self.ids[s], id::NOFILTER | id::TRUNC_PREC | id::INT_TRUNC))
+    }
+
+    fn forward_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..6).filter(|&s| self.ids[s] != id::NOFILTER)
+    }
+
+    /// Whether any slot is DELTA (blocks after the first need block 0).
+    pub(crate) fn has_delta(&self) -> bool {
+        self.ids.contains(&id::DELTA)
+    }
+
+    /// Check that every filter can be undone by this build.
+    pub(crate) fn check_decodable(&self) -> Result<()> {
+        for s in 0..6 {
+            match self.ids[s] {
+                id::NOFILTER
+                | id::SHUFFLE
+                | id::BITSHUFFLE
+                | id::DELTA
+                | id::TRUNC_PREC
+                | id::BYTEDELTA
+                | id::INT_TRUNC => {}
+                other => {
+                    return Err(Error::Unsupported(format!(
+                        "filter id {other} in slot {s} is not supported"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn elem_size(&self, slot: usize) -> usize {
+        match self.metas[slot] {
+            0 => self.typesize,
+            m => usize::from(m),
+        }
+    }
+
+    fn apply(
+        &self,
+        k: &Kernels,
+        slot: usize,
+        forward: bool,
+        reference: Option<&[u8]>,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let ts = self.typesize;
+        match (self.ids[slot], forward) {
+            (id::SHUFFLE, true) => k.shuffle(self.elem_size(slot), src, dst)?,
+            (id::SHUFFLE, false) => k.unshuffle(self.elem_size(slot), src, dst)?,
+            (id::BITSHUFFLE, true) if self.blosc1_bitshuffle => {
+                k.bitshuffle_blosc1(ts, src, dst)?
+            }
+            (id::BITSHUFFLE, false) if self.blosc1_bitshuffle => {
+                k.bitunshuffle_blosc1(ts, src, dst)?
+            }
+            (id::BITSHUFFLE, true) => k.bitshuffle(ts, src, dst)?,
+            (id::BITSHUFFLE, false) => k.bitunshuffle(ts, src, dst)?,
+            (id::DELTA, true) => k.delta_encode(ts, reference, src, dst)?,
+            (id::DELTA, false) => k.delta_decode(ts, reference, src, dst)?,
+            (id::TRUNC_PREC, true) => k.trunc_prec(ts, self.metas[slot] as i8, src, dst)?,
+            (id::BYTEDELTA, true) => k.bytedelta_encode(self.elem_size(slot), src, dst)?,
+            (id::BYTEDELTA, false) => k.bytedelta_decode(self.elem_size(slot), src, dst)?,
+            (other, _) => {
+                return Err(Error::Unsupported(format!(
+                    "filter id {other} in slot {slot}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the filters forward on `block`. `reference` is block 0 of the
+    /// unfiltered input for blocks after the first (DELTA), `None` for block
+    /// 0. Returns the filtered block: `block` itself when there is nothing
+    /// to do, else one of the scratch buffers (each at least `block.len()`).
+    pub(crate) fn forward<'a>(
+        &self,
+        k: &Kernels,
+        block: &'a [u8],
+        reference: Option<&[u8]>,
+        a: &'a mut [u8],
+        b: &'a mut [u8],
+    ) -> Result<&'a [u8]> {
+        let n = block.len();
+        let mut bufs = [&mut a[..n], &mut b[..n]];
+        let mut cur: Option<usize> = None; // which scratch holds the data
+        for slot in self.forward_slots() {
+            let out = match cur {
+                None => 0,
+                Some(i) => 1 - i,
+            };
+            let (first, second) = bufs.split_at_mut(1);
+            let (src, dst): (&[u8], &mut [u8]) = match (cur, out) {
+                (None, _) => (block, &mut *first[0]),
+                (Some(0), _) => (&*first[0], &mut *second[0]),
+                _ => (&*second[0], &mut *first[0]),
+            };
+            let reference = reference.map(|r| &r[..n]);
+            self.apply(k, slot, true, reference, src, dst)?;
+            cur = Some(out);
+        }
+        Ok(match cur {
+            None => block,
+            Some(i) => {
+                let [x, y] = bufs;
+                if i == 0 { x } else { y }
+            }
+        })
+    }
+
+    /// Undo the filters of one block: `input` holds the decoded streams (and
+    /// may be used as scratch), `spare` is a second scratch of at least the
+    /// same size, `out` receives the result. `reference` is block 0 of the
+    /// decoded output for blocks after the first, `None` for block 0.
+    pub(crate) fn backward(
+        &self,
+        k: &Kernels,
+        input: &mut [u8],
+        spare: &mut [u8],
+        reference: Option<&[u8]>,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let n = out.len();
+        let mut slot_buf = [0usize; 6];
+        let mut nslots = 0;
+        for s in self.backward_slots() {
+            slot_buf[nslots] = s;
+            nslots += 1;
+        }
+        let slots = &slot_buf[..nslots];
+        if slots.is_empty() {
+            out.copy_from_slice(&input[..n]);
+            return Ok(());
+        }
+        let reference = reference.map(|r| &r[..n]);
+        let mut bufs = [&mut input[..n], &mut spare[..n]];
+        let mut cur = 0usize;
+        for (i, &slot) in slots.iter().enumerate() {
+            let (first, second) = bufs.split_at_mut(1);
+            let (src, other): (&[u8], &mut [u8]) = if cur == 0 {
+                (&*first[0], &mut *second[0])
+            } else {
+                (&*second[0], &mut *first[0])
+            };
+            if i + 1 == slots.len() {
+                self.apply(k, slot, false, reference, src, out)?;
+            } else {
+                self.apply(k, slot, false, reference, src, other)?;
+                cur = 1 - cur;
+            }
+        }
+        Ok(())
+    }
+}

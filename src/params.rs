@@ -1,0 +1,443 @@
+//! Compression and decompression parameters: codecs, filters, split modes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result, invalid_param};
+
+/// The largest block size a chunk may declare (`BLOSC2_MAXBLOCKSIZE`).
+pub const MAX_BLOCKSIZE: usize = 536_866_816;
+/// The largest input one chunk can hold (`BLOSC2_MAX_BUFFERSIZE`).
+pub const MAX_BUFFERSIZE: usize = i32::MAX as usize - MAX_OVERHEAD;
+/// Bytes a chunk may add to its input: the header (`BLOSC2_MAX_OVERHEAD`).
+pub const MAX_OVERHEAD: usize = 32;
+/// The largest type size a chunk header can store; larger ones are stored as 1.
+pub const MAX_TYPESIZE: usize = 255;
+
+/// A compression codec. The numbers are C-Blosc2's codec ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Codec {
+    /// BloscLZ (id 0), C-Blosc2's default: fast, tuned for shuffled data.
+    BloscLz,
+    /// LZ4 (id 1).
+    Lz4,
+    /// LZ4 high compression (id 2): LZ4 streams, slower to make, smaller.
+    Lz4Hc,
+    /// zlib (id 4).
+    Zlib,
+    /// Zstandard (id 5).
+    Zstd,
+}
+
+impl Codec {
+    /// Every codec, in id order.
+    pub const ALL: [Codec; 5] = [
+        Codec::BloscLz,
+        Codec::Lz4,
+        Codec::Lz4Hc,
+        Codec::Zlib,
+        Codec::Zstd,
+    ];
+
+    /// C-Blosc2's codec id (written to byte 22 of the header).
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::BloscLz => 0,
+            Codec::Lz4 => 1,
+            Codec::Lz4Hc => 2,
+            Codec::Zlib => 4,
+            Codec::Zstd => 5,
+        }
+    }
+
+    /// The codec with C-Blosc2 id `id`.
+    pub fn from_id(id: u8) -> Option<Codec> {
+        Codec::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// The stream format number stored in the header flags (`flags >> 5`):
+    /// LZ4 and LZ4HC share format 1.
+    pub fn format(self) -> u8 {
+        match self {
+            Codec::BloscLz => 0,
+            Codec::Lz4 | Codec::Lz4Hc => 1,
+            Codec::Zlib => 3,
+            Codec::Zstd => 4,
+        }
+    }
+
+    /// The name C-Blosc2 uses (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::BloscLz => "blosclz",
+            Codec::Lz4 => "lz4",
+            Codec::Lz4Hc => "lz4hc",
+            Codec::Zlib => "zlib",
+            Codec::Zstd => "zstd",
+        }
+    }
+
+    /// Whether this build can compress with the codec.
+    pub fn is_available(self) -> bool {
+        match self {
+            Codec::BloscLz | Codec::Lz4 => true,
+            Codec::Lz4Hc => cfg!(feature = "lz4hc"),
+            Codec::Zlib => cfg!(feature = "zlib"),
+            Codec::Zstd => cfg!(feature = "zstd"),
+        }
+    }
+
+    /// "High compression ratio" codecs get larger blocks from the tuner.
+    pub(crate) fn is_hcr(self) -> bool {
+        matches!(self, Codec::Lz4Hc | Codec::Zlib | Codec::Zstd)
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Codec {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Codec> {
+        Codec::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                invalid_param(format!(
+                    "unknown codec {s:?} (known: blosclz, lz4, lz4hc, zlib, zstd)"
+                ))
+            })
+    }
+}
+
+/// A filter of the pipeline run on each block before the codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Filter {
+    /// Byte shuffle (id 1): groups the bytes of equal significance.
+    Shuffle,
+    /// Bit shuffle (id 2): groups the bits of equal significance.
+    BitShuffle,
+    /// XOR delta against the first block (id 3).
+    Delta,
+    /// Lossy float truncation (id 4). The value is the filter meta byte, read
+    /// as `i8`: positive = mantissa bits kept, negative = bits cleared.
+    TruncPrec(u8),
+    /// Byte-wise delta of shuffled streams (id 35); best after [`Filter::Shuffle`].
+    ByteDelta,
+}
+
+impl Filter {
+    /// C-Blosc2's filter id.
+    pub fn id(self) -> u8 {
+        match self {
+            Filter::Shuffle => 1,
+            Filter::BitShuffle => 2,
+            Filter::Delta => 3,
+            Filter::TruncPrec(_) => 4,
+            Filter::ByteDelta => 35,
+        }
+    }
+
+    /// The filter for id `id` with its meta byte; `None` for 0 (no filter)
+    /// and ids this crate does not know.
+    pub fn from_id(id: u8, meta: u8) -> Option<Filter> {
+        Some(match id {
+            1 => Filter::Shuffle,
+            2 => Filter::BitShuffle,
+            3 => Filter::Delta,
+            4 => Filter::TruncPrec(meta),
+            35 => Filter::ByteDelta,
+            _ => return None,
+        })
+    }
+
+    /// The name used on the command line (`shuffle`, `bitshuffle`, `delta`,
+    /// `trunc_prec`, `bytedelta`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Filter::Shuffle => "shuffle",
+            Filter::BitShuffle => "bitshuffle",
+            Filter::Delta => "delta",
+            Filter::TruncPrec(_) => "trunc_prec",
+            Filter::ByteDelta => "bytedelta",
+        }
+    }
+}
+
+impl FromStr for Filter {
+    type Err = Error;
+    /// `NAME` or `NAME:META` (META only for `trunc_prec`, may be negative).
+    fn from_str(s: &str) -> Result<Filter> {
+        let (name, meta) = match s.split_once(':') {
+            Some((n, m)) => (n.trim(), Some(m.trim())),
+            None => (s.trim(), None),
+        };
+        let f = match name.to_ascii_lowercase().as_str() {
+            "shuffle" => Filter::Shuffle,
+            "bitshuffle" => Filter::BitShuffle,
+            "delta" => Filter::Delta,
+            "bytedelta" => Filter::ByteDelta,
+            "trunc_prec" | "truncprec" | "trunc" => {
+                let m = meta.ok_or_else(|| {
+                    invalid_param("trunc_prec needs a precision: trunc_prec:BITS")
+                })?;
+                let v: i16 = m
+                    .parse()
+                    .map_err(|_| invalid_param(format!("bad trunc_prec precision {m:?}")))?;
+                if !(-128..=127).contains(&v) {
+                    return Err(invalid_param(format!(
+                        "trunc_prec precision {v} out of range"
+                    )));
+                }
+                return Ok(Filter::TruncPrec(v as i8 as u8));
+            }
+            _ => {
+                return Err(invalid_param(format!(
+                    "unknown filter {name:?} (known: shuffle, bitshuffle, delta, trunc_prec:BITS, bytedelta)"
+                )));
+            }
+        };
+        if meta.is_some() {
+            return Err(invalid_param(format!("filter {name} takes no meta value")));
+        }
+        Ok(f)
+    }
+}
+
+/// When a block is split into one stream per byte of the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitMode {
+    /// Always split (id 1).
+    Always,
+    /// Never split (id 2).
+    Never,
+    /// Split when it usually pays: BloscLZ, LZ4 or ZSTD up to clevel 5, with
+    /// byte shuffle, typesize <= 16 and at least 32 elements per block (id 3).
+    Auto,
+    /// C-Blosc2's default (id 4); the same rule as [`SplitMode::Auto`].
+    ForwardCompat,
+}
+
+impl SplitMode {
+    /// C-Blosc2's id for the mode.
+    pub fn id(self) -> u8 {
+        match self {
+            SplitMode::Always => 1,
+            SplitMode::Never => 2,
+            SplitMode::Auto => 3,
+            SplitMode::ForwardCompat => 4,
+        }
+    }
+}
+
+impl FromStr for SplitMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<SplitMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "always" => Ok(SplitMode::Always),
+            "never" => Ok(SplitMode::Never),
+            "auto" => Ok(SplitMode::Auto),
+            "forward" | "forward_compat" | "forwardcompat" => Ok(SplitMode::ForwardCompat),
+            _ => Err(invalid_param(format!(
+                "unknown split mode {s:?} (always, never, auto, forward)"
+            ))),
+        }
+    }
+}
+
+/// Compression parameters. Defaults are C-Blosc2's (`BLOSC2_CPARAMS_DEFAULTS`):
+/// BloscLZ, clevel 5, typesize 8, byte shuffle in the last filter slot,
+/// automatic block size, forward-compatible split, one thread, no dictionary.
+///
+/// ```
+/// use oxiblosc::{CParams, Codec, Filter};
+/// let p = CParams::default().codec(Codec::Zstd).clevel(3).typesize(4).filters(&[Filter::Shuffle]);
+/// assert_eq!(p.filters[0], Some(Filter::Shuffle));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CParams {
+    /// The codec.
+    pub codec: Codec,
+    /// Codec parameter byte (header byte 23); 0 for the built-in codecs.
+    pub codec_meta: u8,
+    /// Compression level, 0 (store) to 9.
+    pub clevel: u8,
+    /// Size in bytes of the items being compressed.
+    pub typesize: usize,
+    /// The six filter slots, run from slot 0 to 5.
+    pub filters: [Option<Filter>; 6],
+    /// Meta byte per slot (for [`Filter::TruncPrec`] its own value wins).
+    pub filters_meta: [u8; 6],
+    /// Forced block size in bytes; 0 lets the tuner choose (as C-Blosc2 does).
+    pub blocksize: usize,
+    /// When blocks are split into per-byte streams.
+    pub splitmode: SplitMode,
+    /// Threads used to compress the blocks of one chunk.
+    pub nthreads: usize,
+    /// Train a dictionary per chunk (ZSTD, LZ4, LZ4HC only).
+    pub use_dict: bool,
+}
+
+impl Default for CParams {
+    fn default() -> Self {
+        CParams {
+            codec: Codec::BloscLz,
+            codec_meta: 0,
+            clevel: 5,
+            typesize: 8,
+            filters: [None, None, None, None, None, Some(Filter::Shuffle)],
+            filters_meta: [0; 6],
+            blocksize: 0,
+            splitmode: SplitMode::ForwardCompat,
+            nthreads: 1,
+            use_dict: false,
+        }
+    }
+}
+
+impl CParams {
+    /// Set the codec.
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+    /// Set the compression level (0..=9).
+    pub fn clevel(mut self, clevel: u8) -> Self {
+        self.clevel = clevel;
+        self
+    }
+    /// Set the type size in bytes.
+    pub fn typesize(mut self, typesize: usize) -> Self {
+        self.typesize = typesize;
+        self
+    }
+    /// Fill the filter slots from slot 0 in the order given (as python-blosc2
+    /// does with a list); the remaining slots are emptied. At most 6.
+    pub fn filters(mut self, filters: &[Filter]) -> Self {
+        self.filters = [None; 6];
+        self.filters_meta = [0; 6];
+        for (slot, f) in filters.iter().take(6).enumerate() {
+            self.filters[slot] = Some(*f);
+            if let Filter::TruncPrec(m) = f {
+                self.filters_meta[slot] = *m;
+            }
+        }
+        self
+    }
+    /// Like [`CParams::filters`], with an explicit meta byte per filter.
+    pub fn filters_with_meta(mut self, filters: &[(Filter, u8)]) -> Self {
+        self = self.filters(&filters.iter().map(|(f, _)| *f).collect::<Vec<_>>());
+        for (slot, (_, m)) in filters.iter().take(6).enumerate() {
+            self.filters_meta[slot] = *m;
+        }
+        self
+    }
+    /// Force a block size in bytes (0 = automatic).
+    pub fn blocksize(mut self, blocksize: usize) -> Self {
+        self.blocksize = blocksize;
+        self
+    }
+    /// Set the split mode.
+    pub fn splitmode(mut self, splitmode: SplitMode) -> Self {
+        self.splitmode = splitmode;
+        self
+    }
+    /// Set the number of threads (at least 1).
+    pub fn nthreads(mut self, nthreads: usize) -> Self {
+        self.nthreads = nthreads;
+        self
+    }
+    /// Train and use a dictionary per chunk (ZSTD, LZ4, LZ4HC).
+    pub fn use_dict(mut self, use_dict: bool) -> Self {
+        self.use_dict = use_dict;
+        self
+    }
+
+    /// The meta byte of slot `slot` as it is written to the header.
+    pub(crate) fn slot_meta(&self, slot: usize) -> u8 {
+        match self.filters[slot] {
+            Some(Filter::TruncPrec(m)) => m,
+            _ => self.filters_meta[slot],
+        }
+    }
+
+    /// Check every parameter; the error says which one is wrong and why.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] or [`Error::Unsupported`].
+    pub fn validate(&self) -> Result<()> {
+        if self.clevel > 9 {
+            return Err(invalid_param(format!(
+                "clevel {} is not in 0..=9",
+                self.clevel
+            )));
+        }
+        if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
+            return Err(invalid_param(format!(
+                "typesize {} is not in 1..={MAX_BLOCKSIZE}",
+                self.typesize
+            )));
+        }
+        if self.nthreads == 0 {
+            return Err(invalid_param("nthreads must be at least 1"));
+        }
+        if self.blocksize > MAX_BLOCKSIZE {
+            return Err(invalid_param(format!(
+                "blocksize {} exceeds the maximum {MAX_BLOCKSIZE}",
+                self.blocksize
+            )));
+        }
+        if !self.codec.is_available() {
+            return Err(Error::Unsupported(format!(
+                "codec {} is not compiled into this build (enable its cargo feature)",
+                self.codec
+            )));
+        }
+        if self.use_dict && !matches!(self.codec, Codec::Zstd | Codec::Lz4 | Codec::Lz4Hc) {
+            return Err(invalid_param(format!(
+                "dictionaries work with zstd, lz4 and lz4hc, not {}",
+                self.codec
+            )));
+        }
+        for (slot, f) in self.filters.iter().enumerate() {
+            if let Some(Filter::TruncPrec(m)) = f {
+                let ts = if self.typesize > MAX_TYPESIZE {
+                    1
+                } else {
+                    self.typesize
+                };
+                oxiblosc_kernels::trunc_prec_zeroed_bits(ts, *m as i8)
+                    .map_err(|e| invalid_param(format!("filter slot {slot}: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decompression parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DParams {
+    /// Threads used to decompress the blocks of one chunk.
+    pub nthreads: usize,
+}
+
+impl Default for DParams {
+    fn default() -> Self {
+        DParams { nthreads: 1 }
+    }
+}
+
+impl DParams {
+    /// Set the number of threads (at least 1).
+    pub fn nthreads(mut self, nthreads: usize) -> Self {
+        self.nthreads = nthreads;
+        self
+    }
+}

@@ -1,0 +1,610 @@
+//! The `oxiblosc` command-line tool, run as a process: round trips of files
+//! of several sizes for every codec and a few filter sets, stdin/stdout
+//! piping, and failures (bad input, bad arguments) that exit non-zero with
+//! one line on stderr and leave OUT untouched.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BIN: &str = env!("CARGO_BIN_EXE_oxiblosc");
+
+/// Every codec.
+const CODECS: [&str; 5] = ["blosclz", "lz4", "lz4hc", "zlib", "zstd"];
+
+/// A directory of its own under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("oxiblosc-cli-{}-{n}-{tag}", std::process::id()));
+        let _ = fs::remove_dir_all(&p);
+        fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    /// The names of the files in the directory, sorted.
+    fn listing(&self) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Run the tool with `args`, feeding `stdin` (empty when `None`).
+fn run<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn oxiblosc");
+    let input = stdin.map(<[u8]>::to_vec);
+    let mut pipe = child.stdin.take().unwrap();
+    // Feed stdin from a thread so a large input cannot deadlock against a
+    // full stdout pipe.
+    let feeder = std::thread::spawn(move || {
+        if let Some(data) = input {
+            // The tool may exit early (errors) and close its end.
+            let _ = pipe.write_all(&data);
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Success with nothing on stderr.
+fn assert_ok(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}, stderr: {}",
+        o.status.code(),
+        stderr(o)
+    );
+    assert!(o.stderr.is_empty(), "{what}: stderr: {}", stderr(o));
+}
+
+/// Exit 1 with exactly one line `oxiblosc: ...` on stderr containing `needle`.
+fn assert_fails(o: &Output, needle: &str, what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{what}: stderr: {err}");
+    assert!(
+        err.starts_with("oxiblosc: ") && err.ends_with('\n') && err.lines().count() == 1,
+        "{what}: not one `oxiblosc:` line: {err:?}"
+    );
+    assert!(
+        err.contains(needle),
+        "{what}: {err:?} does not mention {needle:?}"
+    );
+    assert!(o.stdout.is_empty(), "{what}: wrote to stdout");
+}
+
+/// Exit 2 (clap's usage error).
+fn assert_usage(o: &Output, what: &str) {
+    assert_eq!(o.status.code(), Some(2), "{what}: stderr: {}", stderr(o));
+    assert!(!o.stderr.is_empty(), "{what}: no message");
+}
+
+/// Deterministic test data of `n` bytes: a smooth f64 series with a little
+/// noise, interleaved with runs of text, so every filter has some work.
+fn data(n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n + 64);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut i = 0u64;
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if i % 4096 < 3000 {
+            // Whole numbers: f64s with mostly-zero mantissas, plus a little
+            // noise in the low integer bits.
+            let v = ((i as f64 * 0.001).sin() * 1000.0).round() + (x % 4) as f64;
+            out.extend_from_slice(&v.to_le_bytes());
+        } else {
+            out.extend_from_slice(b"oxiblosc");
+        }
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+/// Compress `input` with `extra` arguments and decompress it again through
+/// files in `dir`; returns the chunk size.
+fn file_round_trip(dir: &TempDir, input: &[u8], extra: &[&str], what: &str) -> usize {
+    let src = dir.path("in.bin");
+    let chunk = dir.path("in.b2");
+    let back = dir.path("back.bin");
+    fs::write(&src, input).unwrap();
+    let mut args: Vec<&std::ffi::OsStr> = vec!["compress".as_ref()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    args.push(src.as_os_str());
+    args.push(chunk.as_os_str());
+    assert_ok(&run(&args, None), what);
+    let o = run(
+        &[
+            "decompress".as_ref(),
+            "-n".as_ref(),
+            "2".as_ref(),
+            chunk.as_os_str(),
+            back.as_os_str(),
+        ],
+        None,
+    );
+    assert_ok(&o, what);
+    let got = fs::read(&back).unwrap();
+    assert!(got == input, "{what}: round trip differs");
+    let n = fs::metadata(&chunk).unwrap().len() as usize;
+    assert!(n <= input.len() + 32, "{what}: chunk {n} > input + 32");
+    n
+}
+
+#[test]
+fn round_trips_small_and_medium_files() {
+    let dir = TempDir::new("rt");
+    let filter_sets: [&[&str]; 5] = [
+        &[],
+        &["--filter", "none"],
+        &["--filter", "bitshuffle"],
+        &["--filter", "delta", "--filter", "shuffle"],
+        &["--filter", "shuffle", "--filter", "bytedelta"],
+    ];
+    let mut k = 0usize;
+    for size in [0usize, 1, 31, 1_000_000] {
+        let input = data(size);
+        for codec in CODECS {
+            for filters in filter_sets {
+                // Vary the other parameters along the way.
+                let clevel = ["1", "5", "9", "0", "3"][k % 5];
+                let typesize = ["8", "4", "2", "1", "16", "3"][k % 6];
+                let mut extra = vec!["-c", codec, "-l", clevel, "-t", typesize];
+                extra.extend_from_slice(filters);
+                if k.is_multiple_of(3) {
+                    extra.extend_from_slice(&["-n", "2"]);
+                }
+                if k.is_multiple_of(7) {
+                    extra.extend_from_slice(&["-b", "16K"]);
+                }
+                if k % 4 == 1 {
+                    extra.extend_from_slice(&["--split", ["always", "never", "auto"][k % 3]]);
+                }
+                k += 1;
+                let what = format!("{size} bytes {extra:?}");
+                let n = file_round_trip(&dir, &input, &extra, &what);
+                if size == 1_000_000 && clevel != "0" {
+                    assert!(n < size / 2, "{what}: chunk of {n} bytes");
+                }
+            }
+        }
+    }
+    // A dictionary, for the codecs that take one.
+    let input = data(1_000_000);
+    for codec in ["lz4", "lz4hc", "zstd"] {
+        let what = format!("{codec} --dict");
+        file_round_trip(&dir, &input, &["-c", codec, "--dict", "-b", "32K"], &what);
+    }
+    // Only the files the round trips wrote: no temporary files left behind.
+    assert_eq!(dir.listing(), ["back.bin", "in.b2", "in.bin"]);
+}
+
+#[test]
+fn round_trips_40_mb() {
+    let dir = TempDir::new("big");
+    let input = data(40_000_000 + 7);
+    for (codec, clevel) in [
+        ("blosclz", "5"),
+        ("lz4", "5"),
+        ("lz4hc", "3"),
+        ("zlib", "3"),
+        ("zstd", "3"),
+    ] {
+        let what = format!("40 MB {codec}");
+        let n = file_round_trip(&dir, &input, &["-c", codec, "-l", clevel, "-n", "2"], &what);
+        assert!(n < input.len() / 2, "{what}: chunk of {n} bytes");
+    }
+}
+
+#[test]
+fn defaults_are_the_library_defaults() {
+    let dir = TempDir::new("default");
+    file_round_trip(&dir, &data(100_000), &[], "defaults");
+    let chunk = fs::read(dir.path("in.b2")).unwrap();
+    let h = oxiblosc::ChunkHeader::parse(&chunk).unwrap();
+    assert_eq!(h.udcodec, oxiblosc::Codec::BloscLz.id());
+    assert!(!h.is_memcpyed());
+    assert_eq!(h.typesize, 8);
+    assert_eq!(h.filters, [0, 0, 0, 0, 0, 1], "shuffle in slot 5");
+    assert_eq!(oxiblosc::decompress(&chunk).unwrap(), data(100_000));
+}
+
+#[test]
+fn decompresses_reference_blosclz_chunk() {
+    let data_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let name = "c005_blosclz_shuffle_ts2_cl9_lowent_int8_4099";
+    let chunk = data_dir.join(format!("chunks/{name}.cdata"));
+    let expected = fs::read(data_dir.join(format!("expected/{name}.bin"))).unwrap();
+    let o = run(
+        &["decompress".as_ref(), chunk.as_os_str(), "-".as_ref()],
+        None,
+    );
+    assert_ok(&o, "reference chunk");
+    assert_eq!(o.stdout, expected);
+}
+
+#[test]
+fn stdin_and_stdout() {
+    let dir = TempDir::new("pipe");
+    let input = data(3_000_001);
+    // stdin -> stdout both ways.
+    let c = run(
+        &["compress", "-c", "lz4", "-t", "4", "-", "-"],
+        Some(&input),
+    );
+    assert_ok(&c, "compress - -");
+    assert!(c.stdout.len() < input.len());
+    let d = run(&["decompress", "-", "-"], Some(&c.stdout));
+    assert_ok(&d, "decompress - -");
+    assert!(d.stdout == input, "pipe round trip differs");
+    // Empty stdin.
+    let c0 = run(&["compress", "-", "-"], Some(b""));
+    assert_ok(&c0, "compress empty stdin");
+    let d0 = run(&["decompress", "-", "-"], Some(&c0.stdout));
+    assert_ok(&d0, "decompress empty chunk");
+    assert!(d0.stdout.is_empty());
+    // file -> stdout, stdin -> file.
+    let src = dir.path("in.bin");
+    let back = dir.path("back.bin");
+    fs::write(&src, &input).unwrap();
+    let c = run(
+        &[
+            "compress".as_ref(),
+            "-c".as_ref(),
+            "zstd".as_ref(),
+            src.as_os_str(),
+            "-".as_ref(),
+        ],
+        None,
+    );
+    assert_ok(&c, "compress file -");
+    let d = run(
+        &["decompress".as_ref(), "-".as_ref(), back.as_os_str()],
+        Some(&c.stdout),
+    );
+    assert_ok(&d, "decompress - file");
+    assert!(d.stdout.is_empty());
+    assert!(fs::read(&back).unwrap() == input);
+}
+
+#[test]
+fn lossy_trunc_prec() {
+    let dir = TempDir::new("trunc");
+    let floats: Vec<f32> = (0..250_000)
+        .map(|i| (i as f32 * 0.01).sin() * 3.7)
+        .collect();
+    let input: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+    let src = dir.path("in.bin");
+    let chunk = dir.path("in.b2");
+    let back = dir.path("back.bin");
+    fs::write(&src, &input).unwrap();
+    // 10 mantissa bits kept: the low 23 - 10 = 13 bits are cleared.
+    let expected: Vec<u8> = floats
+        .iter()
+        .flat_map(|f| (f.to_bits() & !((1u32 << 13) - 1)).to_le_bytes())
+        .collect();
+    assert!(expected != input);
+    for (codec, extra) in [("zstd", None), ("lz4", Some("shuffle")), ("blosclz", None)] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "compress".as_ref(),
+            "-c".as_ref(),
+            codec.as_ref(),
+            "--filter".as_ref(),
+            "trunc_prec:10".as_ref(),
+            "-t".as_ref(),
+            "4".as_ref(),
+        ];
+        if let Some(f) = extra {
+            args.extend([std::ffi::OsStr::new("--filter"), std::ffi::OsStr::new(f)]);
+        }
+        args.extend([src.as_os_str(), chunk.as_os_str()]);
+        assert_ok(&run(&args, None), "trunc_prec compress");
+        let o = run(
+            &["decompress".as_ref(), chunk.as_os_str(), back.as_os_str()],
+            None,
+        );
+        assert_ok(&o, "trunc_prec decompress");
+        assert!(
+            fs::read(&back).unwrap() == expected,
+            "{codec}: not the truncated data"
+        );
+    }
+}
+
+/// Run a failing command whose OUT (`out`) holds known content beforehand;
+/// it must stay as it was, with no temporary file left beside it.
+fn check_fails_untouched(
+    dir: &TempDir,
+    args: &[&std::ffi::OsStr],
+    stdin: Option<&[u8]>,
+    needle: &str,
+    what: &str,
+) {
+    let before = dir.listing();
+    let out = dir.path("out");
+    let o = run(args, stdin);
+    assert_fails(&o, needle, what);
+    assert_eq!(fs::read(&out).unwrap(), b"precious", "{what}: OUT changed");
+    assert_eq!(dir.listing(), before, "{what}: files left behind");
+}
+
+#[test]
+fn bad_input_fails_cleanly() {
+    let dir = TempDir::new("bad");
+    let out = dir.path("out");
+    fs::write(&out, b"precious").unwrap();
+    let garbage = dir.path("garbage");
+    fs::write(
+        &garbage,
+        "this is a text file, certainly not a Blosc chunk\n".repeat(20),
+    )
+    .unwrap();
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), garbage.as_os_str(), out.as_os_str()],
+        None,
+        "is not a Blosc chunk",
+        "garbage",
+    );
+
+    // Garbage on stdin.
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), "-".as_ref(), out.as_os_str()],
+        Some(b"garbage garbage garbage garbage garbage"),
+        "stdin is not a Blosc chunk",
+        "garbage stdin",
+    );
+
+    // A real chunk, truncated at many points, and with bytes appended.
+    let input = data(200_000);
+    let c = run(
+        &["compress", "-c", "zstd", "-b", "16K", "-", "-"],
+        Some(&input),
+    );
+    assert_ok(&c, "compress");
+    let chunk = c.stdout;
+    let cut = dir.path("cut");
+    for len in [0, 1, 15, 16, 31, 32, 100, chunk.len() / 2, chunk.len() - 1] {
+        fs::write(&cut, &chunk[..len]).unwrap();
+        let what = format!("truncated to {len}");
+        check_fails_untouched(
+            &dir,
+            &["decompress".as_ref(), cut.as_os_str(), out.as_os_str()],
+            None,
+            "not a Blosc chunk",
+            &what,
+        );
+    }
+    let mut long = chunk.clone();
+    long.extend_from_slice(b"trailing");
+    fs::write(&cut, &long).unwrap();
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), cut.as_os_str(), out.as_os_str()],
+        None,
+        "not a Blosc chunk",
+        "trailing bytes",
+    );
+    // A block-start table pointing outside the chunk.
+    let mut bad = chunk.clone();
+    bad[32..36].copy_from_slice(&0x7fff_fff0_i32.to_le_bytes());
+    fs::write(&cut, &bad).unwrap();
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), cut.as_os_str(), out.as_os_str()],
+        None,
+        "cannot decompress",
+        "corrupt block-start table",
+    );
+    // Damaged block data may go unnoticed (zstd frames carry no checksum
+    // here) but must never crash the tool.
+    for (i, at) in [40, 100, chunk.len() / 3, chunk.len() - 150]
+        .into_iter()
+        .enumerate()
+    {
+        let mut bad = chunk.clone();
+        for b in &mut bad[at..at + 50] {
+            *b ^= 0x5a ^ i as u8;
+        }
+        let o = run(&["decompress", "-", "-"], Some(&bad));
+        let code = o.status.code();
+        assert!(
+            code == Some(0) || code == Some(1),
+            "damage at {at}: {code:?} {}",
+            stderr(&o)
+        );
+        if code == Some(1) {
+            assert_fails(&o, "", "damaged block");
+        }
+    }
+    // A Blosc2 frame is recognised as such.
+    let frame = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/frames/f02_lz4hc_5chunks_ragged.b2frame");
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), frame.as_os_str(), out.as_os_str()],
+        None,
+        "frame",
+        "frame",
+    );
+    // Missing input, a directory as input or output.
+    let missing = dir.path("missing");
+    check_fails_untouched(
+        &dir,
+        &["decompress".as_ref(), missing.as_os_str(), out.as_os_str()],
+        None,
+        "missing",
+        "missing input",
+    );
+    check_fails_untouched(
+        &dir,
+        &["compress".as_ref(), missing.as_os_str(), out.as_os_str()],
+        None,
+        "missing",
+        "missing input (compress)",
+    );
+    check_fails_untouched(
+        &dir,
+        &["compress".as_ref(), dir.0.as_os_str(), out.as_os_str()],
+        None,
+        "is a directory",
+        "directory input",
+    );
+    let o = run(
+        &["compress".as_ref(), out.as_os_str(), dir.0.as_os_str()],
+        None,
+    );
+    assert_fails(&o, "is a directory", "directory output");
+}
+
+#[test]
+fn input_over_one_chunk_is_refused() {
+    let dir = TempDir::new("huge");
+    let out = dir.path("out");
+    fs::write(&out, b"precious").unwrap();
+    // A sparse file one byte over the limit: refused from its size alone.
+    let huge = dir.path("huge");
+    let f = fs::File::create(&huge).unwrap();
+    f.set_len(oxiblosc::MAX_BUFFERSIZE as u64 + 1).unwrap();
+    drop(f);
+    check_fails_untouched(
+        &dir,
+        &["compress".as_ref(), huge.as_os_str(), out.as_os_str()],
+        None,
+        "--format frame",
+        "input over MAX_BUFFERSIZE",
+    );
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let dir = TempDir::new("args");
+    let src = dir.path("in.bin");
+    let out = dir.path("out");
+    fs::write(&src, data(1000)).unwrap();
+    fs::write(&out, b"precious").unwrap();
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    let cases: &[&[&str]] = &[
+        &[],
+        &["frobnicate", s, o],
+        &["compress"],
+        &["compress", s],
+        &["compress", s, o, "extra"],
+        &["decompress", s],
+        &["compress", "-c", "snappy", s, o],
+        &["compress", "-l", "10", s, o],
+        &["compress", "-l", "-1", s, o],
+        &["compress", "-t", "0", s, o],
+        &["compress", "-t", "four", s, o],
+        &["compress", "--filter", "bogus", s, o],
+        &["compress", "--filter", "shuffle:3", s, o],
+        &["compress", "--filter", "trunc_prec", "-t", "4", s, o],
+        &["compress", "--filter", "trunc_prec:40", "-t", "4", s, o],
+        &["compress", "--filter", "trunc_prec:10", "-t", "2", s, o],
+        &["compress", "--filter", "none", "--filter", "shuffle", s, o],
+        &[
+            "compress", "--filter", "delta", "--filter", "delta", "--filter", "delta", "--filter",
+            "delta", "--filter", "delta", "--filter", "delta", "--filter", "delta", s, o,
+        ],
+        &["compress", "--format", "frame", s, o],
+        &["compress", "--format", "zip", s, o],
+        &["compress", "--split", "sideways", s, o],
+        &["compress", "-b", "12X", s, o],
+        &["compress", "-b", "1G", s, o],
+        &["compress", "-n", "0", s, o],
+        &["compress", "-c", "zlib", "--dict", s, o],
+        &["decompress", "-n", "0", s, o],
+        &["decompress", "--codec", "zstd", s, o],
+    ];
+    for args in cases {
+        let what = format!("{args:?}");
+        assert_usage(&run(args, None), &what);
+        assert_eq!(fs::read(&out).unwrap(), b"precious", "{what}: OUT changed");
+    }
+    assert_eq!(dir.listing(), ["in.bin", "out"]);
+    // --help and --version succeed.
+    for args in [&["--help"][..], &["--version"], &["compress", "--help"]] {
+        let r = run(args, None);
+        assert!(r.status.success(), "{args:?}");
+        assert!(!r.stdout.is_empty());
+    }
+    let help = String::from_utf8(run(&["compress", "--help"], None).stdout).unwrap();
+    assert!(help.contains("[default: blosclz]"), "{help}");
+}
+
+#[cfg(unix)]
+#[test]
+fn replaced_out_keeps_mode_and_special_files_work() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("mode");
+    let src = dir.path("in.bin");
+    let out = dir.path("out");
+    fs::write(&src, data(5000)).unwrap();
+    fs::write(&out, b"old").unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o640)).unwrap();
+    let o = run(
+        &["compress".as_ref(), src.as_os_str(), out.as_os_str()],
+        None,
+    );
+    assert_ok(&o, "compress over existing OUT");
+    assert_eq!(
+        fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    assert_eq!(
+        oxiblosc::decompress(&fs::read(&out).unwrap()).unwrap(),
+        data(5000)
+    );
+    // A symlink OUT: the file it points to is replaced, the link stays.
+    let link = dir.path("link");
+    std::os::unix::fs::symlink("out", &link).unwrap();
+    let o = run(
+        &["decompress".as_ref(), out.as_os_str(), link.as_os_str()],
+        None,
+    );
+    assert_ok(&o, "decompress through a symlink");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(fs::read(&out).unwrap(), data(5000));
+    // Character devices are written in place.
+    let o = run(
+        &["compress".as_ref(), src.as_os_str(), "/dev/null".as_ref()],
+        None,
+    );
+    assert_ok(&o, "compress to /dev/null");
+    assert_eq!(dir.listing(), ["in.bin", "link", "out"]);
+}

@@ -1,0 +1,181 @@
+//! Hostile bytes: every truncation and every single-bit flip of the header
+//! and block-start table of a sample of real chunks, and random corruption
+//! anywhere, either decode to the declared length or fail with an `Err` —
+//! never a panic, and never an allocation larger than the declared size.
+
+mod common;
+use common::*;
+use oxiblosc::{ChunkHeader, DParams, Decompressor};
+use proptest::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// Records the largest single allocation of the current thread (tests run
+/// in parallel threads; each measures only its own allocations).
+struct Counting;
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the slot may already be gone while a thread shuts down.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; it only
+// records sizes on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        note(new);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Above this declared size the test decodes into a small buffer instead
+/// (and expects `DstTooSmall`), to keep memory and time bounded.
+const BIG: usize = 64 << 20;
+
+/// Try every decoding entry point on `bytes`; panics (failing the test) only
+/// if a result breaks the contract.
+fn attempt(d: &mut Decompressor, bytes: &[u8], what: &str) {
+    let declared = ChunkHeader::parse(bytes).map(|h| h.nbytes);
+    LARGEST.with(|l| l.set(0));
+    match declared {
+        Ok(n) if n <= BIG => {
+            if let Ok(out) = d.decompress(bytes) {
+                assert_eq!(out.len(), n, "{what}: Ok with the wrong length");
+            }
+            let largest = LARGEST.with(|l| l.get());
+            // Scratch, codec contexts and tables are small; nothing may be
+            // sized by an unchecked field beyond the declared output.
+            let bound = n.max(bytes.len()) + (1 << 20);
+            assert!(
+                largest <= bound,
+                "{what}: allocated {largest} bytes for a {n}-byte chunk"
+            );
+            let _ = d.getitem(bytes, 0, 16);
+            let _ = d.getitem(bytes, n / 2, 3);
+        }
+        Ok(n) => {
+            let mut small = vec![0u8; 1 << 20];
+            assert!(
+                d.decompress_into(bytes, &mut small).is_err(),
+                "{what}: {n} bytes into 1 MiB"
+            );
+        }
+        Err(_) => {
+            assert!(
+                d.decompress(bytes).is_err(),
+                "{what}: header rejected but decode worked"
+            );
+        }
+    }
+}
+
+/// A spread of vectors: every codec, filter, special, dict, VL and Blosc1 kind.
+fn sample() -> Vec<(String, Vec<u8>)> {
+    let all = vectors(&["chunk", "blosc1"]);
+    let mut picked = Vec::new();
+    for (i, v) in all.iter().enumerate() {
+        let name = v["name"].as_str().unwrap().to_owned();
+        let size = v["file_nbytes"].as_u64().unwrap();
+        let interesting = [
+            "dict",
+            "vlblock",
+            "special",
+            "zeros",
+            "nan",
+            "repeat",
+            "delta",
+            "bytedelta",
+            "memcpy",
+        ]
+        .iter()
+        .any(|k| name.contains(k));
+        if (interesting || i % 9 == 0) && size <= 40_000 {
+            picked.push((name, read(v)));
+        }
+    }
+    picked
+}
+
+#[test]
+fn every_truncation_of_sampled_chunks() {
+    let mut d = Decompressor::new(DParams::default());
+    let sample = sample();
+    assert!(sample.len() >= 20, "sample too small: {}", sample.len());
+    for (name, bytes) in &sample {
+        for len in 0..bytes.len() {
+            attempt(&mut d, &bytes[..len], &format!("{name} cut at {len}"));
+        }
+    }
+}
+
+#[test]
+fn every_bit_flip_of_header_and_bstarts() {
+    let mut d = Decompressor::new(DParams::default());
+    for (name, bytes) in &sample() {
+        let h = ChunkHeader::parse(bytes).unwrap();
+        let meta_end = if h.is_memcpyed() || h.special().is_some() {
+            h.header_len()
+        } else {
+            h.header_len() + 4 * h.nblocks() + if h.use_dict() { 4 } else { 0 }
+        };
+        let mut m = bytes.clone();
+        for byte in 0..meta_end.min(bytes.len()) {
+            for bit in 0..8 {
+                m[byte] ^= 1 << bit;
+                attempt(&mut d, &m, &format!("{name} bit {bit} of byte {byte}"));
+                m[byte] ^= 1 << bit;
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random corruption anywhere in a chunk (payloads included).
+    #[test]
+    fn random_corruption_never_panics(which in any::<prop::sample::Index>(), edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
+        thread_local! { static SAMPLE: Vec<(String, Vec<u8>)> = sample(); }
+        SAMPLE.with(|s| {
+            let (name, bytes) = &s[which.index(s.len())];
+            let mut m = bytes.clone();
+            for (at, v) in &edits {
+                let i = at.index(m.len());
+                m[i] = *v;
+            }
+            let mut d = Decompressor::new(DParams::default());
+            attempt(&mut d, &m, &format!("{name} with {edits:?}"));
+        });
+    }
+
+    /// Arbitrary bytes behind a plausible header.
+    #[test]
+    fn garbage_never_panics(head in prop::collection::vec(any::<u8>(), 16..48), tail in prop::collection::vec(any::<u8>(), 0..600)) {
+        let mut m = head;
+        m[2] |= 0x05; // mostly extended headers
+        m.extend_from_slice(&tail);
+        let mut d = Decompressor::new(DParams::default());
+        attempt(&mut d, &m, "garbage");
+    }
+}
