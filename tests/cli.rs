@@ -488,22 +488,53 @@ fn bad_input_fails_cleanly() {
 }
 
 #[test]
-fn input_over_one_chunk_is_refused() {
+fn input_over_one_chunk_round_trips() {
+    use std::io::Read;
     let dir = TempDir::new("huge");
-    let out = dir.path("out");
-    fs::write(&out, b"precious").unwrap();
-    // A sparse file one byte over the limit: refused from its size alone.
+    // A sparse file one byte over what one chunk holds: two chunks.
     let huge = dir.path("huge");
     let f = fs::File::create(&huge).unwrap();
-    f.set_len(oxiblosc::MAX_BUFFERSIZE as u64 + 1).unwrap();
+    let len = oxiblosc::MAX_BUFFERSIZE as u64 + 1;
+    f.set_len(len).unwrap();
     drop(f);
-    check_fails_untouched(
-        &dir,
-        &["compress".as_ref(), huge.as_os_str(), out.as_os_str()],
-        None,
-        "--format frame",
-        "input over MAX_BUFFERSIZE",
+    let packed = dir.path("packed");
+    let back = dir.path("back");
+    assert_ok(
+        &run(
+            &[
+                "compress".as_ref(),
+                "-t".as_ref(),
+                "1".as_ref(),
+                huge.as_os_str(),
+                packed.as_os_str(),
+            ],
+            None,
+        ),
+        "compress over one chunk",
     );
+    // Two self-delimiting chunks, each readable on its own.
+    let bytes = fs::read(&packed).unwrap();
+    let first = oxiblosc::ChunkHeader::parse(&bytes).unwrap();
+    let second = oxiblosc::ChunkHeader::parse(&bytes[first.cbytes..]).unwrap();
+    assert_eq!(first.cbytes + second.cbytes, bytes.len());
+    assert_eq!((first.nbytes + second.nbytes) as u64, len);
+    assert_ok(
+        &run(
+            &["decompress".as_ref(), packed.as_os_str(), back.as_os_str()],
+            None,
+        ),
+        "decompress over one chunk",
+    );
+    assert_eq!(fs::metadata(&back).unwrap().len(), len);
+    let mut r = std::io::BufReader::new(fs::File::open(&back).unwrap());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = r.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        assert!(buf[..n].iter().all(|&b| b == 0), "decoded data differs");
+    }
 }
 
 #[test]

@@ -26,7 +26,7 @@ use oxiblosc::{
     MAX_BUFFERSIZE, SplitMode,
 };
 
-use files::{Place, ReadError};
+use files::Place;
 
 /// Compress files into Blosc2 chunks and decompress them.
 #[derive(Parser, Debug)]
@@ -51,13 +51,15 @@ enum Command {
 /// The container written by `compress`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
-    /// One Blosc2 chunk (at most `MAX_BUFFERSIZE` bytes of input).
+    /// Blosc2 chunks: one for inputs up to `MAX_BUFFERSIZE` bytes, else a
+    /// sequence of chunks written one after the other.
     Chunk,
 }
 
 #[derive(Args, Debug)]
 struct CompressArgs {
-    /// Container format: `chunk` (one Blosc2 chunk, inputs up to ~2 GiB).
+    /// Container format: `chunk` (one Blosc2 chunk; inputs over ~2 GiB become a
+    /// sequence of chunks, each readable on its own).
     /// `frame` is not available yet.
     #[arg(long, value_name = "FORMAT", default_value = "chunk", value_parser = parse_format)]
     format: Format,
@@ -246,6 +248,20 @@ fn cparams(args: &CompressArgs) -> CParams {
     p
 }
 
+/// Largest piece of input one chunk takes: `MAX_BUFFERSIZE` rounded down to
+/// whole items. Inputs up to this size become one chunk; larger ones a
+/// sequence of chunks, one after the other (each chunk carries its size, so
+/// the sequence is self-delimiting and every chunk decodes on its own, in
+/// C-Blosc2 too).
+fn piece_len(typesize: usize) -> usize {
+    let ts = if typesize > oxiblosc::MAX_TYPESIZE {
+        typesize
+    } else {
+        typesize.max(1)
+    };
+    MAX_BUFFERSIZE / ts * ts
+}
+
 fn compress(args: CompressArgs) -> Result<(), String> {
     let params = cparams(&args);
     let Format::Chunk = args.format;
@@ -257,22 +273,30 @@ fn compress(args: CompressArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let data = files::read_all(&input, MAX_BUFFERSIZE).map_err(|e| match e {
-        ReadError::Io(m) => m,
-        ReadError::TooLarge { size, .. } => {
-            let size = size.map_or_else(|| "over".to_string(), |s| s.to_string());
-            format!(
-                "{} is {size} bytes, more than one chunk holds ({MAX_BUFFERSIZE} bytes); \
-                 larger inputs need --format frame, which is not available yet",
-                input.as_input()
-            )
+    let name = input.as_input();
+    let piece = piece_len(params.typesize);
+    let mut reader = files::open_input(&input)?;
+    let mut out = files::Output::begin(&output)?;
+    let mut compressor = Compressor::new(params);
+    let mut buf = Vec::new();
+    let mut first = true;
+    loop {
+        let n = files::read_piece(&mut reader, &mut buf, piece)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        // An empty input still makes one (empty) chunk.
+        if n == 0 && !first {
+            break;
         }
-    })?;
-    let chunk = Compressor::new(params)
-        .compress(&data)
-        .map_err(|e| format!("cannot compress {}: {e}", input.as_input()))?;
-    drop(data);
-    files::write_all(&output, &chunk)
+        first = false;
+        let chunk = compressor
+            .compress(&buf[..n])
+            .map_err(|e| format!("cannot compress {name}: {e}"))?;
+        out.write(&chunk)?;
+        if n < piece {
+            break;
+        }
+    }
+    out.finish()
 }
 
 /// Whether `data` starts like a Blosc2 contiguous frame (msgpack fixarray,
@@ -285,34 +309,64 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
     let input = Place::new(&args.input);
     let output = Place::new(&args.output);
     let name = input.as_input();
-    // The largest chunk: its size is an i32.
-    let limit = i32::MAX as usize;
-    let data = files::read_all(&input, limit).map_err(|e| match e {
-        ReadError::Io(m) => m,
-        ReadError::TooLarge { head, .. } if is_frame(&head) => {
-            format!("{name} is a Blosc2 frame; this version reads single chunks only")
+    let mut reader = files::open_input(&input)?;
+    let mut out = files::Output::begin(&output)?;
+    let mut d = Decompressor::new(DParams::default().nthreads(args.nthreads as usize));
+    let mut chunk = Vec::new();
+    let mut decoded = Vec::new();
+    let mut index = 0usize;
+    loop {
+        // The header says how long the chunk is (bytes 12..16, cbytes).
+        chunk.clear();
+        let got = files::read_piece(&mut reader, &mut chunk, 32)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if got == 0 && index > 0 {
+            break;
         }
-        ReadError::TooLarge { .. } => {
-            format!("{name} is not a Blosc chunk: larger than any chunk ({limit} bytes)")
+        let at = if index == 0 {
+            String::new()
+        } else {
+            format!(" (chunk {index})")
+        };
+        if index == 0 && is_frame(&chunk) {
+            return Err(format!(
+                "{name} is a Blosc2 frame; this version reads chunks only"
+            ));
         }
-    })?;
-    if is_frame(&data) {
-        return Err(format!(
-            "{name} is a Blosc2 frame; this version reads single chunks only"
-        ));
+        if got < 16 {
+            return Err(format!(
+                "{name} is not a Blosc chunk{at}: {got} bytes, shorter than any chunk header"
+            ));
+        }
+        let cbytes = i32::from_le_bytes(chunk[12..16].try_into().unwrap());
+        let cbytes = usize::try_from(cbytes)
+            .ok()
+            .filter(|&c| c >= 16)
+            .ok_or_else(|| format!("{name} is not a Blosc chunk{at}: chunk size {cbytes}"))?;
+        if cbytes > got {
+            let more = files::read_piece_append(&mut reader, &mut chunk, cbytes - got)
+                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            if more < cbytes - got {
+                return Err(format!(
+                    "{name} is not a Blosc chunk{at}: its header gives a {cbytes}-byte chunk \
+                     but the input ends after {} bytes",
+                    got + more
+                ));
+            }
+        } else if cbytes < got {
+            // The header ends before the 32 bytes read: keep the rest for
+            // the next chunk.
+            let rest = chunk.split_off(cbytes);
+            reader = Box::new(std::io::Read::chain(std::io::Cursor::new(rest), reader));
+        }
+        let header = ChunkHeader::parse(&chunk)
+            .map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
+        decoded.resize(header.nbytes, 0);
+        let n = d
+            .decompress_into(&chunk, &mut decoded)
+            .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
+        out.write(&decoded[..n])?;
+        index += 1;
     }
-    let header =
-        ChunkHeader::parse(&data).map_err(|e| format!("{name} is not a Blosc chunk: {e}"))?;
-    if header.cbytes < data.len() {
-        return Err(format!(
-            "{name} is not a Blosc chunk: its header gives a {}-byte chunk but the input has {} bytes",
-            header.cbytes,
-            data.len()
-        ));
-    }
-    let out = Decompressor::new(DParams::default().nthreads(args.nthreads as usize))
-        .decompress(&data)
-        .map_err(|e| format!("cannot decompress {name}: {e}"))?;
-    drop(data);
-    files::write_all(&output, &out)
+    out.finish()
 }

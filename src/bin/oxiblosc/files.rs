@@ -46,136 +46,6 @@ impl Place {
     }
 }
 
-/// Why the input could not be read.
-#[derive(Debug)]
-pub enum ReadError {
-    /// The input is larger than the limit. `size` is its size when known
-    /// (files), `head` its first bytes (at most 16).
-    TooLarge {
-        /// The input's size, when known.
-        size: Option<u64>,
-        /// Its first bytes.
-        head: Vec<u8>,
-    },
-    /// An I/O error (the message says what was being done).
-    Io(String),
-}
-
-/// Read the whole of `place`, failing without reading it all when it holds
-/// more than `limit` bytes.
-pub fn read_all(place: &Place, limit: usize) -> Result<Vec<u8>, ReadError> {
-    let limit64 = limit as u64;
-    match place {
-        Place::Std => {
-            let mut data = Vec::new();
-            io::stdin()
-                .lock()
-                .take(limit64 + 1)
-                .read_to_end(&mut data)
-                .map_err(|e| ReadError::Io(format!("cannot read stdin: {e}")))?;
-            if data.len() > limit {
-                data.truncate(16);
-                return Err(ReadError::TooLarge {
-                    size: None,
-                    head: data,
-                });
-            }
-            data.shrink_to_fit();
-            Ok(data)
-        }
-        Place::File(path) => {
-            let what = || format!("'{}'", path.display());
-            let mut file = File::open(path)
-                .map_err(|e| ReadError::Io(format!("cannot open {}: {e}", what())))?;
-            let meta = file
-                .metadata()
-                .map_err(|e| ReadError::Io(format!("cannot read {}: {e}", what())))?;
-            if meta.is_dir() {
-                return Err(ReadError::Io(format!("{} is a directory", what())));
-            }
-            // Regular files tell their size: refuse an oversized one before
-            // reading it. Pipes and devices are read up to the limit.
-            let size = meta.is_file().then_some(meta.len());
-            let read_err = |e: io::Error| ReadError::Io(format!("cannot read {}: {e}", what()));
-            if let Some(size) = size.filter(|&s| s > limit64) {
-                let mut head = Vec::new();
-                (&mut file)
-                    .take(16)
-                    .read_to_end(&mut head)
-                    .map_err(read_err)?;
-                return Err(ReadError::TooLarge {
-                    size: Some(size),
-                    head,
-                });
-            }
-            let mut data = Vec::with_capacity(size.map_or(0, |s| s as usize));
-            file.take(limit64 + 1)
-                .read_to_end(&mut data)
-                .map_err(read_err)?;
-            if data.len() > limit {
-                data.truncate(16);
-                return Err(ReadError::TooLarge { size, head: data });
-            }
-            data.shrink_to_fit();
-            Ok(data)
-        }
-    }
-}
-
-/// Write `data` to `place`. A file is written to a temporary file in the
-/// same directory, flushed to disk and renamed over the target, so the
-/// target is either untouched or complete. An existing target keeps its
-/// permissions; a symbolic link is followed (the file it points to is
-/// replaced, not the link). Non-regular targets (`/dev/null`, a FIFO) are
-/// written in place.
-pub fn write_all(place: &Place, data: &[u8]) -> Result<(), String> {
-    let path = match place {
-        Place::Std => {
-            let mut out = io::stdout().lock();
-            return out
-                .write_all(data)
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write stdout: {e}"));
-        }
-        Place::File(p) => p,
-    };
-    let what = format!("'{}'", path.display());
-    let existing = match fs::metadata(path) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot write {what}: {e}")),
-    };
-    let target = match &existing {
-        Some(m) if m.is_dir() => return Err(format!("{what} is a directory")),
-        Some(m) if !m.is_file() => {
-            // A device or FIFO: there is nothing to rename over.
-            let mut f = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| format!("cannot open {what}: {e}"))?;
-            return f
-                .write_all(data)
-                .and_then(|()| f.flush())
-                .map_err(|e| format!("cannot write {what}: {e}"));
-        }
-        Some(_) => fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
-        None => path.clone(),
-    };
-    let mut tmp = TempFile::create(&target)
-        .map_err(|e| format!("cannot create a temporary file next to {what}: {e}"))?;
-    let file = tmp.file.as_mut().expect("open until persisted");
-    file.write_all(data)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| format!("cannot write {what}: {e}"))?;
-    if let Some(m) = &existing {
-        // Best effort, like `cp`: a file we may replace but not chmod keeps
-        // the default mode.
-        let _ = file.set_permissions(m.permissions());
-    }
-    tmp.persist(&target)
-        .map_err(|e| format!("cannot replace {what}: {e}"))
-}
-
 /// A temporary file removed on drop unless persisted.
 struct TempFile {
     path: PathBuf,
@@ -226,6 +96,145 @@ impl Drop for TempFile {
         drop(self.file.take());
         if !self.path.as_os_str().is_empty() {
             let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Open `place` for reading (stdin for `-`); a directory is an error.
+pub fn open_input(place: &Place) -> Result<Box<dyn Read>, String> {
+    match place {
+        Place::Std => Ok(Box::new(io::stdin().lock())),
+        Place::File(path) => {
+            let what = format!("'{}'", path.display());
+            let file = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;
+            let meta = file
+                .metadata()
+                .map_err(|e| format!("cannot read {what}: {e}"))?;
+            if meta.is_dir() {
+                return Err(format!("{what} is a directory"));
+            }
+            Ok(Box::new(io::BufReader::with_capacity(1 << 20, file)))
+        }
+    }
+}
+
+/// Fill `buf` with up to `max` bytes from `r` (fewer only at the end of the
+/// input); returns how many.
+pub fn read_piece(r: &mut dyn Read, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    buf.clear();
+    read_piece_append(r, buf, max)
+}
+
+/// Append up to `max` bytes from `r` to `buf`; returns how many.
+pub fn read_piece_append(r: &mut dyn Read, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    let start = buf.len();
+    r.take(max as u64).read_to_end(buf)?;
+    Ok(buf.len() - start)
+}
+
+/// An output written piece by piece: stdout directly; a file through a
+/// temporary file in the same directory that replaces the target only when
+/// [`Output::finish`] succeeds (dropped unfinished, it is removed and the
+/// target is untouched). Devices and FIFOs are written in place.
+pub struct Output {
+    what: String,
+    sink: Sink,
+}
+
+enum Sink {
+    Stdout(io::BufWriter<io::Stdout>),
+    InPlace(File),
+    Temp {
+        tmp: TempFile,
+        writer: io::BufWriter<File>,
+        target: PathBuf,
+        mode: Option<fs::Permissions>,
+    },
+}
+
+impl Output {
+    /// Start writing `place`.
+    pub fn begin(place: &Place) -> Result<Output, String> {
+        let path = match place {
+            Place::Std => {
+                return Ok(Output {
+                    what: "stdout".into(),
+                    sink: Sink::Stdout(io::BufWriter::with_capacity(1 << 20, io::stdout())),
+                });
+            }
+            Place::File(p) => p,
+        };
+        let what = format!("'{}'", path.display());
+        let existing = match fs::metadata(path) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot write {what}: {e}")),
+        };
+        let target = match &existing {
+            Some(m) if m.is_dir() => return Err(format!("{what} is a directory")),
+            Some(m) if !m.is_file() => {
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| format!("cannot open {what}: {e}"))?;
+                return Ok(Output {
+                    what,
+                    sink: Sink::InPlace(f),
+                });
+            }
+            Some(_) => fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+            None => path.clone(),
+        };
+        let mut tmp = TempFile::create(&target)
+            .map_err(|e| format!("cannot create a temporary file next to {what}: {e}"))?;
+        let file = tmp.file.take().expect("just created");
+        let writer = io::BufWriter::with_capacity(1 << 20, file);
+        Ok(Output {
+            what,
+            sink: Sink::Temp {
+                tmp,
+                writer,
+                target,
+                mode: existing.map(|m| m.permissions()),
+            },
+        })
+    }
+
+    /// Append `data`.
+    pub fn write(&mut self, data: &[u8]) -> Result<(), String> {
+        let r = match &mut self.sink {
+            Sink::Stdout(w) => w.write_all(data),
+            Sink::InPlace(f) => f.write_all(data),
+            Sink::Temp { writer, .. } => writer.write_all(data),
+        };
+        r.map_err(|e| format!("cannot write {}: {e}", self.what))
+    }
+
+    /// Flush, sync and (for a file) rename the temporary file over the target.
+    pub fn finish(self) -> Result<(), String> {
+        let what = self.what;
+        match self.sink {
+            Sink::Stdout(mut w) => w.flush().map_err(|e| format!("cannot write {what}: {e}")),
+            Sink::InPlace(mut f) => f.flush().map_err(|e| format!("cannot write {what}: {e}")),
+            Sink::Temp {
+                tmp,
+                writer,
+                target,
+                mode,
+            } => {
+                let file = writer
+                    .into_inner()
+                    .map_err(|e| format!("cannot write {what}: {}", e.error()))?;
+                file.sync_all()
+                    .map_err(|e| format!("cannot write {what}: {e}"))?;
+                if let Some(m) = mode {
+                    // Best effort, like `cp`.
+                    let _ = file.set_permissions(m);
+                }
+                drop(file);
+                tmp.persist(&target)
+                    .map_err(|e| format!("cannot replace {what}: {e}"))
+            }
         }
     }
 }
