@@ -26,7 +26,13 @@ pub fn lengths(ts: usize, dense: usize, elems: usize) -> Vec<usize> {
     let counts: Vec<usize> = if cfg!(miri) {
         vec![0, 9, 33, 65, 130]
     } else {
-        (0..=elems).collect()
+        // Every count up to `elems`, then counts around the widest blocks
+        // (256-element bitshuffle blocks of the AVX2 kernels).
+        let mut c: Vec<usize> = (0..=elems).collect();
+        if elems > 0 && ts <= 32 {
+            c.extend([255, 256, 257, 263, 511, 512, 513, 520, 600]);
+        }
+        c
     };
     for n in counts {
         let tails: &[usize] = if cfg!(miri) {
