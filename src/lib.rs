@@ -55,7 +55,9 @@ pub fn compress(src: &[u8], params: &CParams) -> Result<Vec<u8>> {
 /// Compress `src` into `dst`; returns the chunk's size. As in C-Blosc2,
 /// `dst.len()` bounds the output: when the compressed form does not fit the
 /// data is stored raw, and when that does not fit either (`dst` shorter than
-/// `src.len() + 32`) the call fails.
+/// `src.len() + 32`) the call fails. The chunk never exceeds
+/// [`max_compressed_len`]`(src.len())`, however large `dst` is (the room
+/// python-blosc2 gives C-Blosc2, so the chunk is the one C would write).
 ///
 /// # Errors
 /// As [`compress`], plus [`Error::DstTooSmall`].

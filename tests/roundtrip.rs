@@ -107,6 +107,18 @@ fn destination_size_rules() {
     let mut dst = vec![0u8; max_compressed_len(src.len())];
     let n = compress_into(&src, &mut dst, &p).unwrap();
     assert_eq!(decompress(&dst[..n]).unwrap(), src);
+    // More room than nbytes + 32 is not used: incompressible data with many
+    // blocks still gives at most nbytes + 32 (a raw chunk).
+    let noise = data(4, 300_000, 9);
+    let p_small_blocks = p.clone().blocksize(4096).filters(&[]);
+    let mut big = vec![0u8; 2 * noise.len()];
+    let n = compress_into(&noise, &mut big, &p_small_blocks).unwrap();
+    assert!(
+        n <= max_compressed_len(noise.len()),
+        "{n} bytes for {}",
+        noise.len()
+    );
+    assert_eq!(decompress(&big[..n]).unwrap(), noise);
     // Too small for even a raw copy: an error, nothing claimed written.
     let mut tiny = vec![0u8; 100];
     let random = data(4, 10_000, 42);

@@ -15,16 +15,19 @@
 use std::ffi::CStr;
 use std::fmt;
 use std::os::raw::{c_char, c_void};
+use std::ptr::NonNull;
+use std::sync::Once;
 use std::time::Duration;
 
-// Makes cargo link libblosc2.a (the crate's own bindings are not used).
+// Makes cargo link libblosc2.a. The crate's bindings are only used to check
+// the layout of our own `blosc2_cparams` / `blosc2_dparams` (see `ffi`).
 use blosc2_sys as _;
 
 /// Raw declarations, checked against the headers of the vendored C-Blosc2
 /// (`blosc/shuffle.h`, `shuffle-generic.h`, `bitshuffle-generic.h`,
 /// `shuffle-{sse2,avx2}.h`, `bitshuffle-{sse2,avx2,avx512}.h`, `blosc2.h`).
 mod ffi {
-    use std::os::raw::{c_char, c_void};
+    use std::os::raw::{c_char, c_int, c_void};
 
     unsafe extern "C" {
         // blosc/shuffle.h: the run-time dispatchers C-Blosc2 itself calls.
@@ -57,7 +60,113 @@ mod ffi {
 
         // blosc2.h
         pub fn blosc2_get_version_string() -> *const c_char;
+        pub fn blosc2_init();
+        pub fn blosc2_create_cctx(cparams: Cparams) -> *mut Context;
+        pub fn blosc2_create_dctx(dparams: Dparams) -> *mut Context;
+        pub fn blosc2_free_ctx(context: *mut Context);
+        pub fn blosc2_compress_ctx(
+            context: *mut Context,
+            src: *const c_void,
+            srcsize: i32,
+            dest: *mut c_void,
+            destsize: i32,
+        ) -> c_int;
+        pub fn blosc2_decompress_ctx(
+            context: *mut Context,
+            src: *const c_void,
+            srcsize: i32,
+            dest: *mut c_void,
+            destsize: i32,
+        ) -> c_int;
     }
+
+    /// `blosc2_context` (opaque).
+    #[repr(C)]
+    pub struct Context {
+        _private: [u8; 0],
+    }
+
+    /// `blosc2_cparams` of `blosc2.h` (C-Blosc2 2.15), field for field.
+    #[repr(C)]
+    pub struct Cparams {
+        pub compcode: u8,
+        pub compcode_meta: u8,
+        pub clevel: u8,
+        pub use_dict: c_int,
+        pub typesize: i32,
+        pub nthreads: i16,
+        pub blocksize: i32,
+        pub splitmode: i32,
+        pub schunk: *mut c_void,
+        pub filters: [u8; 6],
+        pub filters_meta: [u8; 6],
+        /// `blosc2_prefilter_fn` (NULL: none).
+        pub prefilter: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+        pub preparams: *mut c_void,
+        pub tuner_params: *mut c_void,
+        pub tuner_id: c_int,
+        pub instr_codec: bool,
+        pub codec_params: *mut c_void,
+        pub filter_params: [*mut c_void; 6],
+    }
+
+    /// `blosc2_dparams` of `blosc2.h`, field for field.
+    #[repr(C)]
+    pub struct Dparams {
+        pub nthreads: i16,
+        pub schunk: *mut c_void,
+        /// `blosc2_postfilter_fn` (NULL: none).
+        pub postfilter: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+        pub postparams: *mut c_void,
+    }
+
+    // The layout must be C's exactly (the structs are passed by value). Check
+    // it against the bindgen output of `blosc2-sys`, whose own tests check it
+    // against the header: same size, alignment and every field offset.
+    macro_rules! same_layout {
+        ($ours:ty, $theirs:ty, $($f:ident),*) => {
+            const _: () = {
+                assert!(std::mem::size_of::<$ours>() == std::mem::size_of::<$theirs>());
+                assert!(std::mem::align_of::<$ours>() == std::mem::align_of::<$theirs>());
+                $(assert!(
+                    std::mem::offset_of!($ours, $f) == std::mem::offset_of!($theirs, $f)
+                );)*
+            };
+        };
+    }
+    same_layout!(
+        Cparams,
+        blosc2_sys::blosc2_cparams,
+        compcode,
+        compcode_meta,
+        clevel,
+        use_dict,
+        typesize,
+        nthreads,
+        blocksize,
+        splitmode,
+        schunk,
+        filters,
+        filters_meta,
+        prefilter,
+        preparams,
+        tuner_params,
+        tuner_id,
+        instr_codec,
+        codec_params,
+        filter_params
+    );
+    same_layout!(
+        Dparams,
+        blosc2_sys::blosc2_dparams,
+        nthreads,
+        schunk,
+        postfilter,
+        postparams
+    );
+    #[cfg(target_pointer_width = "64")]
+    const _: () =
+        assert!(std::mem::size_of::<Cparams>() == 136 && std::mem::size_of::<Dparams>() == 32);
 
     #[cfg(target_arch = "x86_64")]
     unsafe extern "C" {
@@ -232,6 +341,8 @@ pub enum CError {
     TooLong(usize),
     /// A C bitshuffle function returned this (negative) error code.
     Failed(i64),
+    /// A C-Blosc2 call returned this error code (or NULL, as 0).
+    Blosc(&'static str, i32),
 }
 
 impl fmt::Display for CError {
@@ -241,6 +352,7 @@ impl fmt::Display for CError {
             CError::BadTypesize(ts) => write!(f, "typesize {ts} out of range"),
             CError::TooLong(n) => write!(f, "{n} bytes do not fit C-Blosc2's int32 block size"),
             CError::Failed(code) => write!(f, "C bitshuffle failed with code {code}"),
+            CError::Blosc(call, code) => write!(f, "{call} failed (returned {code})"),
         }
     }
 }
@@ -481,4 +593,191 @@ pub fn version() -> String {
     }
     // SAFETY: non-null, NUL-terminated, static lifetime (see above).
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// `blosc2_init()`, once per process (registers C-Blosc2's codecs and
+/// filters; contexts need it).
+pub fn init() {
+    static INIT: Once = Once::new();
+    // SAFETY: `blosc2_init` takes no arguments and only sets up C-Blosc2's
+    // global state; `Once` makes it run once, before any context is created
+    // by this crate (every constructor below calls `init` first).
+    INIT.call_once(|| unsafe { ffi::blosc2_init() });
+}
+
+/// `BLOSC_AUTO_SPLIT`: split blocks into per-byte streams when C-Blosc2's
+/// heuristic says it pays (python-blosc2's default).
+pub const SPLIT_AUTO: i32 = 3;
+
+/// What a C-Blosc2 compression context is made with; every other field of
+/// `blosc2_cparams` is its default (`BLOSC2_CPARAMS_DEFAULTS`: no
+/// dictionary, automatic block size, no prefilter, no tuner).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CCompressParams {
+    /// C-Blosc2 codec id (`BLOSC_BLOSCLZ` = 0, `LZ4` 1, `LZ4HC` 2, `ZLIB` 4, `ZSTD` 5).
+    pub codec: u8,
+    /// 0..=9.
+    pub clevel: u8,
+    /// Bytes per item.
+    pub typesize: usize,
+    /// Filter ids by slot, run from slot 0 (0 = none), like python-blosc2's
+    /// `filters=[...]` list (C's default puts SHUFFLE in the last slot).
+    pub filters: [u8; 6],
+    /// `BLOSC_*_SPLIT` (e.g. [`SPLIT_AUTO`]).
+    pub splitmode: i32,
+    /// Threads of the context's pool (1: C compresses in the calling thread).
+    pub nthreads: usize,
+}
+
+/// A C-Blosc2 compression context (`blosc2_create_cctx`), made once and
+/// reused for every call; freed on drop.
+pub struct CCompressor {
+    ctx: NonNull<ffi::Context>,
+}
+
+impl CCompressor {
+    /// Creates the context.
+    ///
+    /// # Errors
+    /// Out-of-range parameters, or `blosc2_create_cctx` returning NULL.
+    pub fn new(p: &CCompressParams) -> Result<CCompressor, CError> {
+        init();
+        let typesize = i32::try_from(p.typesize)
+            .ok()
+            .filter(|t| (1..=255).contains(t))
+            .ok_or(CError::BadTypesize(p.typesize))?;
+        let nthreads = i16::try_from(p.nthreads.max(1))
+            .map_err(|_| CError::Blosc("nthreads out of range", 0))?;
+        let cparams = ffi::Cparams {
+            compcode: p.codec,
+            compcode_meta: 0,
+            clevel: p.clevel,
+            use_dict: 0,
+            typesize,
+            nthreads,
+            blocksize: 0,
+            splitmode: p.splitmode,
+            schunk: std::ptr::null_mut(),
+            filters: p.filters,
+            filters_meta: [0; 6],
+            prefilter: None,
+            preparams: std::ptr::null_mut(),
+            tuner_params: std::ptr::null_mut(),
+            tuner_id: 0,
+            instr_codec: false,
+            codec_params: std::ptr::null_mut(),
+            filter_params: [std::ptr::null_mut(); 6],
+        };
+        // SAFETY: `cparams` is a fully initialised `blosc2_cparams` (layout
+        // checked at compile time); C copies what it needs out of it (the
+        // pointers are all NULL) and returns a new context or NULL.
+        let ctx = unsafe { ffi::blosc2_create_cctx(cparams) };
+        NonNull::new(ctx)
+            .map(|ctx| CCompressor { ctx })
+            .ok_or(CError::Blosc("blosc2_create_cctx", 0))
+    }
+
+    /// `blosc2_compress_ctx`: compresses `src` into `dst`, returns the chunk
+    /// size (`dst` of `src.len() + 32` bytes always suffices).
+    ///
+    /// # Errors
+    /// Sizes over `i32::MAX`, or C's error code (0: does not fit `dst`).
+    pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
+        let srcsize = i32::try_from(src.len()).map_err(|_| CError::TooLong(src.len()))?;
+        let destsize = i32::try_from(dst.len()).unwrap_or(i32::MAX);
+        // SAFETY: `self.ctx` is a live compression context owned by `self`
+        // (`&mut self`: no concurrent use; its worker threads, if any, are
+        // joined inside the call). `src` is readable for `srcsize` bytes and
+        // `dst` writable for `destsize <= dst.len()` bytes; they do not
+        // overlap (shared vs exclusive borrow). C-Blosc2 guarantees it never
+        // writes more than `destsize` bytes.
+        let r = unsafe {
+            ffi::blosc2_compress_ctx(
+                self.ctx.as_ptr(),
+                src.as_ptr().cast(),
+                srcsize,
+                dst.as_mut_ptr().cast(),
+                destsize,
+            )
+        };
+        if r > 0 {
+            Ok(r as usize)
+        } else {
+            Err(CError::Blosc("blosc2_compress_ctx", r))
+        }
+    }
+}
+
+impl Drop for CCompressor {
+    fn drop(&mut self) {
+        // SAFETY: the context was made by `blosc2_create_cctx`, is owned by
+        // `self` and freed exactly once, here.
+        unsafe { ffi::blosc2_free_ctx(self.ctx.as_ptr()) }
+    }
+}
+
+/// A C-Blosc2 decompression context (`blosc2_create_dctx`); freed on drop.
+pub struct CDecompressor {
+    ctx: NonNull<ffi::Context>,
+}
+
+impl CDecompressor {
+    /// Creates the context with `nthreads` threads.
+    ///
+    /// # Errors
+    /// `nthreads` out of range, or `blosc2_create_dctx` returning NULL.
+    pub fn new(nthreads: usize) -> Result<CDecompressor, CError> {
+        init();
+        let nthreads = i16::try_from(nthreads.max(1))
+            .map_err(|_| CError::Blosc("nthreads out of range", 0))?;
+        let dparams = ffi::Dparams {
+            nthreads,
+            schunk: std::ptr::null_mut(),
+            postfilter: None,
+            postparams: std::ptr::null_mut(),
+        };
+        // SAFETY: a fully initialised `blosc2_dparams` (layout checked at
+        // compile time) with NULL pointers; C returns a new context or NULL.
+        let ctx = unsafe { ffi::blosc2_create_dctx(dparams) };
+        NonNull::new(ctx)
+            .map(|ctx| CDecompressor { ctx })
+            .ok_or(CError::Blosc("blosc2_create_dctx", 0))
+    }
+
+    /// `blosc2_decompress_ctx`: decompresses the chunk `src` into `dst`,
+    /// returns the number of bytes written.
+    ///
+    /// # Errors
+    /// Sizes over `i32::MAX`, or C's (negative) error code.
+    pub fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
+        let srcsize = i32::try_from(src.len()).map_err(|_| CError::TooLong(src.len()))?;
+        let destsize = i32::try_from(dst.len()).unwrap_or(i32::MAX);
+        // SAFETY: `self.ctx` is a live decompression context owned by `self`
+        // (`&mut self`: no concurrent use). `src` is readable for `srcsize`
+        // bytes, `dst` writable for `destsize` bytes, no overlap. C-Blosc2
+        // checks the chunk header against `srcsize` (it rejects a chunk whose
+        // cbytes exceed it) and documents that it never writes more than
+        // `destsize` bytes. The chunks passed here are ones a compressor made.
+        let r = unsafe {
+            ffi::blosc2_decompress_ctx(
+                self.ctx.as_ptr(),
+                src.as_ptr().cast(),
+                srcsize,
+                dst.as_mut_ptr().cast(),
+                destsize,
+            )
+        };
+        if r >= 0 {
+            Ok(r as usize)
+        } else {
+            Err(CError::Blosc("blosc2_decompress_ctx", r))
+        }
+    }
+}
+
+impl Drop for CDecompressor {
+    fn drop(&mut self) {
+        // SAFETY: made by `blosc2_create_dctx`, owned by `self`, freed once.
+        unsafe { ffi::blosc2_free_ctx(self.ctx.as_ptr()) }
+    }
 }

@@ -2,17 +2,20 @@
 //!
 //! ```text
 //! perf/run kernels [--quick]     # or: cargo run -p oxiblosc-perf --release -- kernels
+//! perf/run chunks [--quick]
 //! perf/run info
 //! ```
 //!
-//! Subcommands live in their own modules (`kernels`; whole-chunk
-//! compress/decompress against `blosc2_compress_ctx`/`blosc2_decompress_ctx`
-//! would be a sibling, with its FFI added to `c`). The C-Blosc2 FFI (and all
+//! Subcommands live in their own modules (`kernels`: the shuffle kernels;
+//! `chunks`: whole chunks against `blosc2_compress_ctx` /
+//! `blosc2_decompress_ctx`, plotted by `svg`). The C-Blosc2 FFI (and all
 //! `unsafe`) is in `c`, the interleaved median timing in `timing`, output
 //! tables in `table`, the machine description in `sysinfo`.
 
 mod c;
+mod chunks;
 mod kernels;
+mod svg;
 mod sysinfo;
 mod table;
 mod timing;
@@ -28,6 +31,7 @@ usage: oxiblosc-perf <command> [options]
 
 commands:
   kernels   shuffle/unshuffle/bitshuffle/bitunshuffle: ours vs C-Blosc2, GB/s table
+  chunks    whole chunks: compress/decompress GB/s and ratio, ours vs C-Blosc2
   info      CPU, chosen implementations (ours and C-Blosc2's), C-Blosc2 version
 
 options for `kernels`:
@@ -42,6 +46,31 @@ options for `kernels`:
   --csv PATH         write the CSV there (default: perf/results/kernels.csv, and
                      only for a full run: --quick or a subset writes no CSV)
   --no-csv           don't write a CSV
+
+options for `chunks` (lists are comma-separated; each narrows the grid):
+  --quick            < 2 minutes: every codec at clevel 5 plus blosclz at 1 and 9,
+                     shuffle, 1 thread, 1 MiB chunks, 3 workloads, 8 MiB each,
+                     5 rounds of >= 8 ms (default: the full grid below, 64 MiB
+                     per workload, 7 rounds of >= 20 ms)
+  --codec NAME,...   blosclz, lz4, lz4hc, zlib, zstd (default: all)
+  --clevel N,...     default 1,5,9
+  --filter NAME,...  the filter in slot 0: shuffle, bitshuffle (default: both)
+  --nthreads N,...   threads for both libraries (default 1,2; rows with more than
+                     one thread are timed with the wall clock)
+  --chunk BYTES,...  chunk sizes (default 1m,4m)
+  --workload W,...   arange, linspace, sine, alphabet, random, zeros (default: all)
+  --total BYTES      data per workload (default 64m, --quick 8m)
+  --budget-ms MS     a row's volume stops growing once compressing it took this
+                     long in the check pass (default 250, --quick 100): slow codecs
+                     are timed on fewer chunks
+  --rounds, --target-ms, --clock   as for `kernels`
+  --csv PATH         write the CSV there, and the plot next to it (.svg) (default:
+                     perf/results/chunks.csv and .svg, only for a full run)
+  --svg PATH         write the plot there
+  --solo WHO         for profilers: after each row's checks run only WHO (ours-compress,
+                     c-compress, ours-decompress, c-decompress) for 5 s, no table
+  --solo-secs S      (after --solo) how long
+  --no-csv           write neither
 ";
 
 fn main() -> ExitCode {
@@ -75,6 +104,24 @@ fn run(args: &[String]) -> Result<bool, String> {
             );
             if !ok {
                 eprintln!("\nERROR: some outputs differ from C-Blosc2's (rows marked MISMATCH)");
+            }
+            Ok(ok)
+        }
+        "chunks" => {
+            let opts = chunk_options(rest)?;
+            print_header();
+            let start = Instant::now();
+            let ok = chunks::run(&opts)?;
+            println!(
+                "\nwall time: {:.1} s; load average at the end: {}",
+                start.elapsed().as_secs_f64(),
+                load()
+            );
+            if !ok {
+                eprintln!(
+                    "\nERROR: some chunks did not decode to their input in the other library \
+                     (rows marked MISMATCH)"
+                );
             }
             Ok(ok)
         }
@@ -203,6 +250,133 @@ fn kernel_options(args: &[String]) -> Result<kernels::Options, String> {
         (false, Some(path), _) => Some(path),
         (false, None, true) => None,
         (false, None, false) => Some(kernels::default_csv()),
+    };
+    Ok(opts)
+}
+
+fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut opts = chunks::Options::new(quick);
+    let mut subset = quick;
+    let (mut csv, mut svg, mut no_csv) = (None, None, false);
+    let list = |v: String| -> Vec<String> { v.split(',').map(|s| s.trim().to_owned()).collect() };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        match a.as_str() {
+            "--quick" => {}
+            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
+            "--target-ms" => {
+                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
+            }
+            "--clock" => {
+                let v = value()?;
+                opts.timing.clock =
+                    timing::Clock::parse(&v).ok_or(format!("unknown clock {v:?} (cpu or wall)"))?;
+            }
+            "--codec" => {
+                subset = true;
+                opts.codecs = list(value()?)
+                    .iter()
+                    .map(|c| c.parse::<oxiblosc::Codec>().map_err(|e| e.to_string()))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--clevel" => {
+                subset = true;
+                opts.clevel5_except_blosclz = false;
+                opts.clevels = list(value()?)
+                    .iter()
+                    .map(|c| match c.parse::<u8>() {
+                        Ok(l) if l <= 9 => Ok(l),
+                        _ => Err(format!("clevel {c:?} is not in 0..=9")),
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "--filter" => {
+                subset = true;
+                opts.filters = list(value()?)
+                    .iter()
+                    .map(|f| match f.parse::<oxiblosc::Filter>() {
+                        Ok(f @ (oxiblosc::Filter::Shuffle | oxiblosc::Filter::BitShuffle)) => Ok(f),
+                        _ => Err(format!("filter {f:?}: shuffle or bitshuffle")),
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "--nthreads" => {
+                subset = true;
+                opts.nthreads = list(value()?)
+                    .iter()
+                    .map(|n| parse_num(n).map(|n| n.max(1)))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--chunk" => {
+                subset = true;
+                opts.chunks = list(value()?)
+                    .iter()
+                    .map(|n| parse_num(n))
+                    .collect::<Result<_, _>>()?;
+                if opts
+                    .chunks
+                    .iter()
+                    .any(|&c| c == 0 || c > i32::MAX as usize - 64)
+                {
+                    return Err("chunk sizes must be in 1..2 GiB".into());
+                }
+            }
+            "--workload" => {
+                subset = true;
+                opts.workloads = list(value()?)
+                    .iter()
+                    .map(|w| chunks::Workload::parse(w).ok_or(format!("unknown workload {w:?}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--total" => {
+                subset = true;
+                opts.total = parse_num(&value()?)?;
+            }
+            "--budget-ms" => {
+                subset = true;
+                opts.budget = Duration::from_millis(parse_num(&value()?)? as u64);
+            }
+            "--solo" => {
+                subset = true;
+                let v = value()?;
+                let who = chunks::SOLO_NAMES
+                    .iter()
+                    .position(|n| *n == v)
+                    .ok_or(format!("--solo: one of {}", chunks::SOLO_NAMES.join(", ")))?;
+                let secs = opts.solo.map_or(Duration::from_secs(5), |s| s.1);
+                opts.solo = Some((who, secs));
+            }
+            "--solo-secs" => {
+                let secs = Duration::from_secs(parse_num(&value()?)? as u64);
+                opts.solo = opts.solo.map(|(who, _)| (who, secs));
+                if opts.solo.is_none() {
+                    return Err("--solo-secs comes after --solo".into());
+                }
+            }
+            "--csv" => csv = Some(PathBuf::from(value()?)),
+            "--svg" => svg = Some(PathBuf::from(value()?)),
+            "--no-csv" => no_csv = true,
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    // Keep results/chunks.csv the output of a complete default run.
+    opts.csv = match (no_csv, csv, subset) {
+        (true, _, _) => None,
+        (false, Some(path), _) => Some(path),
+        (false, None, true) => None,
+        (false, None, false) => Some(chunks::default_csv()),
+    };
+    opts.svg = match (no_csv, svg, &opts.csv) {
+        (true, _, _) => None,
+        (false, Some(path), _) => Some(path),
+        (false, None, Some(csv)) => Some(csv.with_extension("svg")),
+        (false, None, None) => None,
     };
     Ok(opts)
 }

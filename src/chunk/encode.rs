@@ -142,6 +142,10 @@ pub(crate) fn compress_into(
     let lay = layout(p, src.len())?;
     let mut h = lay.header.clone();
     let nbytes = src.len();
+    // A chunk never exceeds nbytes + 32 (the room python-blosc2 always
+    // gives C): more room in `dst` is not used.
+    let limit = dst.len().min(nbytes + MAX_OVERHEAD);
+    let dst = &mut dst[..limit];
     let destsize = dst.len();
     if destsize < MAX_OVERHEAD {
         return Err(Error::DstTooSmall {
