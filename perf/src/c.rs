@@ -7,7 +7,15 @@
 //! in an upstream build. This module declares the kernel entry points we time
 //! (C marks them `BLOSC_NO_EXPORT`, i.e. hidden visibility, which only matters
 //! for shared libraries: in `libblosc2.a` they are ordinary global symbols)
-//! and wraps them in safe functions that check the buffer sizes first.
+//! and wraps them in safe functions that check the buffer sizes first; and
+//! the context API for whole chunks (`blosc2_create_cctx` /
+//! `blosc2_compress_ctx`, `blosc2_create_dctx` / `blosc2_decompress_ctx`),
+//! wrapped in [`CCompressor`] and [`CDecompressor`], which own a context.
+//!
+//! Because oxiblosc is linked into the same binary, C-Blosc2's calls into
+//! zstd and lz4 resolve to the copies `zstd-sys` (zstd 1.5.7) and `lzzzz`
+//! (lz4 1.10.0) bring, not to the ones bundled in libblosc2.a (see the
+//! README).
 //!
 //! All `unsafe` code of this crate lives here, which is why the one libc
 //! call the timing needs ([`thread_cpu_time`]) is here too.
