@@ -365,7 +365,6 @@ pub(crate) fn special_header(
     value_len: usize,
 ) -> Result<ChunkHeader> {
     let lay = layout(p, nbytes)?;
-    let _ = id::NOFILTER;
     Ok(ChunkHeader {
         version: VERSION_STABLE,
         versionlz: VERSIONLZ,

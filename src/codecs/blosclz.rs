@@ -55,6 +55,22 @@ fn match_end(buf: &[u8], mut p: usize, mut q: usize, bound: usize) -> usize {
     bound
 }
 
+/// The length bytes of a long match (`len >= 7`): one 255 per 255 of
+/// `len - 7`; returns the remainder, or `None` if `dst` is full.
+#[inline(always)]
+fn emit_long_len(dst: &mut [u8], op: &mut usize, len: usize, maxout: usize) -> Option<usize> {
+    let mut rest = len - 7;
+    while rest >= 255 {
+        if *op + 1 > maxout {
+            return None;
+        }
+        dst[*op] = 255;
+        *op += 1;
+        rest -= 255;
+    }
+    Some(rest)
+}
+
 /// Encoder state: the hash table, reused between streams.
 #[derive(Default)]
 pub(crate) struct BloscLz {
@@ -219,13 +235,7 @@ impl BloscLz {
                     need!(1);
                     dst[op] = ((7 << 5) + (dist >> 8)) as u8;
                     op += 1;
-                    len -= 7;
-                    while len >= 255 {
-                        need!(1);
-                        dst[op] = 255;
-                        op += 1;
-                        len -= 255;
-                    }
+                    len = emit_long_len(dst, &mut op, len, maxout)?;
                     need!(2);
                     dst[op] = len as u8;
                     dst[op + 1] = (dist & 255) as u8;
@@ -244,13 +254,7 @@ impl BloscLz {
                     need!(1);
                     dst[op] = ((7 << 5) + 31) as u8;
                     op += 1;
-                    len -= 7;
-                    while len >= 255 {
-                        need!(1);
-                        dst[op] = 255;
-                        op += 1;
-                        len -= 255;
-                    }
+                    len = emit_long_len(dst, &mut op, len, maxout)?;
                     need!(4);
                     dst[op] = len as u8;
                     dst[op + 1] = 255;
