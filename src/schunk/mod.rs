@@ -1512,9 +1512,11 @@ impl SChunk {
     {
         let mut offs = self.offsets.to_vec();
         let mut pending: Vec<Vec<u8>> = Vec::new();
-        // Placeholder entries for new stored chunks: TAG - k, replaced once
+        // Placeholder entries for new stored chunks: -1 - k (never a valid
+        // entry: special codes are below -2^62), replaced once
         // their location is known.
-        const TAG: i64 = -(1 << 62);
+        const TAG: i64 = -1;
+        let is_tag = |e: i64| e <= TAG && e > -(1 << 40);
         let special_ok = new_cs > 0;
         let frame_ts = self.header.typesize;
         let garbage = {
@@ -1549,7 +1551,7 @@ impl SChunk {
             }
             for e in offs.iter_mut() {
                 if *e < 0
-                    && *e > TAG
+                    && !is_tag(*e)
                     && let Ok(ChunkEntry::Special(kind)) = ChunkEntry::from_raw(*e)
                 {
                     let size = self.header.chunksize as usize;
@@ -1589,7 +1591,7 @@ impl SChunk {
             pending,
             move |locs| {
                 for e in offs.iter_mut() {
-                    if *e <= TAG {
+                    if is_tag(*e) {
                         *e = locs[(TAG - *e) as usize];
                     }
                 }
