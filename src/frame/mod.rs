@@ -51,6 +51,13 @@ pub const MAX_NCHUNKS: usize = 268_435_455;
 /// allocate gigabytes.
 pub const MIN_INDEX_DECODE_LIMIT: usize = 64 << 20;
 
+/// The most bytes a structure stored in `stored` bytes (an offsets index,
+/// a vlmetalayer value) may decode to: [`MIN_INDEX_DECODE_LIMIT`] or 256
+/// times `stored`, whichever is larger.
+pub fn decode_limit(stored: u64) -> usize {
+    MIN_INDEX_DECODE_LIMIT.max(usize::try_from(stored.saturating_mul(256)).unwrap_or(usize::MAX))
+}
+
 /// Special offset codes (bit 63 set, kind in the top byte).
 const SPECIAL_ZEROS: i64 = 0x81u64.wrapping_shl(56) as i64;
 const SPECIAL_NAN: i64 = 0x82u64.wrapping_shl(56) as i64;
@@ -463,11 +470,18 @@ pub struct VlMetalayer {
 }
 
 impl VlMetalayer {
-    /// The value: the chunk decompressed.
+    /// The value: the chunk decompressed (up to [`decode_limit`] of its size).
     ///
     /// # Errors
-    /// The chunk decoder's errors.
+    /// The chunk decoder's errors; [`Error::Corrupt`] over the limit.
     pub fn value(&self) -> Result<Vec<u8>> {
+        let h = ChunkHeader::parse(&self.chunk)?;
+        if h.cbytes != self.chunk.len() || h.nbytes > decode_limit(h.cbytes as u64) {
+            return Err(corrupt(format!(
+                "vlmetalayer {:?}: bad value chunk",
+                self.name
+            )));
+        }
         crate::decompress(&self.chunk)
     }
 }
@@ -1046,8 +1060,7 @@ impl Frame {
             },
             Some(k) => return Err(corrupt(format!("offsets index is a {k:?} chunk"))),
             None => {
-                let limit = MIN_INDEX_DECODE_LIMIT
-                    .max(usize::try_from(h.frame_len.saturating_mul(256)).unwrap_or(usize::MAX));
+                let limit = decode_limit(h.frame_len);
                 if ih.nbytes > limit {
                     return Err(corrupt(format!(
                         "offsets index of {} bytes exceeds the decode limit {limit}",

@@ -747,15 +747,33 @@ impl SChunk {
         frame::expected_nbytes(self.header.nbytes, self.header.chunksize, self.nchunks(), i)
     }
 
+    /// Sum of the stored chunk sizes; for a cframe of variable-size chunks
+    /// also checks that the chunks' sizes add up to the header's nbytes.
     fn scan_live_cbytes(&mut self) -> Result<u64> {
         let mut total = 0u64;
+        let mut nbytes = 0u64;
+        let variable = self.header.chunksize == 0;
         if let Offsets::Explicit(v) = &self.offsets {
             let v = v.clone();
             for &o in v.iter() {
                 if let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(o)? {
                     total += self.stored_len(loc)?;
+                    if variable && let Backend::Frame { io, .. } = &mut self.backend {
+                        let mut b = [0u8; 4];
+                        io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
+                        nbytes += u64::from(u32::from_le_bytes(b));
+                    }
                 }
             }
+        }
+        if variable
+            && matches!(self.backend, Backend::Frame { .. })
+            && nbytes != self.header.nbytes as u64
+        {
+            return Err(corrupt(format!(
+                "chunks hold {nbytes} bytes, the header says {}",
+                self.header.nbytes
+            )));
         }
         Ok(total)
     }
@@ -797,6 +815,7 @@ impl SChunk {
     pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
         let view = self.view();
         let bytes: Cow<'_, [u8]> = match entry {
             ChunkEntry::Special(kind) => {
@@ -810,20 +829,18 @@ impl SChunk {
                     let len = len as usize;
                     if io.slice(pos, len).is_some() {
                         let s = io.slice(pos, len).unwrap_or(&[]);
-                        view.check_chunk(s, i)?;
+                        check_stored(&self.header, nchunks, s, i)?;
                         Cow::Borrowed(s)
                     } else {
                         let mut v = vec![0u8; len];
                         io.read_exact_at(pos, &mut v)?;
-                        view.check_chunk(&v, i)?;
+                        check_stored(&self.header, nchunks, &v, i)?;
                         Cow::Owned(v)
                     }
                 }
                 Backend::Dir(dir) => {
                     let v = read_chunk_file(dir, loc)?;
-                    let mut view = view;
-                    view.offsets = Offsets::Explicit(Vec::new());
-                    check_stored(&self.header, self.offsets.len(), &v, i)?;
+                    check_stored(&self.header, nchunks, &v, i)?;
                     Cow::Owned(v)
                 }
             },
@@ -1042,6 +1059,13 @@ impl SChunk {
         if h.cbytes != m.chunk.len() {
             return Err(corrupt(format!(
                 "vlmetalayer {name:?}: chunk size mismatch"
+            )));
+        }
+        let limit = frame::decode_limit(h.cbytes as u64);
+        if h.nbytes > limit {
+            return Err(corrupt(format!(
+                "vlmetalayer {name:?} declares {} bytes, over the decode limit {limit}",
+                h.nbytes
             )));
         }
         self.decompressor.decompress(&m.chunk).map(Some)
@@ -1739,6 +1763,9 @@ fn check_stored(h: &FrameHeader, nchunks: usize, bytes: &[u8], i: usize) -> Resu
     }
     if ch.is_lazy() {
         return Err(corrupt(format!("chunk {i} is a lazy chunk")));
+    }
+    if ch.nbytes as u64 > h.nbytes as u64 {
+        return Err(corrupt(format!("chunk {i} is larger than the frame")));
     }
     if let Some(n) = frame::expected_nbytes(h.nbytes, h.chunksize, nchunks, i)
         && ch.nbytes != n
