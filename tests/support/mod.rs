@@ -444,3 +444,20 @@ pub fn getitem(chunk: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>, Str
         .result()
         .map(<[u8]>::to_vec)
 }
+
+/// Run `tests/support/<script>` with python-blosc2 importable, `arg` as its
+/// one argument; its stdout, or its stderr as the error.
+pub fn run_script(script: &str, arg: &str) -> Result<String, String> {
+    let out = py_env()
+        .command()
+        .arg(repo().join("tests/support").join(script))
+        .arg(arg)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {script}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}

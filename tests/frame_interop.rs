@@ -1,0 +1,263 @@
+//! Frames we write open in the real C-Blosc2 3.3.5 (python-blosc2 4.14.1,
+//! see `tests/support`) with the same chunks, metalayers and vlmetalayers —
+//! in memory (as a cframe file), in a file, in a file at an offset, in a
+//! directory, after every kind of change; C then appends to them and we
+//! read what it wrote.
+
+mod common;
+mod support;
+
+use common::sha256_hex;
+use oxiblosc::schunk::{Fill, OpenOptions, SChunk, Storage};
+use oxiblosc::{CParams, Codec, SpecialValue};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const CS: usize = 8000;
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("interop-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn data(n: usize, seed: u32) -> Vec<u8> {
+    (0..n as u32)
+        .flat_map(|i| (i.wrapping_mul(seed + 1) / 3).to_le_bytes())
+        .take(n)
+        .collect()
+}
+
+fn cparams() -> CParams {
+    CParams::default().codec(Codec::Zstd).clevel(3).typesize(4)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// What a reader must see, in the oracle's report format.
+fn report(sc: &mut SChunk) -> Value {
+    let chunks: Vec<String> = (0..sc.nchunks())
+        .map(|i| sha256_hex(&sc.decompress_chunk_vec(i).unwrap()))
+        .collect();
+    let meta: serde_json::Map<String, Value> = sc
+        .metalayers()
+        .iter()
+        .map(|m| (m.name.clone(), Value::String(hex(&m.content))))
+        .collect();
+    let names: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
+    let vlmeta: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| {
+            (
+                n.clone(),
+                Value::String(hex(&sc.vlmeta_get(n).unwrap().unwrap())),
+            )
+        })
+        .collect();
+    json!({"nchunks": sc.nchunks(), "nbytes": sc.nbytes(), "chunks": chunks,
+           "meta": meta, "vlmeta": vlmeta})
+}
+
+fn reopen(storage: &Storage) -> SChunk {
+    match storage {
+        Storage::File { path, offset } => OpenOptions::new().offset(*offset).open(path).unwrap(),
+        Storage::Directory(p) => SChunk::open(p).unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// A snapshot of the current state where C can read it: (job, expected).
+fn snapshot(sc: &mut SChunk, dir: &Path, tag: &str) -> (Value, Value) {
+    let expected = report(sc);
+    let job = match sc.storage() {
+        Storage::Memory => {
+            let p = dir.join(format!("{tag}.b2frame"));
+            std::fs::write(&p, sc.to_cframe().unwrap()).unwrap();
+            json!({"path": p, "offset": 0})
+        }
+        Storage::File { path, offset } => {
+            let p = dir.join(format!("{tag}.bin"));
+            std::fs::copy(&path, &p).unwrap();
+            json!({"path": p, "offset": offset})
+        }
+        Storage::Directory(from) => {
+            let p = dir.join(format!("{tag}.b2frame"));
+            copy_dir(&from, &p);
+            json!({"path": p, "offset": 0})
+        }
+        Storage::Custom => unreachable!(),
+    };
+    (job, expected)
+}
+
+type Step = (&'static str, fn(&mut SChunk));
+
+fn steps() -> Vec<Step> {
+    vec![
+        ("append", |sc| {
+            for k in 0..3 {
+                sc.append_buffer(&data(CS, k)).unwrap();
+            }
+        }),
+        ("insert", |sc| {
+            let c = oxiblosc::compress(&data(CS, 10), &cparams()).unwrap();
+            sc.insert_chunk(1, &c).unwrap();
+        }),
+        ("update", |sc| {
+            let c = oxiblosc::compress(&data(CS, 11), &cparams()).unwrap();
+            sc.update_chunk(2, &c).unwrap();
+        }),
+        ("delete", |sc| sc.delete_chunk(0).unwrap()),
+        ("reorder", |sc| sc.reorder_chunks(&[2, 0, 1]).unwrap()),
+        ("zeros", |sc| {
+            let z = oxiblosc::special_chunk(&cparams(), CS, SpecialValue::Zeros, &[]).unwrap();
+            sc.append_chunk(&z).unwrap();
+        }),
+        ("vlmeta", |sc| {
+            sc.vlmeta_add("a", b"\xa5alpha").unwrap();
+            sc.vlmeta_add("b", &[0xc4, 3, 1, 2, 3]).unwrap();
+            sc.vlmeta_update("a", b"\xa4beta").unwrap();
+        }),
+        ("vlmeta_delete", |sc| sc.vlmeta_delete("b").unwrap()),
+        ("meta_update", |sc| {
+            sc.meta_update("m", &[0x93, 7, 7, 7]).unwrap()
+        }),
+        ("set_slice", |sc| {
+            sc.set_slice(CS as u64 - 100, &data(300, 12)).unwrap()
+        }),
+        ("variable", |sc| {
+            sc.append_buffer(&data(1000, 13)).unwrap();
+            sc.append_buffer(&data(CS, 14)).unwrap();
+            assert_eq!(sc.chunksize(), None);
+        }),
+    ]
+}
+
+fn oracle(jobs: &[Value]) -> Vec<Value> {
+    let out = support::run_script("cframes.py", &Value::Array(jobs.to_vec()).to_string())
+        .unwrap_or_else(|e| panic!("cframes.py: {e}"));
+    serde_json::from_str(&out).unwrap()
+}
+
+fn same(c: &Value, ours: &Value) -> bool {
+    ["nchunks", "nbytes", "chunks", "meta", "vlmeta"]
+        .iter()
+        .all(|k| c[k] == ours[k])
+}
+
+#[test]
+fn c_reads_our_frames_after_every_change_and_appends_to_them() {
+    let dir = tempdir("c");
+    let mut jobs = Vec::new();
+    let mut expected = Vec::new();
+    let mut lives = Vec::new();
+    for kind in ["memory", "file", "offset", "dir"] {
+        let b = SChunk::builder()
+            .cparams(cparams())
+            .chunksize(CS)
+            .meta("m", &[0x93, 1, 2, 3])
+            .fsync(false);
+        let mut sc = match kind {
+            "memory" => b.build_memory().unwrap(),
+            "file" => b.create_file(dir.join("live.b2frame")).unwrap(),
+            "offset" => {
+                let p = dir.join("live-offset.bin");
+                std::fs::write(&p, vec![7u8; 4321]).unwrap();
+                b.append_to_file(&p).unwrap()
+            }
+            _ => b.create_dir(dir.join("live-dir.b2frame")).unwrap(),
+        };
+        for (name, step) in steps() {
+            step(&mut sc);
+            let (job, exp) = snapshot(&mut sc, &dir, &format!("{kind}-{name}"));
+            jobs.push(job);
+            expected.push((format!("{kind} after {name}"), exp));
+        }
+        // The live storage, for C to append to.
+        let live = match sc.storage() {
+            Storage::Memory => {
+                let p = dir.join("live-mem.b2frame");
+                std::fs::write(&p, sc.to_cframe().unwrap()).unwrap();
+                Storage::File { path: p, offset: 0 }
+            }
+            s => s,
+        };
+        lives.push((kind, live, sc.nchunks()));
+    }
+    // fill_special frames.
+    for (i, fill) in [Fill::Zeros, Fill::Nan, Fill::Value(&[1, 2, 3, 4])]
+        .into_iter()
+        .enumerate()
+    {
+        let mut sc = SChunk::builder()
+            .cparams(cparams())
+            .fsync(false)
+            .create_file(dir.join(format!("fill{i}.b2frame")))
+            .unwrap();
+        sc.fill_special(10_001, fill, CS).unwrap();
+        let (job, exp) = snapshot(&mut sc, &dir, &format!("fill{i}"));
+        jobs.push(job);
+        expected.push((format!("fill_special {fill:?}"), exp));
+    }
+    let reports = oracle(&jobs);
+    let mut fails = Vec::new();
+    for (r, (what, exp)) in reports.iter().zip(&expected) {
+        if r["ok"] != true {
+            fails.push(format!("{what}: C fails: {}", r["error"]));
+        } else if !same(&r["before"], exp) {
+            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
+        }
+    }
+    assert_eq!(reports.len(), expected.len());
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+
+    // C appends a chunk and a vlmetalayer; we read them.
+    let extra = data(CS, 99);
+    let jobs: Vec<Value> = lives
+        .iter()
+        .map(|(_, s, _)| match s {
+            Storage::File { path, offset } => {
+                json!({"path": path, "offset": offset, "append": hex(&extra)})
+            }
+            Storage::Directory(p) => json!({"path": p, "offset": 0, "append": hex(&extra)}),
+            _ => unreachable!(),
+        })
+        .collect();
+    let reports = oracle(&jobs);
+    for (r, (kind, storage, n)) in reports.iter().zip(&lives) {
+        assert_eq!(r["ok"], true, "{kind}: C append fails: {}", r["error"]);
+        let mut sc = reopen(storage);
+        assert_eq!(sc.nchunks(), n + 1, "{kind}");
+        assert_eq!(sc.decompress_chunk_vec(*n).unwrap(), extra, "{kind}");
+        assert_eq!(
+            sc.vlmeta_get("c_added").unwrap().unwrap(),
+            b"\xa6from C",
+            "{kind}"
+        );
+        assert!(
+            same(&r["after"], &report(&mut sc)),
+            "{kind}: after C's append"
+        );
+        // And we can keep changing it.
+        sc.append_buffer(&data(CS, 100)).unwrap();
+        assert_eq!(reopen(storage).nchunks(), n + 2);
+    }
+    if let Storage::File { path, offset } = &lives[2].1 {
+        // The bytes before the embedded frame are intact.
+        let all = std::fs::read(path).unwrap();
+        assert_eq!(*offset, 4321);
+        assert!(all[..4321].iter().all(|&b| b == 7));
+    }
+}
