@@ -28,7 +28,7 @@
 //!
 //! // The same bytes C-Blosc2 would read.
 //! let cframe = sc.to_cframe()?;
-//! let back = SChunk::from_cframe(cframe)?;
+//! let mut back = SChunk::from_cframe(cframe)?;
 //! assert_eq!(back.meta_get("shape"), Some(&b"\x91\xcd\x07\xd0"[..]));
 //! assert_eq!(back.vlmeta_get("author")?, Some(b"me".to_vec()));
 //! # Ok::<(), oxiblosc::Error>(())
