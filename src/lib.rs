@@ -25,16 +25,20 @@ pub mod chunk;
 mod codecs;
 mod error;
 mod filters;
+pub mod frame;
 mod params;
+pub mod schunk;
 
 pub use oxiblosc_kernels as kernels;
 
 pub use chunk::{ChunkHeader, SpecialValue, cbuffer_sizes, special_chunk};
 pub use error::{Error, Result};
+pub use frame::{Frame, FrameHeader};
 pub use params::{
     CParams, Codec, DParams, Filter, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE,
     SplitMode,
 };
+pub use schunk::{OpenOptions, SChunk, SChunkBuilder};
 
 use chunk::Scratch;
 

@@ -1,0 +1,177 @@
+//! Byte access to where a frame lives: a `Vec<u8>`, a region of a file, or
+//! anything else that implements [`FrameIo`].
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+/// Positioned reads and writes relative to the start of a frame.
+///
+/// The super-chunk writes through this trait only, in the order that keeps a
+/// frame readable after a write cut at any byte (see the crate docs of
+/// [`crate::schunk`]); tests use it to inject faults.
+pub trait FrameIo {
+    /// Bytes available from the frame start to the end of the storage.
+    ///
+    /// # Errors
+    /// The storage's I/O error.
+    fn storage_len(&mut self) -> io::Result<u64>;
+    /// Fill `buf` from `pos`; an error if the storage ends first.
+    ///
+    /// # Errors
+    /// The storage's I/O error, `UnexpectedEof` past the end.
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Write all of `data` at `pos`, growing the storage if needed.
+    ///
+    /// # Errors
+    /// The storage's I/O error.
+    fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()>;
+    /// Make the storage end at `len` (relative to the frame start).
+    ///
+    /// # Errors
+    /// The storage's I/O error.
+    fn set_len(&mut self, len: u64) -> io::Result<()>;
+    /// Make the writes so far durable (`fsync`); a no-op in memory.
+    ///
+    /// # Errors
+    /// The storage's I/O error.
+    fn sync(&mut self) -> io::Result<()>;
+    /// Whether the bytes survive the process (a file): then changes are
+    /// written in the crash-safe order, never over live bytes.
+    fn is_persistent(&self) -> bool;
+    /// Borrow the bytes `[pos, pos + len)` without copying, when the storage
+    /// is memory.
+    fn slice(&self, _pos: u64, _len: usize) -> Option<&[u8]> {
+        None
+    }
+}
+
+fn eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "read past the end of the frame storage",
+    )
+}
+
+impl FrameIo for Vec<u8> {
+    fn storage_len(&mut self) -> io::Result<u64> {
+        Ok(<[u8]>::len(self) as u64)
+    }
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
+        let src = FrameIo::slice(self, pos, buf.len()).ok_or_else(eof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
+        let start = usize::try_from(pos).map_err(|_| eof())?;
+        let end = start.checked_add(data.len()).ok_or_else(eof)?;
+        if end > <[u8]>::len(self) {
+            self.resize(end, 0);
+        }
+        self[start..end].copy_from_slice(data);
+        Ok(())
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        let len = usize::try_from(len).map_err(|_| eof())?;
+        self.resize(len, 0);
+        Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn is_persistent(&self) -> bool {
+        false
+    }
+    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
+        let start = usize::try_from(pos).ok()?;
+        let end = start.checked_add(len)?;
+        self.get(start..end)
+    }
+}
+
+/// A frame inside a file, starting at byte `offset` of it.
+#[derive(Debug)]
+pub struct FileIo {
+    file: File,
+    offset: u64,
+}
+
+impl FileIo {
+    /// The frame that starts at `offset` in `file`.
+    pub fn new(file: File, offset: u64) -> Self {
+        FileIo { file, offset }
+    }
+    /// Where the frame starts in the file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+    fn abs(&self, pos: u64) -> io::Result<u64> {
+        self.offset
+            .checked_add(pos)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "file position overflows"))
+    }
+}
+
+impl FrameIo for FileIo {
+    fn storage_len(&mut self) -> io::Result<u64> {
+        let size = self.file.metadata()?.len();
+        Ok(size.saturating_sub(self.offset))
+    }
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
+        let abs = self.abs(pos)?;
+        self.file.seek(SeekFrom::Start(abs))?;
+        self.file.read_exact(buf)
+    }
+    fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
+        let abs = self.abs(pos)?;
+        self.file.seek(SeekFrom::Start(abs))?;
+        self.file.write_all(data)
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        let abs = self.abs(len)?;
+        self.file.set_len(abs)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn is_persistent(&self) -> bool {
+        true
+    }
+}
+
+/// A read-only view of a frame held in a slice.
+#[derive(Debug)]
+pub(crate) struct SliceIo<'a>(pub &'a [u8]);
+
+impl FrameIo for SliceIo<'_> {
+    fn storage_len(&mut self) -> io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
+        let src = FrameIo::slice(self, pos, buf.len()).ok_or_else(eof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn write_all_at(&mut self, _pos: u64, _data: &[u8]) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "read-only frame",
+        ))
+    }
+    fn set_len(&mut self, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "read-only frame",
+        ))
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn is_persistent(&self) -> bool {
+        false
+    }
+    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
+        let start = usize::try_from(pos).ok()?;
+        let end = start.checked_add(len)?;
+        self.0.get(start..end)
+    }
+}

@@ -1,0 +1,267 @@
+//! Hostile frames: every truncation of every frame vector, every single
+//! bit flip of their headers, index chunks and trailers, and random flips
+//! elsewhere, open to `Ok` or `Err` — never a panic, a hang, or an
+//! allocation sized by an unchecked field. Sparse frames get the same for
+//! their index file and chunk files.
+
+mod common;
+use common::*;
+use oxiblosc::frame::{Frame, MIN_INDEX_DECODE_LIMIT};
+use oxiblosc::schunk::{OpenOptions, SChunk};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+fn note(size: usize) {
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+// SAFETY: forwards every call unchanged to the system allocator; it only
+// records sizes on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        note(new);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The largest real chunk in the corpus is 3 MB; the index decode limit is
+/// the other big allocation a reader may make.
+const BOUND: usize = MIN_INDEX_DECODE_LIMIT + (8 << 20);
+
+/// Use everything a reader would on a super-chunk.
+fn exercise(sc: &mut SChunk) {
+    let n = sc.nchunks().min(64);
+    for i in 0..n {
+        let _ = sc.chunk_info(i);
+        if let Ok(v) = sc.decompress_chunk_vec(i) {
+            assert!(v.len() as u64 <= sc.nbytes());
+        }
+    }
+    let names: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
+    for name in names {
+        let _ = sc.vlmeta_get(&name);
+    }
+    // The chunks were decoded above; a slice over the start is enough.
+    let nb = sc.nbytes().min(1 << 16);
+    let _ = sc.get_slice(0, nb);
+}
+
+fn attempt(bytes: &[u8], what: &str) {
+    LARGEST.with(|l| l.set(0));
+    let _ = Frame::parse(bytes);
+    if let Ok(mut sc) = OpenOptions::new()
+        .read_only(true)
+        .from_cframe(bytes.to_vec())
+    {
+        exercise(&mut sc);
+    }
+    let largest = LARGEST.with(|l| l.get());
+    assert!(largest <= BOUND, "{what}: allocated {largest} bytes");
+}
+
+fn frames() -> Vec<(String, Vec<u8>)> {
+    vectors(&["frame", "compat"])
+        .into_iter()
+        .filter(|v| v["kind"] == "frame" || v["container"] == "frame")
+        .map(|v| (v["name"].as_str().unwrap().to_string(), read(&v)))
+        .collect()
+}
+
+#[test]
+fn every_truncation_fails_cleanly() {
+    for (name, bytes) in frames() {
+        // Every prefix for small frames; a dense sample (all of the first
+        // and last 4 KiB, every 7th byte between) for big ones.
+        for len in 0..bytes.len() {
+            let keep =
+                bytes.len() < 16384 || len < 4096 || len + 4096 > bytes.len() || len % 7 == 0;
+            if keep {
+                let r = Frame::parse(&bytes[..len]);
+                assert!(r.is_err(), "{name}: prefix of {len} bytes parses");
+                attempt(&bytes[..len], &format!("{name} cut at {len}"));
+            }
+        }
+    }
+}
+
+/// splitmix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[test]
+fn bit_flips_fail_cleanly_or_decode() {
+    let mut rng = Rng(0xF1A5);
+    let mut tried = 0;
+    for (name, bytes) in frames() {
+        let f = Frame::parse(&bytes).unwrap();
+        let hl = f.header.header_len as usize;
+        let tstart = bytes.len() - f.trailer_len as usize;
+        let istart = f.index.map_or(tstart, |i| i.pos as usize);
+        // Every bit of the header, the index chunk and the trailer.
+        let mut positions: Vec<usize> = (0..hl).chain(istart..bytes.len()).collect();
+        // Every bit of each stored chunk's header, and random bits elsewhere.
+        let mut sc = SChunk::from_cframe(bytes.clone()).unwrap();
+        for i in 0..sc.nchunks() {
+            if let Ok(info) = sc.chunk_info(i)
+                && let Some(loc) = info.location
+            {
+                let at = hl + loc as usize;
+                positions.extend(at..(at + 32).min(bytes.len()));
+            }
+        }
+        for _ in 0..200 {
+            positions.push(rng.next() as usize % bytes.len());
+        }
+        for &p in &positions {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[p] ^= 1 << bit;
+                attempt(&b, &format!("{name}: bit {bit} of byte {p}"));
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 50_000, "{tried} flips");
+}
+
+#[test]
+fn sframe_corruption_fails_cleanly() {
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hostile-sframe-{}", std::process::id()));
+    for v in vectors(&["sframe"]) {
+        let src = data_dir().join(v["path"].as_str().unwrap());
+        let files: Vec<_> = std::fs::read_dir(&src)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        for target in &files {
+            let orig = std::fs::read(src.join(target)).unwrap();
+            let cases: Vec<Vec<u8>> = (0..orig.len().min(200))
+                .map(|n| orig[..n].to_vec())
+                .chain((0..orig.len().min(120)).flat_map(|p| {
+                    let orig = &orig;
+                    (0..8).map(move |bit| {
+                        let mut b = orig.clone();
+                        b[p] ^= 1 << bit;
+                        b
+                    })
+                }))
+                .collect();
+            for case in cases {
+                let _ = std::fs::remove_dir_all(&tmp);
+                std::fs::create_dir_all(&tmp).unwrap();
+                for f in &files {
+                    let bytes = if f == target {
+                        case.clone()
+                    } else {
+                        std::fs::read(src.join(f)).unwrap()
+                    };
+                    std::fs::write(tmp.join(f), bytes).unwrap();
+                }
+                LARGEST.with(|l| l.set(0));
+                if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&tmp) {
+                    exercise(&mut sc);
+                }
+                let largest = LARGEST.with(|l| l.get());
+                assert!(largest <= BOUND, "{target:?}: allocated {largest}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Hand-made frames hitting the checks of CONTAINER-NOTES §6 one by one.
+#[test]
+fn safe_reader_checklist() {
+    let base = frames()
+        .into_iter()
+        .find(|(n, _)| n == "f00_blosclz_5chunks")
+        .unwrap()
+        .1;
+    let patch = |at: usize, b: &[u8]| {
+        let mut v = base.clone();
+        v[at..at + b.len()].copy_from_slice(b);
+        v
+    };
+    let bad: Vec<(&str, Vec<u8>)> = vec![
+        ("magic", patch(2, b"x")),
+        ("9d version nibble", patch(0, &[0x9d])),
+        ("version 4", patch(25, &[0x14])),
+        ("32-bit offsets", patch(25, &[0x02])),
+        ("frame type 2", patch(26, &[2])),
+        ("header_len < 87", patch(11, &50i32.to_be_bytes())),
+        ("header_len > frame_len", patch(11, &i32::MAX.to_be_bytes())),
+        (
+            "frame_len > len",
+            patch(16, &(base.len() as u64 + 1).to_be_bytes()),
+        ),
+        ("frame_len huge", patch(16, &u64::MAX.to_be_bytes())),
+        ("typesize 0", patch(48, &0i32.to_be_bytes())),
+        ("negative nbytes", patch(30, &(-1i64).to_be_bytes())),
+        ("cbytes past trailer", patch(39, &(i64::MAX).to_be_bytes())),
+        (
+            "nbytes needs more chunks",
+            patch(30, &400_000i64.to_be_bytes()),
+        ),
+        ("7 filters", patch(70, &[7])),
+        ("chunksize -2", patch(58, &(-2i32).to_be_bytes())),
+        ("metalayer count 17", patch(92, &[0, 17])),
+        ("trailer_len 0", patch(base.len() - 22, &0u32.to_be_bytes())),
+        (
+            "trailer_len huge",
+            patch(base.len() - 22, &u32::MAX.to_be_bytes()),
+        ),
+        ("no ce marker", patch(base.len() - 23, &[0])),
+    ];
+    for (what, b) in bad {
+        assert!(Frame::parse(&b).is_err(), "{what} accepted");
+        attempt(&b, what);
+    }
+    // A chunk offset past cbytes.
+    let f = Frame::parse(&base).unwrap();
+    let ipos = f.index.unwrap().pos as usize;
+    let mut b = base.clone();
+    // The index is memcpyed: entries start 32 bytes in.
+    b[ipos + 32..ipos + 40].copy_from_slice(&5000i64.to_le_bytes());
+    assert!(Frame::parse(&b).is_err(), "offset past cbytes accepted");
+    // An unknown special code.
+    b[ipos + 32..ipos + 40].copy_from_slice(&(0x83u64 << 56).to_le_bytes());
+    assert!(Frame::parse(&b).is_err(), "special 0x83 accepted");
+    // A chunk whose cbytes runs past the section.
+    let mut b = base.clone();
+    b[97 + 12..97 + 16].copy_from_slice(&100_000u32.to_le_bytes());
+    assert!(SChunk::from_cframe(b).is_err_and(|e| e.to_string().contains("outside")));
+    // A lazy chunk.
+    let mut b = base.clone();
+    b[97 + 31] |= 0x08;
+    let mut sc = SChunk::from_cframe(b).unwrap();
+    assert!(sc.get_chunk(0).is_err());
+}
