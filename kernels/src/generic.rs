@@ -187,14 +187,130 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// at a time (row-at-a-time writes 16 KiB apart thrash L1).
 const TILE_Q: usize = 64;
 
+/// Elements per tile of the fixed-typesize bit transposes: 512 elements, so a
+/// tile's byte planes (at most 16 x 512 bytes) stay in L1 and every row
+/// receives 64 contiguous bytes (one cache line) per tile.
+const PLANE_E: usize = 8 * TILE_Q;
+
+/// Bit shuffle of whole groups of 8 elements of `T` bytes, tile by tile: the
+/// tile is first byte-shuffled into `T` contiguous planes (the fast byte
+/// shuffle), then each plane is bit-transposed 64 elements at a time: eight
+/// words loaded, each an 8x8 bit transpose, then one 8x8 byte transpose across
+/// the eight words yields one 8-byte word for each of the 8 output rows.
 #[inline(always)]
 fn bitshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
-    bitshuffle_tiled(T, src, dst, rowlen);
+    let mut planes = [0u8; 16 * PLANE_E];
+    let mut q0 = 0;
+    while q0 < rowlen {
+        let qn = TILE_Q.min(rowlen - q0);
+        let e = 8 * qn;
+        let tile = &src[q0 * 8 * T..(q0 + qn) * 8 * T];
+        let planes = &mut planes[..T * e];
+        if T == 1 {
+            planes.copy_from_slice(tile);
+        } else {
+            shuffle_fixed::<T>(tile, planes, e);
+        }
+        for j in 0..T {
+            let plane = &planes[j * e..(j + 1) * e];
+            let rows = &mut dst[8 * j * rowlen..8 * (j + 1) * rowlen];
+            let full = qn - qn % 8;
+            for (g, block) in plane[..8 * full].chunks_exact(64).enumerate() {
+                let mut w = [0u64; 8];
+                for (k, word) in w.iter_mut().enumerate() {
+                    *word = transpose8x8(load_u64(&block[8 * k..]));
+                }
+                transpose_bytes8x8(&mut w);
+                let at = q0 + 8 * g;
+                for (b, word) in w.iter().enumerate() {
+                    rows[b * rowlen + at..b * rowlen + at + 8].copy_from_slice(&word.to_le_bytes());
+                }
+            }
+            for qi in full..qn {
+                let y = transpose8x8(load_u64(&plane[8 * qi..])).to_le_bytes();
+                for (b, byte) in y.iter().enumerate() {
+                    rows[b * rowlen + q0 + qi] = *byte;
+                }
+            }
+        }
+        q0 += qn;
+    }
 }
 
+/// Inverse of [`bitshuffle_fixed`]: rows -> planes (byte then bit
+/// transposes, both self-inverse) -> byte unshuffle of the tile.
 #[inline(always)]
 fn bitunshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8], rowlen: usize) {
-    bitunshuffle_tiled(T, src, dst, rowlen);
+    let mut planes = [0u8; 16 * PLANE_E];
+    let mut q0 = 0;
+    while q0 < rowlen {
+        let qn = TILE_Q.min(rowlen - q0);
+        let e = 8 * qn;
+        let planes = &mut planes[..T * e];
+        for j in 0..T {
+            let plane = &mut planes[j * e..(j + 1) * e];
+            let rows = &src[8 * j * rowlen..8 * (j + 1) * rowlen];
+            let full = qn - qn % 8;
+            for (g, block) in plane[..8 * full].chunks_exact_mut(64).enumerate() {
+                let at = q0 + 8 * g;
+                let mut w = [0u64; 8];
+                for (b, word) in w.iter_mut().enumerate() {
+                    *word = load_u64(&rows[b * rowlen + at..]);
+                }
+                transpose_bytes8x8(&mut w);
+                for (k, word) in w.iter().enumerate() {
+                    block[8 * k..8 * k + 8].copy_from_slice(&transpose8x8(*word).to_le_bytes());
+                }
+            }
+            for qi in full..qn {
+                let mut x = [0u8; 8];
+                for (b, byte) in x.iter_mut().enumerate() {
+                    *byte = rows[b * rowlen + q0 + qi];
+                }
+                let y = transpose8x8(u64::from_le_bytes(x));
+                plane[8 * qi..8 * qi + 8].copy_from_slice(&y.to_le_bytes());
+            }
+        }
+        let tile = &mut dst[q0 * 8 * T..(q0 + qn) * 8 * T];
+        if T == 1 {
+            tile.copy_from_slice(planes);
+        } else {
+            unshuffle_fixed::<T>(planes, tile, e);
+        }
+        q0 += qn;
+    }
+}
+
+/// The first 8 bytes of `b` as a little-endian word.
+#[inline(always)]
+fn load_u64(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// Transpose the 8x8 byte matrix held in eight little-endian words: byte `b`
+/// of word `w` moves to byte `w` of word `b`. Self-inverse.
+#[inline(always)]
+pub(crate) fn transpose_bytes8x8(w: &mut [u64; 8]) {
+    const M32: u64 = 0x0000_0000_FFFF_FFFF;
+    const M16: u64 = 0x0000_FFFF_0000_FFFF;
+    const M8: u64 = 0x00FF_00FF_00FF_00FF;
+    for i in 0..4 {
+        let t = ((w[i] >> 32) ^ w[i + 4]) & M32;
+        w[i + 4] ^= t;
+        w[i] ^= t << 32;
+    }
+    for i in [0, 1, 4, 5] {
+        let t = ((w[i] >> 16) ^ w[i + 2]) & M16;
+        w[i + 2] ^= t;
+        w[i] ^= t << 16;
+    }
+    for i in [0, 2, 4, 6] {
+        let t = ((w[i] >> 8) ^ w[i + 1]) & M8;
+        w[i + 1] ^= t;
+        w[i] ^= t << 8;
+    }
 }
 
 fn bitshuffle_any(ts: usize, src: &[u8], dst: &mut [u8], rowlen: usize) {
