@@ -146,7 +146,7 @@ fn steps() -> Vec<Step> {
 }
 
 fn oracle(jobs: &[Value]) -> Vec<Value> {
-    let out = support::run_script("cframes.py", &Value::Array(jobs.to_vec()).to_string())
+    let out = support::run_script("cframes.py", &[&Value::Array(jobs.to_vec()).to_string()])
         .unwrap_or_else(|e| panic!("cframes.py: {e}"));
     serde_json::from_str(&out).unwrap()
 }

@@ -445,13 +445,14 @@ pub fn getitem(chunk: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>, Str
         .map(<[u8]>::to_vec)
 }
 
-/// Run `tests/support/<script>` with python-blosc2 importable, `arg` as its
-/// one argument; its stdout, or its stderr as the error.
-pub fn run_script(script: &str, arg: &str) -> Result<String, String> {
+/// Run `tests/support/<script>` with python-blosc2 importable (installed on
+/// first use like the oracle server's) and `args`; its stdout, or its stderr
+/// as the error.
+pub fn run_script(script: &str, args: &[&str]) -> Result<String, String> {
     let out = py_env()
         .command()
         .arg(repo().join("tests/support").join(script))
-        .arg(arg)
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {script}: {e}"))?;
