@@ -131,13 +131,37 @@ fn data(n: usize) -> Vec<u8> {
 }
 
 /// Compress `input` with `extra` arguments and decompress it again through
-/// files in `dir`; returns the chunk size.
+/// files in `dir`, as a chunk (`--format chunk`, file `in.b2`) and as a
+/// frame (the default for files, `in.b2frame`); returns the chunk size.
 fn file_round_trip(dir: &TempDir, input: &[u8], extra: &[&str], what: &str) -> usize {
+    let n = file_round_trip_as(dir, input, extra, what, "chunk");
+    file_round_trip_as(dir, input, extra, what, "frame");
+    n
+}
+
+fn file_round_trip_as(
+    dir: &TempDir,
+    input: &[u8],
+    extra: &[&str],
+    what: &str,
+    format: &str,
+) -> usize {
+    let what = &format!("{what} as a {format}");
     let src = dir.path("in.bin");
-    let chunk = dir.path("in.b2");
+    let chunk = dir.path(if format == "chunk" {
+        "in.b2"
+    } else {
+        "in.b2frame"
+    });
     let back = dir.path("back.bin");
     fs::write(&src, input).unwrap();
     let mut args: Vec<&std::ffi::OsStr> = vec!["compress".as_ref()];
+    if format == "chunk" {
+        args.extend([
+            std::ffi::OsStr::new("--format"),
+            std::ffi::OsStr::new("chunk"),
+        ]);
+    }
     args.extend(extra.iter().map(std::ffi::OsStr::new));
     args.push(src.as_os_str());
     args.push(chunk.as_os_str());
@@ -156,7 +180,17 @@ fn file_round_trip(dir: &TempDir, input: &[u8], extra: &[&str], what: &str) -> u
     let got = fs::read(&back).unwrap();
     assert!(got == input, "{what}: round trip differs");
     let n = fs::metadata(&chunk).unwrap().len() as usize;
-    assert!(n <= input.len() + 32, "{what}: chunk {n} > input + 32");
+    if format == "chunk" {
+        assert!(n <= input.len() + 32, "{what}: chunk {n} > input + 32");
+    } else {
+        // The frame is read by the library too, chunk by chunk.
+        let mut sc = oxiblosc::schunk::SChunk::open(&chunk).unwrap();
+        let mut all = Vec::new();
+        for i in 0..sc.nchunks() {
+            all.extend(sc.decompress_chunk_vec(i).unwrap());
+        }
+        assert!(all == input, "{what}: the library reads other data");
+    }
     n
 }
 
@@ -205,7 +239,7 @@ fn round_trips_small_and_medium_files() {
         file_round_trip(&dir, &input, &["-c", codec, "--dict", "-b", "32K"], &what);
     }
     // Only the files the round trips wrote: no temporary files left behind.
-    assert_eq!(dir.listing(), ["back.bin", "in.b2", "in.bin"]);
+    assert_eq!(dir.listing(), ["back.bin", "in.b2", "in.b2frame", "in.bin"]);
 }
 
 #[test]
@@ -447,16 +481,20 @@ fn bad_input_fails_cleanly() {
             assert_fails(&o, "", "damaged block");
         }
     }
-    // A Blosc2 frame is recognised as such.
+    // A damaged frame fails the same way.
     let frame = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/frames/f02_lz4hc_5chunks_ragged.b2frame");
-    check_fails_untouched(
-        &dir,
-        &["decompress".as_ref(), frame.as_os_str(), out.as_os_str()],
-        None,
-        "frame",
-        "frame",
-    );
+    let bytes = fs::read(&frame).unwrap();
+    for len in [20, 100, bytes.len() / 2, bytes.len() - 1] {
+        fs::write(&cut, &bytes[..len]).unwrap();
+        check_fails_untouched(
+            &dir,
+            &["decompress".as_ref(), cut.as_os_str(), out.as_os_str()],
+            None,
+            "frame",
+            &format!("frame truncated to {len}"),
+        );
+    }
     // Missing input, a directory as input or output.
     let missing = dir.path("missing");
     check_fails_untouched(
@@ -503,6 +541,8 @@ fn input_over_one_chunk_round_trips() {
         &run(
             &[
                 "compress".as_ref(),
+                "--format".as_ref(),
+                "chunk".as_ref(),
                 "-t".as_ref(),
                 "1".as_ref(),
                 huge.as_os_str(),
@@ -567,7 +607,16 @@ fn bad_arguments_exit_2() {
             "compress", "--filter", "delta", "--filter", "delta", "--filter", "delta", "--filter",
             "delta", "--filter", "delta", "--filter", "delta", "--filter", "delta", s, o,
         ],
-        &["compress", "--format", "frame", s, o],
+        &["compress", "--format", "chunk", "--chunksize", "1M", s, o],
+        &["compress", "--format", "chunk", "--meta", "a=b", s, o],
+        &["compress", "--format", "sframe", s, "-"],
+        &["compress", "--chunksize", "0", s, o],
+        &["compress", "--chunksize", "3G", s, o],
+        &["compress", "--meta", "novalue", s, o],
+        &["compress", "--meta", "=value", s, o],
+        &["compress", "--meta", &"n".repeat(32), s, o],
+        &["info"],
+        &["info", "--bogus", s],
         &["compress", "--format", "zip", s, o],
         &["compress", "--split", "sideways", s, o],
         &["compress", "-b", "12X", s, o],
@@ -604,7 +653,13 @@ fn replaced_out_keeps_mode_and_special_files_work() {
     fs::write(&out, b"old").unwrap();
     fs::set_permissions(&out, fs::Permissions::from_mode(0o640)).unwrap();
     let o = run(
-        &["compress".as_ref(), src.as_os_str(), out.as_os_str()],
+        &[
+            "compress".as_ref(),
+            "--format".as_ref(),
+            "chunk".as_ref(),
+            src.as_os_str(),
+            out.as_os_str(),
+        ],
         None,
     );
     assert_ok(&o, "compress over existing OUT");
@@ -638,4 +693,269 @@ fn replaced_out_keeps_mode_and_special_files_work() {
     );
     assert_ok(&o, "compress to /dev/null");
     assert_eq!(dir.listing(), ["in.bin", "link", "out"]);
+}
+
+/// Frames and sparse frames from the command line: metalayers, chunk size,
+/// replacing an existing OUT, C-written vectors, `info` in text and JSON,
+/// and the real C-Blosc2 reading what the tool wrote.
+#[test]
+fn frames_sframes_and_info() {
+    let dir = TempDir::new("frames");
+    let input = data(2_500_003);
+    let src = dir.path("in.bin");
+    fs::write(&src, &input).unwrap();
+    let frame = dir.path("out.b2frame");
+    let sframe = dir.path("out.sframe");
+    let back = dir.path("back.bin");
+    let o = run(
+        &[
+            "compress".as_ref(),
+            "-c".as_ref(),
+            "zstd".as_ref(),
+            "-t".as_ref(),
+            "8".as_ref(),
+            "--chunksize".as_ref(),
+            "1M".as_ref(),
+            "--meta".as_ref(),
+            "author=oxiblosc".as_ref(),
+            "--meta".as_ref(),
+            "note=a = b".as_ref(),
+            src.as_os_str(),
+            frame.as_os_str(),
+        ],
+        None,
+    );
+    assert_ok(&o, "compress to a frame");
+    let mut sc = oxiblosc::schunk::SChunk::open(&frame).unwrap();
+    assert_eq!(sc.nchunks(), 3, "2.5 MB in 1 MiB chunks");
+    assert_eq!(sc.chunksize(), Some(1 << 20));
+    assert_eq!(sc.typesize(), 8);
+    assert_eq!(sc.nbytes(), input.len() as u64);
+    assert_eq!(sc.meta_get("author"), Some(&b"\xa8oxiblosc"[..]));
+    assert_eq!(sc.meta_get("note"), Some(&b"\xa5a = b"[..]));
+    assert_eq!(
+        sc.get_slice(0, input.len() as u64).unwrap(),
+        input,
+        "frame content"
+    );
+    drop(sc);
+    // A sparse frame, written twice: the second replaces the first.
+    for codec in ["lz4", "blosclz"] {
+        let o = run(
+            &[
+                "compress".as_ref(),
+                "--format".as_ref(),
+                "sframe".as_ref(),
+                "-c".as_ref(),
+                codec.as_ref(),
+                "--chunksize".as_ref(),
+                "700K".as_ref(),
+                src.as_os_str(),
+                sframe.as_os_str(),
+            ],
+            None,
+        );
+        assert_ok(&o, "compress to an sframe");
+    }
+    let mut files: Vec<String> = fs::read_dir(&sframe)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "00000000.chunk",
+            "00000001.chunk",
+            "00000002.chunk",
+            "00000003.chunk",
+            "chunks.b2frame"
+        ]
+    );
+    let sc = oxiblosc::schunk::SChunk::open(&sframe).unwrap();
+    assert_eq!(sc.frame_header().compcode(), oxiblosc::Codec::BloscLz.id());
+    drop(sc);
+    for (what, path) in [("frame", &frame), ("sframe", &sframe)] {
+        let o = run(
+            &["decompress".as_ref(), path.as_os_str(), back.as_os_str()],
+            None,
+        );
+        assert_ok(&o, what);
+        assert!(fs::read(&back).unwrap() == input, "{what}: round trip");
+    }
+    // A frame through stdout and stdin.
+    let c = run(
+        &["compress", "--format", "frame", "-t", "4", "-", "-"],
+        Some(&input),
+    );
+    assert_ok(&c, "frame to stdout");
+    assert_eq!(&c.stdout[2..10], b"b2frame\0");
+    let d = run(&["decompress", "-", "-"], Some(&c.stdout));
+    assert_ok(&d, "frame from stdin");
+    assert!(d.stdout == input);
+    // An empty input is a frame without chunks.
+    let empty = dir.path("empty");
+    fs::write(&empty, b"").unwrap();
+    let ef = dir.path("empty.b2frame");
+    assert_ok(
+        &run(
+            &["compress".as_ref(), empty.as_os_str(), ef.as_os_str()],
+            None,
+        ),
+        "empty",
+    );
+    assert_eq!(
+        oxiblosc::schunk::SChunk::open(&ef).unwrap().nchunks(),
+        0,
+        "empty frame"
+    );
+    let d = run(&["decompress".as_ref(), ef.as_os_str(), "-".as_ref()], None);
+    assert_ok(&d, "empty frame decompress");
+    assert!(d.stdout.is_empty());
+
+    // C-written frames and sparse frames decompress to what the library reads.
+    let data_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    for name in [
+        "frames/f06_meta_vlmeta.b2frame",
+        "frames/f10_special_updates_reordered.b2frame",
+        "frames/f15_varlen_chunks.b2frame",
+        "frames/f18_zstd_use_dict.b2frame",
+        "sframes/s01_edited_with_zero_chunk",
+    ] {
+        let path = data_dir.join(name);
+        let mut sc = oxiblosc::schunk::SChunk::open(&path).unwrap();
+        let mut want = Vec::new();
+        for i in 0..sc.nchunks() {
+            want.extend(sc.decompress_chunk_vec(i).unwrap());
+        }
+        let o = run(
+            &["decompress".as_ref(), path.as_os_str(), "-".as_ref()],
+            None,
+        );
+        assert_ok(&o, name);
+        assert!(o.stdout == want, "{name}: other bytes than the library's");
+
+        // info: text names every chunk and metalayer; JSON parses and agrees.
+        let t = run(&["info".as_ref(), path.as_os_str()], None);
+        assert_ok(&t, name);
+        let text = String::from_utf8(t.stdout).unwrap();
+        for m in sc.metalayers() {
+            assert!(text.contains(&m.name), "{name}: info misses {}", m.name);
+        }
+        for m in sc.vlmeta_names() {
+            assert!(text.contains(m), "{name}: info misses vlmeta {m}");
+        }
+        let j = run(
+            &["info".as_ref(), "--json".as_ref(), path.as_os_str()],
+            None,
+        );
+        assert_ok(&j, name);
+        let v: serde_json::Value = serde_json::from_slice(&j.stdout)
+            .unwrap_or_else(|e| panic!("{name}: info --json is not JSON: {e}"));
+        assert_eq!(v["nchunks"], sc.nchunks() as u64, "{name}");
+        assert_eq!(v["nbytes"], sc.nbytes(), "{name}");
+        let chunks = v["chunks"].as_array().unwrap();
+        assert_eq!(chunks.len(), sc.nchunks());
+        for (i, c) in chunks.iter().enumerate() {
+            let info = sc.chunk_info(i).unwrap();
+            assert_eq!(c["nbytes"], info.nbytes as u64, "{name} chunk {i}");
+            assert_eq!(c["cbytes"], info.cbytes as u64, "{name} chunk {i}");
+            assert_eq!(c["special"].is_null(), info.special.is_none(), "{name} {i}");
+        }
+        assert_eq!(
+            v["metalayers"].as_array().unwrap().len(),
+            sc.metalayers().len()
+        );
+        assert_eq!(
+            v["vlmetalayers"].as_array().unwrap().len(),
+            sc.vlmeta_names().len()
+        );
+    }
+    // f10 has special chunks: info says which.
+    let j = run(
+        &[
+            "info".as_ref(),
+            "--json".as_ref(),
+            data_dir
+                .join("frames/f10_special_updates_reordered.b2frame")
+                .as_os_str(),
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert!(
+        v["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| !c["special"].is_null()),
+        "f10 has special chunks"
+    );
+    // info on a chunk file lists its chunks.
+    let chunk = dir.path("in.b2");
+    assert_ok(
+        &run(
+            &[
+                "compress".as_ref(),
+                "--format".as_ref(),
+                "chunk".as_ref(),
+                src.as_os_str(),
+                chunk.as_os_str(),
+            ],
+            None,
+        ),
+        "chunk",
+    );
+    let j = run(
+        &["info".as_ref(), "--json".as_ref(), chunk.as_os_str()],
+        None,
+    );
+    assert_ok(&j, "info chunk");
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["kind"], "chunks");
+    assert_eq!(v["chunks"][0]["nbytes"], input.len() as u64);
+    // info on anything else fails cleanly.
+    let o = run(&["info".as_ref(), src.as_os_str()], None);
+    assert_fails(&o, "neither a frame nor a Blosc chunk", "info on raw data");
+
+    // A frame over an existing file keeps the file's mode; a directory as
+    // OUT for a frame, or a file as OUT for an sframe, is refused untouched.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&frame, fs::Permissions::from_mode(0o600)).unwrap();
+        assert_ok(
+            &run(
+                &["compress".as_ref(), src.as_os_str(), frame.as_os_str()],
+                None,
+            ),
+            "replace a frame",
+        );
+        assert_eq!(
+            fs::metadata(&frame).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let o = run(
+        &["compress".as_ref(), src.as_os_str(), sframe.as_os_str()],
+        None,
+    );
+    assert_fails(&o, "is a directory", "frame onto a directory");
+    let before = fs::read(&frame).unwrap();
+    let o = run(
+        &[
+            "compress".as_ref(),
+            "--format".as_ref(),
+            "sframe".as_ref(),
+            src.as_os_str(),
+            frame.as_os_str(),
+        ],
+        None,
+    );
+    assert_fails(&o, "is a file", "sframe onto a file");
+    assert!(fs::read(&frame).unwrap() == before, "OUT changed");
+    // No temporary files left behind.
+    let mut left: Vec<String> = dir.listing();
+    left.retain(|n| n.contains("oxiblosc-"));
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -1,9 +1,12 @@
-//! `oxiblosc`: compress files into Blosc2 chunks and decompress them.
+//! `oxiblosc`: compress files into Blosc2 frames or chunks, decompress them,
+//! and describe them.
 //!
 //! ```text
-//! oxiblosc compress [-c CODEC] [-l CLEVEL] [-t TYPESIZE] [--filter NAME[:META]]...
+//! oxiblosc compress [--format frame|sframe|chunk] [--chunksize N] [--meta NAME=VALUE]...
+//!                   [-c CODEC] [-l CLEVEL] [-t TYPESIZE] [--filter NAME[:META]]...
 //!                   [-b BLOCKSIZE] [--split MODE] [-n NTHREADS] [--dict] IN OUT
 //! oxiblosc decompress [-n NTHREADS] IN OUT
+//! oxiblosc info [--json] PATH
 //! ```
 //!
 //! `-` is stdin or stdout. Errors are one line on stderr and exit code 1
@@ -13,6 +16,8 @@
 
 #[path = "oxiblosc/files.rs"]
 mod files;
+#[path = "oxiblosc/info.rs"]
+mod info;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -21,14 +26,15 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{
     CParams, ChunkHeader, Codec, Compressor, DParams, Decompressor, Filter, MAX_BLOCKSIZE,
     MAX_BUFFERSIZE, SplitMode,
 };
 
-use files::Place;
+use files::{Place, TempTarget};
 
-/// Compress files into Blosc2 chunks and decompress them.
+/// Compress files into Blosc2 frames or chunks, decompress them, describe them.
 #[derive(Parser, Debug)]
 #[command(name = "oxiblosc", version, about, long_about = None)]
 #[command(
@@ -44,8 +50,12 @@ struct Cli {
 enum Command {
     /// Compress IN into OUT.
     Compress(CompressArgs),
-    /// Decompress IN into OUT (the format is recognised from the bytes).
+    /// Decompress IN into OUT: a contiguous frame, a sparse frame
+    /// (directory) or chunks (the format is recognised from the bytes).
     Decompress(DecompressArgs),
+    /// Describe a frame, a sparse frame or a chunk file: header fields, the
+    /// chunks (size, ratio, special kind), metalayers and vlmetalayers.
+    Info(InfoArgs),
 }
 
 /// The container written by `compress`.
@@ -54,15 +64,34 @@ enum Format {
     /// Blosc2 chunks: one for inputs up to `MAX_BUFFERSIZE` bytes, else a
     /// sequence of chunks written one after the other.
     Chunk,
+    /// A contiguous frame (cframe): one file, chunks of `--chunksize` bytes.
+    Frame,
+    /// A sparse frame (sframe): a directory with one file per chunk.
+    Sframe,
 }
+
+/// Default frame chunk size (rounded down to whole items).
+const DEFAULT_CHUNKSIZE: usize = 4 << 20;
 
 #[derive(Args, Debug)]
 struct CompressArgs {
-    /// Container format: `chunk` (one Blosc2 chunk; inputs over ~2 GiB become a
+    /// Container format: `frame` (a contiguous Blosc2 frame; the default for
+    /// files), `sframe` (a sparse frame: OUT is a directory) or `chunk` (one
+    /// Blosc2 chunk, the default for stdout; inputs over ~2 GiB become a
     /// sequence of chunks, each readable on its own).
-    /// `frame` is not available yet.
-    #[arg(long, value_name = "FORMAT", default_value = "chunk", value_parser = parse_format)]
-    format: Format,
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    format: Option<Format>,
+
+    /// Bytes of input per frame chunk (suffixes K, M, G: binary), rounded
+    /// down to whole items. Default 4M.
+    #[arg(long, value_name = "BYTES", value_parser = parse_chunksize)]
+    chunksize: Option<usize>,
+
+    /// A metalayer for the frame, its VALUE stored as a msgpack string (the
+    /// way python-blosc2 stores a `str`). Repeatable (up to 16); names up to
+    /// 31 bytes.
+    #[arg(long = "meta", value_name = "NAME=VALUE", value_parser = parse_meta)]
+    metas: Vec<(String, String)>,
 
     /// Codec (the default is C-Blosc2's).
     #[arg(short, long, value_name = "CODEC", default_value_t = CParams::default().codec,
@@ -116,10 +145,11 @@ struct CompressArgs {
 
 #[derive(Args, Debug)]
 struct DecompressArgs {
-    /// Threads decompressing the blocks.
-    #[arg(short, long, value_name = "NTHREADS", default_value_t = 1,
+    /// Threads decompressing the blocks (default: the `tdecomp` a frame
+    /// records, 1 for chunks).
+    #[arg(short, long, value_name = "NTHREADS",
           value_parser = clap::value_parser!(u64).range(1..=4096))]
-    nthreads: u64,
+    nthreads: Option<u64>,
 
     /// Input file, or `-` for stdin.
     #[arg(value_name = "IN")]
@@ -130,6 +160,17 @@ struct DecompressArgs {
     output: PathBuf,
 }
 
+#[derive(Args, Debug)]
+struct InfoArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+
+    /// A frame file, a sparse frame directory, or a file of chunks.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+}
+
 /// One `--filter` value: a filter, or `none`.
 #[derive(Clone, Copy, Debug)]
 struct FilterArg(Option<Filter>);
@@ -137,9 +178,51 @@ struct FilterArg(Option<Filter>);
 fn parse_format(s: &str) -> Result<Format, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "chunk" => Ok(Format::Chunk),
-        "frame" => Err("the frame format is not available yet; only `chunk` is".into()),
-        _ => Err("unknown format (known: chunk)".into()),
+        "frame" | "cframe" => Ok(Format::Frame),
+        "sframe" => Ok(Format::Sframe),
+        _ => Err("unknown format (known: frame, sframe, chunk)".into()),
     }
+}
+
+fn parse_chunksize(s: &str) -> Result<usize, String> {
+    let n = parse_bytes(s, MAX_BUFFERSIZE as u64, "a chunk's limit")?;
+    if n == 0 {
+        return Err("a chunk holds at least one byte".into());
+    }
+    Ok(n)
+}
+
+fn parse_meta(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| "expected NAME=VALUE".to_string())?;
+    if name.is_empty() || name.len() > 31 {
+        return Err(format!(
+            "a metalayer name has 1 to 31 bytes; {name:?} has {}",
+            name.len()
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// `s` as a msgpack string (fixstr, str8, str16 or str32).
+fn msgpack_str(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len() + 5);
+    match b.len() {
+        n if n < 32 => out.push(0xa0 | n as u8),
+        n if n < 256 => out.extend([0xd9, n as u8]),
+        n if n < 65_536 => {
+            out.push(0xda);
+            out.extend((n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0xdb);
+            out.extend((n as u32).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(b);
+    out
 }
 
 fn codec_parser() -> impl clap::builder::TypedValueParser<Value = Codec> {
@@ -166,6 +249,11 @@ fn strip_invalid_param(e: &oxiblosc::Error) -> String {
 /// A byte count: digits with an optional binary suffix K, M or G (`KiB`,
 /// `K`, `k` and `KB` all mean 1024).
 fn parse_size(s: &str) -> Result<usize, String> {
+    parse_bytes(s, MAX_BLOCKSIZE as u64, "the largest block size")
+}
+
+/// A byte count no larger than `max` (`what` names the limit in errors).
+fn parse_bytes(s: &str, max: u64, what: &str) -> Result<usize, String> {
     let t = s.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
@@ -181,8 +269,8 @@ fn parse_size(s: &str) -> Result<usize, String> {
     };
     let v = n
         .checked_mul(1 << shift)
-        .filter(|&v| v <= MAX_BLOCKSIZE as u64)
-        .ok_or_else(|| format!("more than the largest block size, {MAX_BLOCKSIZE}"))?;
+        .filter(|&v| v <= max)
+        .ok_or_else(|| format!("more than {what}, {max}"))?;
     Ok(v as usize)
 }
 
@@ -201,6 +289,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compress(args) => compress(args),
         Command::Decompress(args) => decompress(args),
+        Command::Info(args) => info::run(&args.path, args.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -264,19 +353,55 @@ fn piece_len(typesize: usize) -> usize {
 
 fn compress(args: CompressArgs) -> Result<(), String> {
     let params = cparams(&args);
-    let Format::Chunk = args.format;
     let input = Place::new(&args.input);
     let output = Place::new(&args.output);
-    if matches!(output, Place::Std) && std::io::stdout().is_terminal() {
-        return Err(
-            "refusing to write a compressed chunk to a terminal (redirect stdout or give OUT)"
-                .into(),
+    let format = args.format.unwrap_or(match output {
+        Place::Std => Format::Chunk,
+        Place::File(_) => Format::Frame,
+    });
+    if format == Format::Chunk && (args.chunksize.is_some() || !args.metas.is_empty()) {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "--chunksize and --meta are for frames (--format frame or sframe)",
         );
     }
+    if args.metas.len() > 16 {
+        usage_error(
+            ErrorKind::TooManyValues,
+            format!(
+                "{} metalayers given; a frame has at most 16",
+                args.metas.len()
+            ),
+        );
+    }
+    if format == Format::Sframe && matches!(output, Place::Std) {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "a sparse frame is a directory: give OUT, not `-`",
+        );
+    }
+    if matches!(output, Place::Std) && std::io::stdout().is_terminal() {
+        return Err(
+            "refusing to write compressed data to a terminal (redirect stdout or give OUT)".into(),
+        );
+    }
+    match format {
+        Format::Chunk => compress_chunks(&args, params, &input, &output),
+        Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
+    }
+}
+
+fn compress_chunks(
+    args: &CompressArgs,
+    params: CParams,
+    input: &Place,
+    output: &Place,
+) -> Result<(), String> {
+    let _ = args;
     let name = input.as_input();
     let piece = piece_len(params.typesize);
-    let mut reader = files::open_input(&input)?;
-    let mut out = files::Output::begin(&output)?;
+    let mut reader = files::open_input(input)?;
+    let mut out = files::Output::begin(output)?;
     let mut compressor = Compressor::new(params);
     let mut buf = Vec::new();
     let mut first = true;
@@ -299,22 +424,137 @@ fn compress(args: CompressArgs) -> Result<(), String> {
     out.finish()
 }
 
+/// Compress into a frame: a file (built beside the target, then renamed
+/// over it), a directory (likewise), or stdout (built in memory). Chunks are
+/// appended as the input is read, so memory stays at about one chunk for
+/// files and directories.
+fn compress_frame(
+    args: &CompressArgs,
+    params: CParams,
+    format: Format,
+    input: &Place,
+    output: &Place,
+) -> Result<(), String> {
+    let ts = params.typesize.max(1);
+    let requested = args.chunksize.unwrap_or(DEFAULT_CHUNKSIZE);
+    let chunksize = if requested >= ts {
+        requested / ts * ts
+    } else {
+        requested
+    };
+    let mut builder = SChunk::builder()
+        .cparams(params)
+        .chunksize(chunksize)
+        .fsync(false);
+    for (name, value) in &args.metas {
+        builder = builder.meta(name, &msgpack_str(value));
+    }
+    let name = input.as_input();
+    let mut reader = files::open_input(input)?;
+    let mut fill = |sc: &mut SChunk| -> Result<(), String> {
+        let mut buf = Vec::new();
+        loop {
+            let n = files::read_piece(&mut reader, &mut buf, chunksize)
+                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            sc.append_buffer(&buf[..n])
+                .map_err(|e| format!("cannot compress {name}: {e}"))?;
+            if n < chunksize {
+                return Ok(());
+            }
+        }
+    };
+    let path = match output {
+        Place::File(p) => {
+            let kind = std::fs::metadata(p).ok().map(|m| m.file_type());
+            match kind {
+                Some(k) if k.is_dir() && format == Format::Frame => {
+                    return Err(format!("'{}' is a directory", p.display()));
+                }
+                Some(k) if k.is_file() && format == Format::Sframe => {
+                    return Err(format!(
+                        "'{}' is a file; a sparse frame is a directory (remove it first)",
+                        p.display()
+                    ));
+                }
+                // Devices and FIFOs are written in place, from memory.
+                Some(k) if !k.is_file() && !k.is_dir() => None,
+                _ => Some(p),
+            }
+        }
+        Place::Std => None,
+    };
+    let Some(path) = path else {
+        let mut sc = builder
+            .build_memory()
+            .map_err(|e| format!("cannot make the frame: {e}"))?;
+        fill(&mut sc)?;
+        let bytes = sc
+            .to_cframe()
+            .map_err(|e| format!("cannot make the frame: {e}"))?;
+        let mut out = files::Output::begin(output)?;
+        out.write(&bytes)?;
+        return out.finish();
+    };
+    let tmp = TempTarget::new(path)?;
+    let what = format!("'{}'", path.display());
+    let mut sc = match format {
+        Format::Sframe => builder.create_dir(tmp.path()),
+        _ => builder.create_file(tmp.path()),
+    }
+    .map_err(|e| format!("cannot write {what}: {e}"))?;
+    fill(&mut sc)?;
+    drop(sc);
+    tmp.persist()
+}
+
 /// Whether `data` starts like a Blosc2 contiguous frame (msgpack fixarray,
 /// then the string "b2frame\0").
 fn is_frame(data: &[u8]) -> bool {
     data.len() >= 10 && data[1] == 0xa8 && &data[2..10] == b"b2frame\0"
 }
 
+/// Decompress every chunk of a frame into `output`, in order.
+fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), String> {
+    let mut out = files::Output::begin(output)?;
+    let mut buf = Vec::new();
+    for i in 0..sc.nchunks() {
+        let n = sc
+            .chunk_nbytes(i)
+            .map_err(|e| format!("cannot read {name} (chunk {i}): {e}"))?;
+        buf.resize(n, 0);
+        let got = sc
+            .decompress_chunk(i, &mut buf)
+            .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?;
+        out.write(&buf[..got])?;
+    }
+    out.finish()
+}
+
 fn decompress(args: DecompressArgs) -> Result<(), String> {
     let input = Place::new(&args.input);
     let output = Place::new(&args.output);
     let name = input.as_input();
+    let mut open = OpenOptions::new().read_only(true);
+    if let Some(n) = args.nthreads {
+        open = open.nthreads_decomp(n as usize);
+    }
+    if let Place::File(p) = &input
+        && std::fs::metadata(p).is_ok_and(|m| m.is_dir())
+    {
+        let sc = open
+            .open(p)
+            .map_err(|e| format!("cannot open {name} as a sparse frame: {e}"))?;
+        return decompress_frame(sc, &name.to_string(), &output);
+    }
     let mut reader = files::open_input(&input)?;
-    let mut out = files::Output::begin(&output)?;
-    let mut d = Decompressor::new(DParams::default().nthreads(args.nthreads as usize));
+    let mut d = Decompressor::new(DParams::default().nthreads(args.nthreads.unwrap_or(1) as usize));
     let mut chunk = Vec::new();
     let mut decoded = Vec::new();
     let mut index = 0usize;
+    let mut out = None;
     loop {
         // The header says how long the chunk is (bytes 12..16, cbytes).
         chunk.clear();
@@ -329,9 +569,19 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
             format!(" (chunk {index})")
         };
         if index == 0 && is_frame(&chunk) {
-            return Err(format!(
-                "{name} is a Blosc2 frame; this version reads chunks only"
-            ));
+            let sc = match &input {
+                Place::File(p) => open.open(p),
+                Place::Std => {
+                    std::io::Read::read_to_end(&mut reader, &mut chunk)
+                        .map_err(|e| format!("cannot read {name}: {e}"))?;
+                    open.from_cframe(std::mem::take(&mut chunk))
+                }
+            }
+            .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
+            return decompress_frame(sc, &name.to_string(), &output);
+        }
+        if out.is_none() {
+            out = Some(files::Output::begin(&output)?);
         }
         if got < 16 {
             return Err(format!(
@@ -365,8 +615,13 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
         let n = d
             .decompress_into(&chunk, &mut decoded)
             .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
-        out.write(&decoded[..n])?;
+        if let Some(out) = out.as_mut() {
+            out.write(&decoded[..n])?;
+        }
         index += 1;
     }
-    out.finish()
+    match out {
+        Some(out) => out.finish(),
+        None => Ok(()),
+    }
 }

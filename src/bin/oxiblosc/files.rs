@@ -238,3 +238,120 @@ impl Output {
         }
     }
 }
+
+/// A file or directory built at a fresh path beside its target and moved
+/// over the target by [`TempTarget::persist`]; dropped unpersisted, the
+/// temporary is removed and the target is untouched. For SChunk storages,
+/// which want a path of their own.
+pub struct TempTarget {
+    tmp: PathBuf,
+    target: PathBuf,
+    what: String,
+    mode: Option<fs::Permissions>,
+    persisted: bool,
+}
+
+impl TempTarget {
+    /// A fresh, not yet existing path `.NAME.oxiblosc-PID-N.tmp` beside
+    /// `target` (which may exist: it is replaced at the end).
+    pub fn new(target: &Path) -> Result<TempTarget, String> {
+        let what = format!("'{}'", target.display());
+        // Like `Output`: an existing file keeps its mode, and a symlink
+        // stays one (the file it points to is replaced).
+        let (target, mode) = match fs::metadata(target) {
+            Ok(m) if m.is_file() => (
+                fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf()),
+                Some(m.permissions()),
+            ),
+            _ => (target.to_path_buf(), None),
+        };
+        let target = target.as_path();
+        // Reserve the name with an empty file, then free it for the storage.
+        let tmp = TempFile::create(target)
+            .map_err(|e| format!("cannot create a temporary file next to {what}: {e}"))?;
+        let path = tmp.path.clone();
+        drop(tmp); // removes the reservation
+        Ok(TempTarget {
+            tmp: path,
+            target: target.to_path_buf(),
+            what,
+            mode,
+            persisted: false,
+        })
+    }
+
+    /// Where to build.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Sync what was built and move it over the target. A directory target
+    /// that exists is moved aside first and removed once the new one is in
+    /// place (a directory cannot be renamed over a non-empty one).
+    pub fn persist(mut self) -> Result<(), String> {
+        let what = self.what.clone();
+        sync_tree(&self.tmp).map_err(|e| format!("cannot write {what}: {e}"))?;
+        let is_dir = fs::metadata(&self.tmp).map(|m| m.is_dir()).unwrap_or(false);
+        if let (Some(mode), false) = (self.mode.take(), is_dir) {
+            // Best effort, like `cp`.
+            let _ = fs::set_permissions(&self.tmp, mode);
+        }
+        let old = match fs::metadata(&self.target) {
+            Ok(m) if m.is_dir() && is_dir => {
+                let mut aside = self.tmp.clone().into_os_string();
+                aside.push(".old");
+                let aside = PathBuf::from(aside);
+                fs::rename(&self.target, &aside)
+                    .map_err(|e| format!("cannot replace {what}: {e}"))?;
+                Some(aside)
+            }
+            Ok(m) if m.is_dir() => return Err(format!("{what} is a directory")),
+            Ok(_) if is_dir => {
+                return Err(format!(
+                    "{what} is a file; a sparse frame is a directory (remove it first)"
+                ));
+            }
+            _ => None,
+        };
+        if let Err(e) = fs::rename(&self.tmp, &self.target) {
+            if let Some(aside) = &old {
+                let _ = fs::rename(aside, &self.target);
+            }
+            return Err(format!("cannot replace {what}: {e}"));
+        }
+        self.persisted = true;
+        if let Some(aside) = old {
+            let _ = fs::remove_dir_all(aside);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TempTarget {
+    fn drop(&mut self) {
+        if !self.persisted {
+            match fs::metadata(&self.tmp) {
+                Ok(m) if m.is_dir() => {
+                    let _ = fs::remove_dir_all(&self.tmp);
+                }
+                Ok(_) => {
+                    let _ = fs::remove_file(&self.tmp);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// fsync a file, or every file of a directory and the directory itself.
+fn sync_tree(path: &Path) -> io::Result<()> {
+    if fs::metadata(path)?.is_dir() {
+        for entry in fs::read_dir(path)? {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                File::open(entry.path())?.sync_all()?;
+            }
+        }
+    }
+    File::open(path)?.sync_all()
+}

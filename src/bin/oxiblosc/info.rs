@@ -1,0 +1,507 @@
+//! `oxiblosc info`: what a frame, a sparse frame or a chunk file holds.
+//!
+//! Text for people, `--json` for scripts. The JSON is one object: for
+//! frames `{"path", "kind", "header": {...}, "nchunks", "nbytes", "cbytes",
+//! "cratio", "chunks": [{"index", "nbytes", "cbytes", "ratio", "special"}],
+//! "metalayers": [{"name", "nbytes", "hex"}], "vlmetalayers": [{"name",
+//! "cbytes", "nbytes"}]}`; for chunk files `{"path", "kind": "chunks",
+//! "chunks": [{"index", "offset", "nbytes", "cbytes", ...header fields}]}`.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use oxiblosc::schunk::{OpenOptions, SChunk};
+use oxiblosc::{ChunkHeader, Codec, Filter, SpecialValue};
+
+/// A JSON value, written by hand (the CLI has no serde).
+enum J {
+    Num(f64),
+    Int(i128),
+    Str(String),
+    Bool(bool),
+    Null,
+    Arr(Vec<J>),
+    Obj(Vec<(&'static str, J)>),
+}
+
+impl J {
+    fn write(&self, out: &mut String) {
+        match self {
+            J::Num(v) if v.is_finite() => {
+                let _ = write!(out, "{v}");
+            }
+            J::Num(_) | J::Null => out.push_str("null"),
+            J::Int(v) => {
+                let _ = write!(out, "{v}");
+            }
+            J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            J::Str(s) => {
+                out.push('"');
+                for c in s.chars() {
+                    match c {
+                        '"' => out.push_str("\\\""),
+                        '\\' => out.push_str("\\\\"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\t' => out.push_str("\\t"),
+                        c if (c as u32) < 0x20 => {
+                            let _ = write!(out, "\\u{:04x}", c as u32);
+                        }
+                        c => out.push(c),
+                    }
+                }
+                out.push('"');
+            }
+            J::Arr(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    v.write(out);
+                }
+                out.push(']');
+            }
+            J::Obj(fields) => {
+                out.push('{');
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    J::Str((*k).to_string()).write(out);
+                    out.push(':');
+                    v.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn int(v: impl Into<i128>) -> J {
+    J::Int(v.into())
+}
+
+fn ratio(nbytes: u64, cbytes: u64) -> f64 {
+    if cbytes == 0 {
+        0.0
+    } else {
+        nbytes as f64 / cbytes as f64
+    }
+}
+
+fn special_name(s: Option<SpecialValue>) -> Option<&'static str> {
+    s.map(|s| match s {
+        SpecialValue::Zeros => "zeros",
+        SpecialValue::Nan => "nan",
+        SpecialValue::Value => "value",
+        SpecialValue::Uninit => "uninit",
+    })
+}
+
+fn codec_name(id: u8) -> String {
+    Codec::from_id(id).map_or_else(|| format!("codec {id}"), |c| c.name().to_string())
+}
+
+fn filter_names(ids: &[u8], metas: &[u8]) -> Vec<String> {
+    ids.iter()
+        .zip(metas)
+        .filter(|(id, _)| **id != 0)
+        .map(|(&id, &meta)| match Filter::from_id(id, meta) {
+            Some(Filter::TruncPrec(m)) => format!("trunc_prec:{}", m as i8),
+            Some(f) => f.name().to_string(),
+            None => format!("filter {id}"),
+        })
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter()
+        .fold(String::with_capacity(2 * b.len()), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+}
+
+/// A short printable view of a metalayer value: a msgpack string as text,
+/// anything else as hex (cut at 32 bytes).
+fn preview(b: &[u8]) -> String {
+    let text = match b.first() {
+        Some(&t) if (0xa0..0xc0).contains(&t) && b.len() == 1 + (t & 0x1f) as usize => {
+            std::str::from_utf8(&b[1..]).ok()
+        }
+        Some(0xd9) if b.len() >= 2 && b.len() == 2 + b[1] as usize => {
+            std::str::from_utf8(&b[2..]).ok()
+        }
+        _ => None,
+    };
+    match text {
+        Some(t) => format!("{t:?}"),
+        None if b.len() > 32 => format!("{}...", hex(&b[..32])),
+        None => hex(b),
+    }
+}
+
+/// Whether `head` starts like a contiguous frame.
+fn looks_like_frame(head: &[u8]) -> bool {
+    head.len() >= 10 && head[1] == 0xa8 && &head[2..10] == b"b2frame\0"
+}
+
+/// Describe `path` on stdout.
+pub fn run(path: &Path, json: bool) -> Result<(), String> {
+    let what = format!("'{}'", path.display());
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot open {what}: {e}"))?;
+    let out = if meta.is_dir() {
+        let sc = OpenOptions::new()
+            .read_only(true)
+            .open(path)
+            .map_err(|e| format!("cannot open {what} as a sparse frame: {e}"))?;
+        frame(sc, path, "sframe", json)?
+    } else {
+        let mut f = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;
+        let mut head = Vec::new();
+        (&mut f)
+            .take(16)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        if looks_like_frame(&head) {
+            drop(f);
+            let sc = OpenOptions::new()
+                .read_only(true)
+                .open(path)
+                .map_err(|e| format!("cannot open {what} as a frame: {e}"))?;
+            frame(sc, path, "frame", json)?
+        } else {
+            chunks(f, path, meta.len(), json)?
+        }
+    };
+    print!("{out}");
+    Ok(())
+}
+
+fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, String> {
+    let what = format!("'{}'", path.display());
+    let h = sc.frame_header().clone();
+    let n = sc.nchunks();
+    let mut rows = Vec::with_capacity(n.min(1 << 20));
+    for i in 0..n {
+        let c = sc
+            .chunk_info(i)
+            .map_err(|e| format!("cannot read {what} (chunk {i}): {e}"))?;
+        rows.push(c);
+    }
+    let metas: Vec<(String, Vec<u8>)> = sc
+        .metalayers()
+        .iter()
+        .map(|m| (m.name.clone(), m.content.clone()))
+        .collect();
+    let mut vlmetas = Vec::new();
+    for m in sc.vlmetalayers().to_vec() {
+        let value = sc
+            .vlmeta_get(&m.name)
+            .map_err(|e| format!("cannot read {what} (vlmetalayer {}): {e}", m.name))?
+            .unwrap_or_default();
+        vlmetas.push((m.name, m.chunk.len(), value));
+    }
+    let filters = filter_names(&h.filters, &h.filters_meta);
+    let chunksize = sc.chunksize();
+    let mut s = String::new();
+    if json {
+        let header = J::Obj(vec![
+            (
+                "edition",
+                J::Str(format!("{:?}", h.edition).to_ascii_lowercase()),
+            ),
+            ("version", int(h.version())),
+            ("header_len", int(h.header_len)),
+            ("frame_len", int(h.frame_len)),
+            ("nbytes", int(h.nbytes)),
+            ("cbytes", int(h.cbytes)),
+            ("typesize", int(h.typesize)),
+            ("blocksize", int(h.blocksize)),
+            ("chunksize", int(h.chunksize)),
+            ("codec", J::Str(codec_name(h.compcode()))),
+            ("clevel", int(h.clevel())),
+            (
+                "filters",
+                J::Arr(filters.iter().cloned().map(J::Str).collect()),
+            ),
+            ("splitmode", J::Str(format!("{:?}", h.splitmode()))),
+            ("use_dict", J::Bool(h.use_dict())),
+            ("tcomp", int(h.tcomp)),
+            ("tdecomp", int(h.tdecomp)),
+        ]);
+        let chunks = rows
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                J::Obj(vec![
+                    ("index", int(i as u64)),
+                    ("nbytes", int(c.nbytes as u64)),
+                    ("cbytes", int(c.cbytes as u64)),
+                    ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
+                    (
+                        "special",
+                        special_name(c.special).map_or(J::Null, |n| J::Str(n.into())),
+                    ),
+                ])
+            })
+            .collect();
+        let obj = J::Obj(vec![
+            ("path", J::Str(path.display().to_string())),
+            ("kind", J::Str(kind.into())),
+            ("header", header),
+            ("nchunks", int(n as u64)),
+            ("nbytes", int(sc.nbytes())),
+            ("cbytes", int(sc.cbytes())),
+            ("cratio", J::Num(sc.cratio())),
+            ("chunks", J::Arr(chunks)),
+            (
+                "metalayers",
+                J::Arr(
+                    metas
+                        .iter()
+                        .map(|(name, v)| {
+                            J::Obj(vec![
+                                ("name", J::Str(name.clone())),
+                                ("nbytes", int(v.len() as u64)),
+                                ("hex", J::Str(hex(v))),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "vlmetalayers",
+                J::Arr(
+                    vlmetas
+                        .iter()
+                        .map(|(name, cbytes, v)| {
+                            J::Obj(vec![
+                                ("name", J::Str(name.clone())),
+                                ("cbytes", int(*cbytes as u64)),
+                                ("nbytes", int(v.len() as u64)),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+        ]);
+        obj.write(&mut s);
+        s.push('\n');
+        return Ok(s);
+    }
+    let kind_text = if kind == "sframe" {
+        "sparse frame (directory)"
+    } else {
+        "contiguous frame"
+    };
+    let _ = writeln!(s, "{}: {kind_text}", path.display());
+    let _ = writeln!(
+        s,
+        "  format        {:?} edition, version {}, header {} bytes, frame {} bytes",
+        h.edition,
+        h.version(),
+        h.header_len,
+        h.frame_len
+    );
+    let _ = writeln!(
+        s,
+        "  chunks        {n} of {}",
+        chunksize.map_or("variable size".to_string(), |c| format!("{c} bytes"))
+    );
+    let _ = writeln!(
+        s,
+        "  bytes         {} -> {} (ratio {:.2})",
+        sc.nbytes(),
+        sc.cbytes(),
+        sc.cratio()
+    );
+    let _ = writeln!(
+        s,
+        "  typesize      {}, blocksize {}",
+        h.typesize,
+        if h.blocksize == 0 {
+            "automatic".to_string()
+        } else {
+            h.blocksize.to_string()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  codec         {} clevel {}, filters [{}], split {:?}{}",
+        codec_name(h.compcode()),
+        h.clevel(),
+        filters.join(", "),
+        h.splitmode(),
+        if h.use_dict() { ", dictionary" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "  threads       tcomp {}, tdecomp {}",
+        h.tcomp, h.tdecomp
+    );
+    let _ = writeln!(s, "  metalayers    {}", metas.len());
+    for (name, v) in &metas {
+        let _ = writeln!(s, "    {name:<31} {:>6} B  {}", v.len(), preview(v));
+    }
+    let _ = writeln!(s, "  vlmetalayers  {}", vlmetas.len());
+    for (name, cbytes, v) in &vlmetas {
+        let _ = writeln!(
+            s,
+            "    {name:<31} {:>6} B stored, {} B value",
+            cbytes,
+            v.len()
+        );
+    }
+    if n > 0 {
+        let _ = writeln!(
+            s,
+            "  {:>8} {:>12} {:>12} {:>8}  special",
+            "chunk", "nbytes", "cbytes", "ratio"
+        );
+        for (i, c) in rows.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  {:>8} {:>12} {:>12} {:>8.2}  {}",
+                i,
+                c.nbytes,
+                c.cbytes,
+                ratio(c.nbytes as u64, c.cbytes as u64),
+                special_name(c.special).unwrap_or("-")
+            );
+        }
+    }
+    Ok(s)
+}
+
+/// A file of chunks one after the other: each header, read without
+/// decoding anything.
+fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, String> {
+    let what = format!("'{}'", path.display());
+    let mut list = Vec::new();
+    let mut buf = Vec::new();
+    let mut at = 0u64;
+    while at < len || list.is_empty() {
+        f.seek(SeekFrom::Start(at))
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        // The header's cbytes says how long the chunk is; the parser wants
+        // the whole chunk (it checks cbytes against it), so read it all.
+        let mut head = [0u8; 16];
+        let got = (&mut f)
+            .take(16)
+            .read(&mut head)
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        let declared = if got == 16 {
+            i32::from_le_bytes(head[12..16].try_into().expect("4 bytes"))
+        } else {
+            0
+        };
+        let take = u64::try_from(declared)
+            .ok()
+            .filter(|&c| c >= 16 && at + c <= len)
+            .unwrap_or(16);
+        f.seek(SeekFrom::Start(at))
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        buf.clear();
+        (&mut f)
+            .take(take)
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        let h = ChunkHeader::parse(&buf).map_err(|e| {
+            if list.is_empty() {
+                format!("{what} is neither a frame nor a Blosc chunk: {e}")
+            } else {
+                format!("{what}: bad chunk at byte {at}: {e}")
+            }
+        })?;
+        let cbytes = h.cbytes as u64;
+        list.push((at, h));
+        at += cbytes;
+    }
+    let mut s = String::new();
+    if json {
+        let items = list
+            .iter()
+            .enumerate()
+            .map(|(i, (off, h))| {
+                J::Obj(vec![
+                    ("index", int(i as u64)),
+                    ("offset", int(*off)),
+                    ("version", int(h.version)),
+                    ("nbytes", int(h.nbytes as u64)),
+                    ("cbytes", int(h.cbytes as u64)),
+                    ("ratio", J::Num(ratio(h.nbytes as u64, h.cbytes as u64))),
+                    ("typesize", int(h.typesize)),
+                    ("blocksize", int(h.blocksize as u64)),
+                    ("nblocks", int(h.nblocks() as u64)),
+                    ("codec", J::Str(chunk_codec(h))),
+                    (
+                        "filters",
+                        J::Arr(
+                            filter_names(&h.filters, &h.filters_meta)
+                                .into_iter()
+                                .map(J::Str)
+                                .collect(),
+                        ),
+                    ),
+                    ("memcpyed", J::Bool(h.is_memcpyed())),
+                    ("split", J::Bool(!h.dont_split())),
+                    (
+                        "special",
+                        special_name(h.special()).map_or(J::Null, |n| J::Str(n.into())),
+                    ),
+                ])
+            })
+            .collect();
+        J::Obj(vec![
+            ("path", J::Str(path.display().to_string())),
+            ("kind", J::Str("chunks".into())),
+            ("chunks", J::Arr(items)),
+        ])
+        .write(&mut s);
+        s.push('\n');
+        return Ok(s);
+    }
+    let _ = writeln!(s, "{}: {} Blosc chunk(s)", path.display(), list.len());
+    let _ = writeln!(
+        s,
+        "  {:>6} {:>12} {:>12} {:>12} {:>8} {:>3} {:>9}  codec, filters",
+        "chunk", "offset", "nbytes", "cbytes", "ratio", "ts", "blocksize"
+    );
+    for (i, (off, h)) in list.iter().enumerate() {
+        let mut extra = filter_names(&h.filters, &h.filters_meta).join(",");
+        if let Some(sp) = special_name(h.special()) {
+            extra = format!("special {sp}");
+        } else if h.is_memcpyed() {
+            extra.push_str(" (stored)");
+        }
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>12} {:>12} {:>12} {:>8.2} {:>3} {:>9}  {} {}",
+            i,
+            off,
+            h.nbytes,
+            h.cbytes,
+            ratio(h.nbytes as u64, h.cbytes as u64),
+            h.typesize,
+            h.blocksize,
+            chunk_codec(h),
+            extra
+        );
+    }
+    Ok(s)
+}
+
+fn chunk_codec(h: &ChunkHeader) -> String {
+    let format = h.codec_format();
+    if format == 6 {
+        return codec_name(h.udcodec);
+    }
+    Codec::ALL
+        .iter()
+        .find(|c| c.format() == format)
+        .map_or_else(|| format!("format {format}"), |c| c.name().to_string())
+}
