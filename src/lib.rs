@@ -240,3 +240,8 @@ impl Decompressor {
         chunk::decode::vl_blocks(src, &mut self.scratch)
     }
 }
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
