@@ -40,9 +40,8 @@
 //! reorder, vlmetalayer changes, fill) is written in this order:
 //!
 //! 1. the new chunk bytes, then the new offsets index and the new trailer,
-//!    all *after the end of the current frame* (the old index and trailer
-//!    stay untouched and become dead bytes inside the chunks section, which
-//!    every reader, C-Blosc2 included, skips);
+//!    all in bytes the current frame does not use (see *Dead space*
+//!    below): the old chunks, index and trailer stay untouched;
 //! 2. `fsync` (when [`SChunkBuilder::fsync`] / [`OpenOptions::fsync`] is on,
 //!    the default);
 //! 3. the header's fixed fields (sizes, flags, frame length) in one write of
@@ -54,9 +53,42 @@
 //! header still describes it); after step 3 the new frame is complete. The
 //! header write is assumed not to tear (it is one small write at the start
 //! of the frame, inside one disk sector when the frame starts at a sector
-//! boundary). The price is some dead space per change (the old index and
-//! trailer), which C-Blosc2 does not leave; [`SChunk::to_cframe`] of a
-//! memory super-chunk and directory frames have none.
+//! boundary). With `fsync` off nothing is synced: the order of writes is
+//! the same, but the OS may reach the disk in another order, so only a
+//! process crash (not a power cut) is covered. A cut between steps 3 and 4
+//! leaves stray bytes after the frame: it opens with the new contents, read
+//! only until reopened with [`OpenOptions::discard_trailing`].
+//!
+//! # Dead space
+//!
+//! Readers find the index at `header_len + cbytes`, so the chunks section
+//! may hold bytes no index entry points at. Crash-safe changes create such
+//! bytes (the old index and trailer, replaced chunks); to keep them bounded,
+//! each change of a file-backed frame places
+//!
+//! * each new chunk first-fit in a hole between live chunks, else at the
+//!   start of the gap between the last live chunk and the old index, else
+//!   after the frame's end (only a chunk larger than every earlier one can
+//!   get there, leaving the old gap and index as a hole for later chunks);
+//! * the new index and trailer a *reserve* (the largest chunk stored so
+//!   far) after the last live chunk when that fits before the old index
+//!   (the frame then shrinks and the file is cut after the commit), else
+//!   right after the old frame's end, and at least the reserve after the
+//!   last chunk.
+//!
+//! So after every change the gap before the index is at least the reserve
+//! (the next chunk fits there) and, for appends, at most the reserve plus
+//! the old and the new index+trailer: the index only moves past the old one
+//! when the gap left after the new chunks is smaller than the reserve plus
+//! the new index. Appending thousands of chunks therefore wastes at most
+//! about one chunk and two indexes (tests/frame_space.rs checks it after
+//! each of 2000 appends), and every append writes its chunk, the index, the
+//! trailer and up to 87 header bytes, nothing more. Holes come from
+//! updates, deletes and the rare oversized chunk, and are reused by later
+//! chunks that fit. [`SChunk::trim`] drops the reserve, [`SChunk::compact`]
+//! every dead byte (e.g. before handing a file over); both are crash-safe.
+//! Memory frames work like C-Blosc2 (new chunks over the old index, no
+//! reserve); directory frames have no dead space.
 //!
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
 //! it, then replace `chunks.b2frame` by writing a temporary file and
