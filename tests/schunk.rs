@@ -533,3 +533,85 @@ fn a_write_cut_at_any_byte_leaves_old_or_new_contents() {
     }
     assert!(cuts > 1000, "{cuts} cuts");
 }
+
+/// The space-reuse paths under a write cut at every byte: a chunk into a
+/// hole left by a delete, `trim` (the index moved back into the gap before
+/// the old one, then the file cut) and the two-step `compact` (whose
+/// contents never change).
+#[test]
+fn a_write_cut_during_hole_reuse_trim_or_compact_leaves_old_or_new_contents() {
+    type Op = fn(&mut SChunk) -> oxiblosc::Result<()>;
+    let ops: [(&str, Op); 4] = [
+        ("append into a hole", |sc| {
+            sc.append_buffer(&data(CS, 1)).map(drop)
+        }),
+        ("vlmeta", |sc| sc.vlmeta_add("a", b"1")),
+        ("trim", |sc| sc.trim()),
+        ("compact", |sc| sc.compact()),
+    ];
+    let disk = Rc::new(RefCell::new(Vec::new()));
+    let budget = Rc::new(RefCell::new(usize::MAX - 2));
+    let mut sc = SChunk::builder()
+        .cparams(cparams())
+        .chunksize(CS)
+        .build_io(Box::new(Cut {
+            disk: disk.clone(),
+            budget: budget.clone(),
+        }))
+        .unwrap();
+    for k in 0..4 {
+        sc.append_buffer(&data(CS, k)).unwrap();
+    }
+    // A chunk in the middle deleted: a hole (the size of chunk 1 again).
+    sc.delete_chunk(1).unwrap();
+    assert!(sc.hole_bytes() > 0);
+    drop(sc);
+    let start = disk.borrow().clone();
+    let old = contents(start.clone()).unwrap();
+    for (name, op) in ops {
+        let d = Rc::new(RefCell::new(start.clone()));
+        let b = Rc::new(RefCell::new(usize::MAX - 2));
+        let mut sc = OpenOptions::new()
+            .open_io(Box::new(Cut {
+                disk: d.clone(),
+                budget: b.clone(),
+            }))
+            .unwrap();
+        let holes = sc.hole_bytes();
+        let dead = sc.dead_bytes();
+        op(&mut sc).unwrap();
+        match name {
+            "append into a hole" => assert!(sc.hole_bytes() < holes, "{name}"),
+            "trim" => assert!(sc.dead_bytes() < dead, "{name}"),
+            "compact" => assert_eq!(sc.dead_bytes(), 0, "{name}"),
+            _ => {}
+        }
+        drop(sc);
+        let written = usize::MAX - 2 - *b.borrow();
+        let new = contents(d.borrow().clone()).unwrap();
+        if name == "trim" || name == "compact" {
+            assert_eq!(new, old, "{name} keeps the contents");
+            assert!(d.borrow().len() < start.len(), "{name} shrinks the file");
+        } else {
+            assert_ne!(new, old, "{name} changes something");
+        }
+        for k in 0..written {
+            let d = Rc::new(RefCell::new(start.clone()));
+            let b = Rc::new(RefCell::new(k));
+            let mut sc = OpenOptions::new()
+                .open_io(Box::new(Cut {
+                    disk: d.clone(),
+                    budget: b.clone(),
+                }))
+                .unwrap();
+            assert!(op(&mut sc).is_err(), "{name}: cut at {k} of {written}");
+            drop(sc);
+            let got =
+                contents(d.borrow().clone()).unwrap_or_else(|e| panic!("{name}: cut at {k}: {e}"));
+            assert!(
+                got == old || got == new,
+                "{name}: cut at {k} of {written}: mixed contents"
+            );
+        }
+    }
+}

@@ -40,9 +40,8 @@
 //! reorder, vlmetalayer changes, fill) is written in this order:
 //!
 //! 1. the new chunk bytes, then the new offsets index and the new trailer,
-//!    all *after the end of the current frame* (the old index and trailer
-//!    stay untouched and become dead bytes inside the chunks section, which
-//!    every reader, C-Blosc2 included, skips);
+//!    all in bytes the current frame does not use (see *Dead space*
+//!    below): the old chunks, index and trailer stay untouched;
 //! 2. `fsync` (when [`SChunkBuilder::fsync`] / [`OpenOptions::fsync`] is on,
 //!    the default);
 //! 3. the header's fixed fields (sizes, flags, frame length) in one write of
@@ -54,9 +53,42 @@
 //! header still describes it); after step 3 the new frame is complete. The
 //! header write is assumed not to tear (it is one small write at the start
 //! of the frame, inside one disk sector when the frame starts at a sector
-//! boundary). The price is some dead space per change (the old index and
-//! trailer), which C-Blosc2 does not leave; [`SChunk::to_cframe`] of a
-//! memory super-chunk and directory frames have none.
+//! boundary). With `fsync` off nothing is synced: the order of writes is
+//! the same, but the OS may reach the disk in another order, so only a
+//! process crash (not a power cut) is covered. A cut between steps 3 and 4
+//! leaves stray bytes after the frame: it opens with the new contents, read
+//! only until reopened with [`OpenOptions::discard_trailing`].
+//!
+//! # Dead space
+//!
+//! Readers find the index at `header_len + cbytes`, so the chunks section
+//! may hold bytes no index entry points at. Crash-safe changes create such
+//! bytes (the old index and trailer, replaced chunks); to keep them bounded,
+//! each change of a file-backed frame places
+//!
+//! * each new chunk first-fit in a hole between live chunks, else at the
+//!   start of the gap between the last live chunk and the old index, else
+//!   after the frame's end (only a chunk larger than every earlier one can
+//!   get there, leaving the old gap and index as a hole for later chunks);
+//! * the new index and trailer a *reserve* (the largest chunk stored so
+//!   far) after the last live chunk when that fits before the old index
+//!   (the frame then shrinks and the file is cut after the commit), else
+//!   right after the old frame's end, and at least the reserve after the
+//!   last chunk.
+//!
+//! So after every change the gap before the index is at least the reserve
+//! (the next chunk fits there) and, for appends, at most the reserve plus
+//! the old and the new index+trailer: the index only moves past the old one
+//! when the gap left after the new chunks is smaller than the reserve plus
+//! the new index. Appending thousands of chunks therefore wastes at most
+//! about one chunk and two indexes (tests/frame_space.rs checks it after
+//! each of 2000 appends), and every append writes its chunk, the index, the
+//! trailer and up to 87 header bytes, nothing more. Holes come from
+//! updates, deletes and the rare oversized chunk, and are reused by later
+//! chunks that fit. [`SChunk::trim`] drops the reserve, [`SChunk::compact`]
+//! every dead byte (e.g. before handing a file over); both are crash-safe.
+//! Memory frames work like C-Blosc2 (new chunks over the old index, no
+//! reserve); directory frames have no dead space.
 //!
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
 //! it, then replace `chunks.b2frame` by writing a temporary file and
@@ -77,6 +109,20 @@ use crate::frame::{
 };
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor, SpecialValue, special_chunk};
+
+mod space;
+use space::Space;
+
+/// Where a change puts the new index and trailer of a file-backed frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tail {
+    /// After the last chunk plus the reserve (see the module docs).
+    Auto,
+    /// Right after the last chunk (no reserve).
+    Trim,
+    /// At this section offset (compaction; no new chunks).
+    At(u64),
+}
 
 /// Name of the index file of a directory frame.
 pub const SFRAME_INDEX: &str = "chunks.b2frame";
@@ -144,6 +190,8 @@ pub struct SChunk {
     offsets: Offsets,
     /// Sum of the stored (live) chunk sizes.
     live_cbytes: u64,
+    /// Live chunk spans and free space of a file-backed cframe.
+    space: Space,
     cparams: CParams,
     dparams: DParams,
     compressor: Compressor,
@@ -249,6 +297,7 @@ impl SChunkBuilder {
             vlmetalayers: Vec::new(),
             offsets: Offsets::Explicit(Vec::new()),
             live_cbytes: 0,
+            space: Space::default(),
             compressor: Compressor::new(self.cparams.clone()),
             decompressor: Decompressor::new(self.dparams.clone()),
             cparams: self.cparams,
@@ -526,6 +575,7 @@ impl OpenOptions {
             vlmetalayers: f.vlmetalayers,
             offsets: f.offsets,
             live_cbytes: 0,
+            space: Space::default(),
             fsync: !self.no_fsync,
             writable,
         })
@@ -753,11 +803,19 @@ impl SChunk {
         let mut total = 0u64;
         let mut nbytes = 0u64;
         let variable = self.header.chunksize == 0;
+        let mut spans = Vec::new();
+        if let Offsets::Repeated { value, .. } = self.offsets
+            && let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(value)?
+        {
+            spans.push((loc, self.stored_len(loc)?));
+        }
         if let Offsets::Explicit(v) = &self.offsets {
             let v = v.clone();
             for &o in v.iter() {
                 if let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(o)? {
-                    total += self.stored_len(loc)?;
+                    let len = self.stored_len(loc)?;
+                    total += len;
+                    spans.push((loc, len));
                     if variable && let Backend::Frame { io, .. } = &mut self.backend {
                         let mut b = [0u8; 4];
                         io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
@@ -774,6 +832,9 @@ impl SChunk {
                 "chunks hold {nbytes} bytes, the header says {}",
                 self.header.nbytes
             )));
+        }
+        if matches!(self.backend, Backend::Frame { .. }) {
+            self.space = Space::build(spans);
         }
         Ok(total)
     }
@@ -1033,6 +1094,7 @@ impl SChunk {
         self.header = h;
         self.metalayers = metas;
         self.offsets = Offsets::Explicit(Vec::new());
+        self.space = Space::default();
         Ok(())
     }
 
@@ -1092,7 +1154,14 @@ impl SChunk {
             name: name.to_string(),
             chunk: self.vl_chunk(value)?,
         });
-        self.commit(self.header.clone(), Vec::new(), |_| Ok(None), Some(vl), 0)
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            |_| Ok(None),
+            Some(vl),
+            Vec::new(),
+            Tail::Auto,
+        )
     }
 
     /// Add vlmetalayer `name` from an already compressed chunk (stored as
@@ -1115,7 +1184,14 @@ impl SChunk {
             name: name.to_string(),
             chunk: chunk.to_vec(),
         });
-        self.commit(self.header.clone(), Vec::new(), |_| Ok(None), Some(vl), 0)
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            |_| Ok(None),
+            Some(vl),
+            Vec::new(),
+            Tail::Auto,
+        )
     }
 
     /// Replace the value of vlmetalayer `name`.
@@ -1131,7 +1207,14 @@ impl SChunk {
             .find(|m| m.name == name)
             .ok_or_else(|| invalid_param(format!("no vlmetalayer {name:?}")))?;
         m.chunk = chunk;
-        self.commit(self.header.clone(), Vec::new(), |_| Ok(None), Some(vl), 0)
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            |_| Ok(None),
+            Some(vl),
+            Vec::new(),
+            Tail::Auto,
+        )
     }
 
     /// Add or replace vlmetalayer `name`.
@@ -1158,7 +1241,14 @@ impl SChunk {
             .position(|m| m.name == name)
             .ok_or_else(|| invalid_param(format!("no vlmetalayer {name:?}")))?;
         vl.remove(i);
-        self.commit(self.header.clone(), Vec::new(), |_| Ok(None), Some(vl), 0)
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            |_| Ok(None),
+            Some(vl),
+            Vec::new(),
+            Tail::Auto,
+        )
     }
 
     // ------------------------------------------------------------------
@@ -1429,7 +1519,8 @@ impl SChunk {
                 }))
             },
             None,
-            0,
+            Vec::new(),
+            Tail::Auto,
         )
     }
 
@@ -1514,6 +1605,208 @@ impl SChunk {
     }
 
     // ------------------------------------------------------------------
+    // Dead space
+
+    /// Bytes of the frame no reader needs: dead chunk bytes, old indexes
+    /// and the free reserve before the index (0 for directory frames).
+    pub fn dead_bytes(&self) -> u64 {
+        match &self.backend {
+            Backend::Frame { .. } => {
+                let tail = self.header.frame_len
+                    - u64::from(self.header.header_len)
+                    - self.header.cbytes as u64;
+                self.header.frame_len - u64::from(self.header.header_len) - self.live_cbytes - tail
+            }
+            Backend::Dir(_) => 0,
+        }
+    }
+
+    /// The part of [`SChunk::dead_bytes`] in holes between live chunks of
+    /// a file-backed frame (later chunks fill them when they fit; the rest
+    /// is the gap before the index).
+    pub fn hole_bytes(&self) -> u64 {
+        if self.is_persistent_frame() {
+            self.space.hole_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Drop the free space between the last chunk and the index of a
+    /// file-backed frame (the reserve kept for the next chunk and dead old
+    /// indexes): the frame then ends right after its last chunk's index
+    /// and trailer. Holes between chunks stay (see [`SChunk::compact`]).
+    /// Crash-safe like every change; writes the index and trailer once or
+    /// twice. Nothing to do for memory and directory frames.
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::Unsupported`] for a read-only super-chunk.
+    pub fn trim(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if !self.is_persistent_frame() {
+            return Ok(());
+        }
+        // When the gap cannot hold the new index, the first pass moves it
+        // past the old one, which makes the gap large enough for the second.
+        for _ in 0..2 {
+            if self.header.cbytes as u64 == self.space.live_end() {
+                break;
+            }
+            self.commit(
+                self.header.clone(),
+                Vec::new(),
+                |_| Ok(None),
+                None,
+                Vec::new(),
+                Tail::Trim,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Remove every dead byte: the chunks are rewritten back to back in
+    /// index order, then the index and trailer, so the frame is as compact
+    /// as one C-Blosc2 writes. A file-backed frame is rewritten in two
+    /// crash-safe steps (all live chunks copied after the frame's end and
+    /// committed, then copied to the start of the chunks section and
+    /// committed, then the file is cut), so it briefly needs room for a
+    /// second copy of its chunks; when there are no holes between chunks
+    /// this is [`SChunk::trim`]. Nothing to do for directory frames.
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::Unsupported`] for a read-only super-chunk.
+    pub fn compact(&mut self) -> Result<()> {
+        self.check_writable()?;
+        let persistent = self.is_persistent_frame();
+        let Backend::Frame { .. } = &self.backend else {
+            return Ok(());
+        };
+        if persistent && self.space.hole_bytes() == 0 {
+            return self.trim();
+        }
+        // The final layout: distinct stored chunks in index order.
+        let entries = self.offsets.to_vec();
+        let mut place: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        let mut order = Vec::new();
+        let mut total = 0u64;
+        for &e in &entries {
+            if let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(e)?
+                && !place.contains_key(&loc)
+            {
+                let len = self.stored_len(loc)?;
+                place.insert(loc, total);
+                order.push((loc, len));
+                total += len;
+            }
+        }
+        let remap = |offsets: &Offsets, shift: u64| -> Offsets {
+            let map = |e: i64| match ChunkEntry::from_raw(e) {
+                Ok(ChunkEntry::Stored(loc)) => (place[&loc] + shift) as i64,
+                _ => e,
+            };
+            match offsets {
+                Offsets::Explicit(v) => Offsets::Explicit(v.iter().map(|&e| map(e)).collect()),
+                Offsets::Repeated { value, len } => Offsets::Repeated {
+                    value: map(*value),
+                    len: *len,
+                },
+            }
+        };
+        let fin = remap(&self.offsets, 0);
+        let hl = u64::from(self.header.header_len);
+        if !persistent {
+            let mut h = self.header.clone();
+            h.cbytes = total as i64;
+            self.stamp(&mut h);
+            let mut out = frame::encode_header(&mut h, &self.metalayers)?;
+            let Backend::Frame { io, .. } = &mut self.backend else {
+                return Ok(());
+            };
+            for &(loc, len) in &order {
+                let start = out.len();
+                out.resize(start + len as usize, 0);
+                io.read_exact_at(hl + loc, &mut out[start..])?;
+            }
+            if h.nbytes > 0 && !fin.is_empty() {
+                out.extend_from_slice(&encode_offsets(&fin)?);
+            }
+            out.extend_from_slice(&frame::encode_trailer(&self.vlmetalayers)?);
+            h.frame_len = out.len() as u64;
+            out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+            io.write_all_at(0, &out)?;
+            io.set_len(h.frame_len)?;
+            self.header = h;
+            self.offsets = fin;
+            return Ok(());
+        }
+        let index_len = if self.header.nbytes > 0 && !fin.is_empty() {
+            encode_offsets(&fin)?.len() as u64
+        } else {
+            0
+        };
+        let tail_len = index_len + frame::encode_trailer(&self.vlmetalayers)?.len() as u64;
+        // Step 1: a copy after the frame's end, far enough for step 2's
+        // chunks, index and trailer to fit before it.
+        let old_end = self.header.frame_len - hl;
+        let start = old_end.max(total + tail_len);
+        self.copy_chunks(&order, |loc| hl + start + place[&loc], |loc| hl + loc)?;
+        let step1 = remap(&self.offsets, start);
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            move |_| Ok(Some(step1)),
+            None,
+            Vec::new(),
+            Tail::At(start + total),
+        )?;
+        self.space = Space::build(order.iter().map(|&(loc, len)| (start + place[&loc], len)));
+        // Step 2: back to the start of the chunks section.
+        self.copy_chunks(
+            &order,
+            |loc| hl + place[&loc],
+            |loc| hl + start + place[&loc],
+        )?;
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            move |_| Ok(Some(fin)),
+            None,
+            Vec::new(),
+            Tail::At(total),
+        )?;
+        self.space = Space::build(order.iter().map(|&(loc, len)| (place[&loc], len)));
+        Ok(())
+    }
+
+    /// Copy each chunk `(loc, len)` of `order` from `from(loc)` to `to(loc)`
+    /// (storage positions).
+    fn copy_chunks(
+        &mut self,
+        order: &[(u64, u64)],
+        to: impl Fn(u64) -> u64,
+        from: impl Fn(u64) -> u64,
+    ) -> Result<()> {
+        let fsync = self.fsync;
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(());
+        };
+        let mut buf = Vec::new();
+        for &(loc, len) in order {
+            buf.resize(len as usize, 0);
+            io.read_exact_at(from(loc), &mut buf)?;
+            io.write_all_at(to(loc), &buf)?;
+        }
+        if fsync {
+            io.sync()?;
+        }
+        Ok(())
+    }
+
+    fn is_persistent_frame(&self) -> bool {
+        matches!(&self.backend, Backend::Frame { io, .. } if io.is_persistent())
+    }
+
+    // ------------------------------------------------------------------
     // The write path
 
     /// Write header fields that record the writer.
@@ -1585,13 +1878,14 @@ impl SChunk {
                 }
             }
         }
-        // Bytes that die with this change.
-        let mut freed = 0u64;
+        // Stored chunks that die with this change.
+        let mut dead = Vec::new();
         for &g in &garbage {
             if let Ok(ChunkEntry::Stored(loc)) = ChunkEntry::from_raw(g)
                 && !offs.contains(&g)
+                && !dead.iter().any(|&(l, _)| l == loc)
             {
-                freed += self.stored_len(loc).unwrap_or(0);
+                dead.push((loc, self.stored_len(loc).unwrap_or(0)));
             }
         }
         let mut h = self.header.clone();
@@ -1622,7 +1916,8 @@ impl SChunk {
                 Ok(Some(Offsets::Explicit(offs)))
             },
             None,
-            freed,
+            dead,
+            Tail::Auto,
         )?;
         if let Backend::Dir(dir) = &self.backend {
             let live: std::collections::HashSet<i64> = self.offsets.to_vec().into_iter().collect();
@@ -1645,12 +1940,16 @@ impl SChunk {
         new_chunks: Vec<Vec<u8>>,
         make: F,
         vlmeta: Option<Vec<VlMetalayer>>,
-        freed: u64,
+        dead: Vec<(u64, u64)>,
+        tail: Tail,
     ) -> Result<()>
     where
         F: FnOnce(&[i64]) -> Result<Option<Offsets>>,
     {
         let fsync = self.fsync;
+        let freed: u64 = dead.iter().map(|&(_, l)| l).sum();
+        let sizes: Vec<u64> = new_chunks.iter().map(|c| c.len() as u64).collect();
+        let mut alloc = None;
         let new_live: u64 = new_chunks.iter().map(|c| c.len() as u64).sum();
         let live = (self.live_cbytes + new_live).saturating_sub(freed);
         let vl = vlmeta.unwrap_or_else(|| self.vlmetalayers.clone());
@@ -1663,19 +1962,27 @@ impl SChunk {
             Backend::Frame { io, .. } => {
                 let hl = u64::from(h.header_len);
                 let persistent = io.is_persistent();
-                // Where new bytes start, relative to header_len: after the
-                // whole old frame on storage that must survive a crash, over
-                // the old index in memory (as C-Blosc2 does).
-                let mut sect = if persistent {
-                    self.header.frame_len - hl
-                } else {
-                    self.header.cbytes as u64
-                };
+                let old_cbytes = self.header.cbytes as u64;
+                let old_end = self.header.frame_len - hl;
+                // Where new bytes go, relative to header_len: in memory over
+                // the old index (as C-Blosc2 does); on storage that must
+                // survive a crash only where the old frame has no live byte
+                // (see the module docs).
+                let mut sect = old_cbytes;
                 let mut locs = Vec::with_capacity(new_chunks.len());
-                for c in &new_chunks {
-                    io.write_all_at(hl + sect, c)?;
-                    locs.push(sect as i64);
-                    sect += c.len() as u64;
+                if persistent {
+                    let a = self.space.place(&sizes, old_cbytes, old_end);
+                    for (c, &loc) in new_chunks.iter().zip(&a.locs) {
+                        io.write_all_at(hl + loc, c)?;
+                        locs.push(loc as i64);
+                    }
+                    alloc = Some(a);
+                } else {
+                    for c in &new_chunks {
+                        io.write_all_at(hl + sect, c)?;
+                        locs.push(sect as i64);
+                        sect += c.len() as u64;
+                    }
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
                 let index = if h.nbytes > 0 && !offsets.is_empty() {
@@ -1683,6 +1990,14 @@ impl SChunk {
                 } else {
                     Vec::new()
                 };
+                if let Some(a) = &alloc {
+                    let tail_len = (index.len() + trailer.len()) as u64;
+                    sect = match tail {
+                        Tail::Auto => a.tail(tail_len, None, old_cbytes, old_end),
+                        Tail::Trim => a.tail(tail_len, Some(0), old_cbytes, old_end),
+                        Tail::At(p) => p,
+                    };
+                }
                 io.write_all_at(hl + sect, &index)?;
                 let tpos = hl + sect + index.len() as u64;
                 io.write_all_at(tpos, &trailer)?;
@@ -1740,6 +2055,10 @@ impl SChunk {
         self.offsets = offsets;
         self.vlmetalayers = vl;
         self.live_cbytes = live;
+        if let Some(a) = alloc {
+            let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
+            self.space.commit(a, &sizes, &dead);
+        }
         Ok(())
     }
 }
