@@ -728,6 +728,9 @@ fn frames_sframes_and_info() {
     assert_ok(&o, "compress to a frame");
     let mut sc = oxiblosc::schunk::SChunk::open(&frame).unwrap();
     assert_eq!(sc.nchunks(), 3, "2.5 MB in 1 MiB chunks");
+    // No reserve left after the last chunk: at most the empty frame's
+    // trailer remains as a hole.
+    assert!(sc.dead_bytes() <= 64, "{} dead bytes", sc.dead_bytes());
     assert_eq!(sc.chunksize(), Some(1 << 20));
     assert_eq!(sc.typesize(), 8);
     assert_eq!(sc.nbytes(), input.len() as u64);

@@ -506,6 +506,10 @@ fn compress_frame(
     }
     .map_err(|e| format!("cannot write {what}: {e}"))?;
     fill(&mut sc)?;
+    if format == Format::Frame {
+        // Drop the reserve the crash-safe appends keep after the last chunk.
+        sc.trim().map_err(|e| format!("cannot write {what}: {e}"))?;
+    }
     drop(sc);
     tmp.persist()
 }
