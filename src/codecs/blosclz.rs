@@ -84,12 +84,44 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 }
 
 /// Hash and look up the positions from `*ip` on (entering each into the
-/// table) until one has a match the encoder takes: the candidate is 1 to
+/// table) until one has a candidate worth measuring: 1 to
 /// `MAX_FARDISTANCE - 1` bytes back and at least 7 bytes equal (`len >= 4`
-/// in C's count, `len = match_end - 4 - a`), and far matches also have
-/// `len >= far_min`. Returns the position, `len` and the biased distance
-/// (`a - r - 1`), with `*ip` left at the position (or at `iplimit`).
-/// Requires `iplimit + 12 <= buf.len()` and `bound = buf.len() - 1`.
+/// in C's count, `len = match_end - 4 - a`). Returns the candidate, with
+/// `*ip` left at the position (or at `iplimit`). Requires
+/// `iplimit + 8 <= buf.len()`. Kept apart from the match measuring so the
+/// per-byte loop stays small.
+#[inline(always)]
+fn next_candidate(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    ip: &mut usize,
+    iplimit: usize,
+) -> Option<usize> {
+    let mut a = *ip;
+    while a < iplimit {
+        let w = read_u64(buf, a);
+        let h = hash(w as u32, hashlog);
+        let r = table[h] as usize;
+        table[h] = a as u32;
+        // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
+        // then the first 7 bytes (little-endian: all but the top byte).
+        if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
+            && (w ^ read_u64(buf, r)) << 8 == 0
+        {
+            *ip = a;
+            return Some(r);
+        }
+        a += 1;
+    }
+    *ip = a;
+    None
+}
+
+/// The next match the encoder takes from `*ip` on: a candidate of
+/// [`next_candidate`] that is near, or far with `len >= far_min`. Returns
+/// the position, `len` and the biased distance (`a - r - 1`). Requires
+/// `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
 #[inline(always)]
 fn next_match(
     buf: &[u8],
@@ -100,26 +132,16 @@ fn next_match(
     far_min: usize,
 ) -> Option<(usize, usize, usize)> {
     let bound = buf.len() - 1;
-    let mut a = *ip;
-    while a < iplimit {
-        let w = read_u64(buf, a);
-        let h = hash(w as u32, hashlog);
-        let r = table[h] as usize;
-        table[h] = a as u32;
-        // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always).
-        let dist = a.wrapping_sub(r).wrapping_sub(1);
-        // The first 7 bytes (little-endian: all but the top byte).
-        if dist < MAX_FARDISTANCE - 1 && (w ^ read_u64(buf, r)) << 8 == 0 {
-            let len = match_end(buf, a + 7, r + 7, bound) - 4 - a;
-            if dist < MAX_DISTANCE || len >= far_min {
-                *ip = a;
-                return Some((a, len, dist));
-            }
+    loop {
+        let r = next_candidate(buf, table, hashlog, ip, iplimit)?;
+        let a = *ip;
+        let dist = a - r - 1;
+        let len = match_end(buf, a + 7, r + 7, bound) - 4 - a;
+        if dist < MAX_DISTANCE || len >= far_min {
+            return Some((a, len, dist));
         }
-        a += 1;
+        *ip = a + 1;
     }
-    *ip = a;
-    None
 }
 
 /// The length bytes of a long match (`len >= 7`): one 255 per 255 of
