@@ -52,12 +52,25 @@ fn hash(x: u32, hashlog: u32) -> usize {
 fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
     let s = &buf[..bound];
     let (x, y) = (&s[p..], &s[q..]);
-    // Sixteen bytes a step while both pieces lie before `bound`.
+    let word = |c: &[u8], at: usize| u128::from_le_bytes(c[at..at + 16].try_into().unwrap());
+    // 32 bytes a step (two 16-byte compares, one branch) while both pieces
+    // lie before `bound`, then 16.
     let mut off = 0;
-    for (a, b) in x.chunks_exact(16).zip(y.chunks_exact(16)) {
-        let a = u128::from_le_bytes(a.try_into().unwrap());
-        let b = u128::from_le_bytes(b.try_into().unwrap());
-        let d = a ^ b;
+    for (a, b) in x.chunks_exact(32).zip(y.chunks_exact(32)) {
+        let d0 = word(a, 0) ^ word(b, 0);
+        let d1 = word(a, 16) ^ word(b, 16);
+        if d0 | d1 != 0 {
+            let at = if d0 != 0 {
+                d0.trailing_zeros() / 8
+            } else {
+                16 + d1.trailing_zeros() / 8
+            };
+            return p + off + at as usize + 1;
+        }
+        off += 32;
+    }
+    if x.len() - off >= 16 {
+        let d = word(x, off) ^ word(y, off);
         if d != 0 {
             return p + off + (d.trailing_zeros() / 8) as usize + 1;
         }
@@ -88,8 +101,7 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 /// `MAX_FARDISTANCE - 1` bytes back and at least 7 bytes equal (`len >= 4`
 /// in C's count, `len = match_end - 4 - a`). Returns the candidate, with
 /// `*ip` left at the position (or at `iplimit`). Requires
-/// `iplimit + 8 <= buf.len()`. Kept apart from the match measuring so the
-/// per-byte loop stays small.
+/// `iplimit + 8 <= buf.len()`.
 #[inline(always)]
 fn next_candidate(
     buf: &[u8],
@@ -98,7 +110,23 @@ fn next_candidate(
     ip: &mut usize,
     iplimit: usize,
 ) -> Option<usize> {
-    let mut a = *ip;
+    let (a, r) = scan(buf, table, hashlog, *ip, iplimit);
+    *ip = a;
+    (a < iplimit).then_some(r)
+}
+
+/// The per-byte loop of [`next_candidate`]: `(position, candidate)`, or
+/// `(iplimit, _)`. Not inlined: inside the encoder loops the compiler
+/// keeps half a dozen extra induction variables alive in it for the code
+/// after the loop, which costs more than the call does.
+#[inline(never)]
+fn scan(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    mut a: usize,
+    iplimit: usize,
+) -> (usize, usize) {
     while a < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
@@ -109,13 +137,11 @@ fn next_candidate(
         if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
             && (w ^ read_u64(buf, r)) << 8 == 0
         {
-            *ip = a;
-            return Some(r);
+            return (a, r);
         }
         a += 1;
     }
-    *ip = a;
-    None
+    (a, 0)
 }
 
 /// The next match the encoder takes from `*ip` on: a candidate of
