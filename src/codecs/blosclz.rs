@@ -5,6 +5,11 @@
 //! C-Blosc2's (blosclz 2.5.3, CHUNK-NOTES §9.5), so its streams are the same
 //! bytes: an entropy probe on the end of the block decides whether to try at
 //! all, then a greedy single-hash LZ77 pass.
+//!
+//! Both encoder loops scan for the next match first and settle the literal
+//! run before it in one step (the probe only counts it, the main pass copies
+//! it in pieces of up to 32 bytes), which gives exactly the per-byte
+//! description's output and output-limit checks.
 
 use crate::error::{Result, corrupt};
 
@@ -14,6 +19,8 @@ const MAX_COPY: usize = 32;
 const MAX_DISTANCE: usize = 8191;
 /// Longest distance of a far match.
 const MAX_FARDISTANCE: usize = 65535 + MAX_DISTANCE - 1;
+/// Hash table slots for the largest `hashlog` (14).
+const TABLE: usize = 1 << 14;
 
 /// Hash table size (log2) per clevel.
 const HASHLOG: [u32; 10] = [12, 12, 13, 14, 14, 14, 14, 14, 14, 14];
@@ -26,33 +33,141 @@ fn read_u32(buf: &[u8], at: usize) -> u32 {
 }
 
 #[inline(always)]
+fn read_u64(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().unwrap())
+}
+
+/// The hash of a 4-byte sequence, masked to the table so that indexing a
+/// `[u32; TABLE]` needs no bounds check (`hashlog <= 14`: the mask changes
+/// nothing).
+#[inline(always)]
 fn hash(x: u32, hashlog: u32) -> usize {
-    (x.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize
+    (x.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize & (TABLE - 1)
 }
 
 /// One past the end of the common run of `buf[p..]` and `buf[q..]`, as the
 /// C encoder counts it: the first mismatch position + 1, at most `bound`.
+/// Requires `q < p <= bound <= buf.len()`.
 #[inline(always)]
-fn match_end(buf: &[u8], mut p: usize, mut q: usize, bound: usize) -> usize {
-    // Eight bytes at a time while both words fit before `bound`.
-    while p + 8 <= bound {
-        let a = u64::from_le_bytes(buf[p..p + 8].try_into().unwrap());
-        let b = u64::from_le_bytes(buf[q..q + 8].try_into().unwrap());
-        let x = a ^ b;
-        if x != 0 {
-            return p + (x.trailing_zeros() / 8) as usize + 1;
+fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
+    let s = &buf[..bound];
+    let (x, y) = (&s[p..], &s[q..]);
+    let word = |c: &[u8], at: usize| u128::from_le_bytes(c[at..at + 16].try_into().unwrap());
+    // 32 bytes a step (two 16-byte compares, one branch) while both pieces
+    // lie before `bound`, then 16.
+    let mut off = 0;
+    for (a, b) in x.chunks_exact(32).zip(y.chunks_exact(32)) {
+        let d0 = word(a, 0) ^ word(b, 0);
+        let d1 = word(a, 16) ^ word(b, 16);
+        if d0 | d1 != 0 {
+            let at = if d0 != 0 {
+                d0.trailing_zeros() / 8
+            } else {
+                16 + d1.trailing_zeros() / 8
+            };
+            return p + off + at as usize + 1;
         }
-        p += 8;
-        q += 8;
+        off += 32;
     }
-    while p < bound {
-        if buf[p] != buf[q] {
-            return p + 1;
+    if x.len() - off >= 16 {
+        let d = word(x, off) ^ word(y, off);
+        if d != 0 {
+            return p + off + (d.trailing_zeros() / 8) as usize + 1;
         }
-        p += 1;
-        q += 1;
+        off += 16;
+    }
+    let (x, y) = (&x[off..], &y[off..]);
+    let mut i = 0;
+    if x.len() >= 8 {
+        let a = u64::from_le_bytes(x[..8].try_into().unwrap());
+        let b = u64::from_le_bytes(y[..8].try_into().unwrap());
+        let d = a ^ b;
+        if d != 0 {
+            return p + off + (d.trailing_zeros() / 8) as usize + 1;
+        }
+        i = 8;
+    }
+    while i < x.len() {
+        if x[i] != y[i] {
+            return p + off + i + 1;
+        }
+        i += 1;
     }
     bound
+}
+
+/// Hash and look up the positions from `*ip` on (entering each into the
+/// table) until one has a candidate worth measuring: 1 to
+/// `MAX_FARDISTANCE - 1` bytes back and at least 7 bytes equal (`len >= 4`
+/// in C's count, `len = match_end - 4 - a`). Returns the candidate, with
+/// `*ip` left at the position (or at `iplimit`). Requires
+/// `iplimit + 8 <= buf.len()`.
+#[inline(always)]
+fn next_candidate(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    ip: &mut usize,
+    iplimit: usize,
+) -> Option<usize> {
+    let (a, r) = scan(buf, table, hashlog, *ip, iplimit);
+    *ip = a;
+    (a < iplimit).then_some(r)
+}
+
+/// The per-byte loop of [`next_candidate`]: `(position, candidate)`, or
+/// `(iplimit, _)`. Not inlined: inside the encoder loops the compiler
+/// keeps half a dozen extra induction variables alive in it for the code
+/// after the loop, which costs more than the call does.
+#[inline(never)]
+fn scan(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    mut a: usize,
+    iplimit: usize,
+) -> (usize, usize) {
+    while a < iplimit {
+        let w = read_u64(buf, a);
+        let h = hash(w as u32, hashlog);
+        let r = table[h] as usize;
+        table[h] = a as u32;
+        // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
+        // then the first 7 bytes (little-endian: all but the top byte).
+        if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
+            && (w ^ read_u64(buf, r)) << 8 == 0
+        {
+            return (a, r);
+        }
+        a += 1;
+    }
+    (a, 0)
+}
+
+/// The next match the encoder takes from `*ip` on: a candidate of
+/// [`next_candidate`] that is near, or far with `len >= far_min`. Returns
+/// the position, `len` and the biased distance (`a - r - 1`). Requires
+/// `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
+#[inline(always)]
+fn next_match(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    ip: &mut usize,
+    iplimit: usize,
+    far_min: usize,
+) -> Option<(usize, usize, usize)> {
+    let bound = buf.len() - 1;
+    loop {
+        let r = next_candidate(buf, table, hashlog, ip, iplimit)?;
+        let a = *ip;
+        let dist = a - r - 1;
+        let len = match_end(buf, a + 7, r + 7, bound) - 4 - a;
+        if dist < MAX_DISTANCE || len >= far_min {
+            return Some((a, len, dist));
+        }
+        *ip = a + 1;
+    }
 }
 
 /// The length bytes of a long match (`len >= 7`): one 255 per 255 of
@@ -71,6 +186,54 @@ fn emit_long_len(dst: &mut [u8], op: &mut usize, len: usize, maxout: usize) -> O
     Some(rest)
 }
 
+/// The open literal run of the main pass: how many literals it holds
+/// (`lit < 32`) and where its marker byte is.
+struct Run {
+    lit: usize,
+    marker: usize,
+}
+
+/// Append `src[from..to]` to the open literal run, opening a new run (a
+/// marker byte) each time one reaches 32; `None` where the per-byte
+/// description would have run out of room (it wants 2 free bytes before
+/// each literal).
+#[inline(always)]
+fn emit_literals(
+    dst: &mut [u8],
+    op: &mut usize,
+    run: &mut Run,
+    src: &[u8],
+    mut from: usize,
+    to: usize,
+) -> Option<()> {
+    let maxout = dst.len();
+    while from < to {
+        let take = (MAX_COPY - run.lit).min(to - from);
+        // The last byte of this piece has the strictest room check.
+        if *op + take + 1 > maxout {
+            return None;
+        }
+        if from + MAX_COPY <= src.len() && *op + MAX_COPY <= maxout {
+            // One fixed 32-byte move; bytes past `take` are overwritten
+            // later or lie past the end of the stream.
+            let piece: [u8; MAX_COPY] = src[from..from + MAX_COPY].try_into().unwrap();
+            dst[*op..*op + MAX_COPY].copy_from_slice(&piece);
+        } else {
+            dst[*op..*op + take].copy_from_slice(&src[from..from + take]);
+        }
+        *op += take;
+        from += take;
+        run.lit += take;
+        if run.lit == MAX_COPY {
+            run.lit = 0;
+            run.marker = *op;
+            dst[*op] = (MAX_COPY - 1) as u8;
+            *op += 1;
+        }
+    }
+    Some(())
+}
+
 /// Encoder state: the hash table, reused between streams.
 #[derive(Default)]
 pub(crate) struct BloscLz {
@@ -78,10 +241,14 @@ pub(crate) struct BloscLz {
 }
 
 impl BloscLz {
-    fn reset_table(&mut self, hashlog: u32) {
-        let size = 1usize << hashlog;
-        self.table.clear();
-        self.table.resize(size, 0);
+    /// The hash table with its first `1 << hashlog` slots zeroed.
+    fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
+        if self.table.len() != TABLE {
+            self.table = vec![0; TABLE];
+        }
+        let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
+        table[..1 << hashlog].fill(0);
+        table
     }
 
     /// The entropy probe: a dry run of the encoder over (a part of) the end
@@ -95,56 +262,41 @@ impl BloscLz {
             4..=6 => n / 2,
             _ => n,
         };
-        let win = &src[n - maxlen..];
         let limit = maxlen.min(1 << hashlog);
         if limit < 13 {
             return 0.0;
         }
-        let bound = limit - 1;
+        let win = &src[n - maxlen..][..limit];
         let iplimit = limit - 12;
-        self.reset_table(hashlog);
-        let table = &mut self.table;
-        let mut oc: isize = 5;
+        let table = self.table(hashlog);
+        let mut oc: usize = 5;
         let mut lit = 4usize;
         let mut ip = 0usize;
-        while ip < iplimit {
-            let a = ip;
-            let seq = read_u32(win, a);
-            let h = hash(seq, hashlog);
-            let r = table[h] as usize;
-            let mut dist = a.wrapping_sub(r);
-            table[h] = a as u32;
-            let mut matched = false;
-            if dist != 0 && dist < MAX_FARDISTANCE && read_u32(win, r) == seq {
-                let e = match_end(win, a + 4, r + 4, bound);
-                dist -= 1;
-                let len = e - 4 - a;
-                if len >= 4 {
-                    matched = true;
-                    if lit == 0 {
-                        oc -= 1;
-                    }
-                    lit = 0;
-                    if len >= 7 {
-                        oc += ((len - 7) / 255 + 1) as isize;
-                    }
-                    oc += if dist < MAX_DISTANCE { 2 } else { 4 };
-                    let p = a + len;
-                    table[hash(read_u32(win, p), hashlog)] = p as u32;
-                    ip = p + 2;
-                    oc += 1;
-                }
+        // Where the current literal run started: a literal is one output
+        // byte, plus a marker each time the run reaches 32.
+        let mut run = 0usize;
+        'scan: loop {
+            let Some((a, len, dist)) = next_match(win, table, hashlog, &mut ip, iplimit, 4) else {
+                break 'scan;
+            };
+            let k = a - run;
+            oc += k + (lit + k) / MAX_COPY;
+            if (lit + k).is_multiple_of(MAX_COPY) {
+                oc -= 1;
             }
-            if !matched {
-                oc += 1;
-                ip = a + 1;
-                lit += 1;
-                if lit == MAX_COPY {
-                    lit = 0;
-                    oc += 1;
-                }
+            lit = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
             }
+            oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[hash(read_u32(win, p), hashlog)] = p as u32;
+            ip = p + 2;
+            run = ip;
+            oc += 1;
         }
+        let k = ip - run;
+        oc += k + (lit + k) / MAX_COPY;
         ip as f64 / oc as f64
     }
 
@@ -168,16 +320,15 @@ impl BloscLz {
         let n = src.len();
         let maxout = dst.len();
         let hashlog = HASHLOG[clevel];
-        self.reset_table(hashlog);
-        let table = &mut self.table;
-        let bound = n - 1;
+        let table = self.table(hashlog);
         let iplimit = n - 12;
         dst[0] = (MAX_COPY - 1) as u8;
         dst[1..5].copy_from_slice(&src[..4]);
         let mut op = 5usize;
-        let mut lit = 4usize;
-        let mut marker = 0usize;
+        let mut run = Run { lit: 4, marker: 0 };
         let mut ip = 4usize;
+        // Start of the literals not yet emitted.
+        let mut pending = ip;
         macro_rules! need {
             ($k:expr) => {
                 if op + $k > maxout {
@@ -185,45 +336,19 @@ impl BloscLz {
                 }
             };
         }
-        macro_rules! literal {
-            ($a:expr) => {{
-                need!(2);
-                dst[op] = src[$a];
-                op += 1;
-                ip = $a + 1;
-                lit += 1;
-                if lit == MAX_COPY {
-                    lit = 0;
-                    marker = op;
-                    dst[op] = (MAX_COPY - 1) as u8;
-                    op += 1;
-                }
-            }};
-        }
-        while ip < iplimit {
-            let a = ip;
-            let seq = read_u32(src, a);
-            let h = hash(seq, hashlog);
-            let r = table[h] as usize;
-            let mut dist = a.wrapping_sub(r);
-            table[h] = a as u32;
-            if dist == 0 || dist >= MAX_FARDISTANCE || read_u32(src, r) != seq {
-                literal!(a);
-                continue;
-            }
-            let e = match_end(src, a + 4, r + 4, bound);
-            dist -= 1;
-            let mut len = e - 4 - a;
-            if len < 4 || (len <= 5 && dist >= MAX_DISTANCE) {
-                literal!(a);
-                continue;
-            }
-            if lit > 0 {
-                dst[marker] = (lit - 1) as u8;
+        'scan: loop {
+            // Far matches shorter than 6 are not worth their 4 bytes.
+            let Some((a, mut len, dist)) = next_match(src, table, hashlog, &mut ip, iplimit, 6)
+            else {
+                break 'scan;
+            };
+            emit_literals(dst, &mut op, &mut run, src, pending, a)?;
+            if run.lit > 0 {
+                dst[run.marker] = (run.lit - 1) as u8;
             } else {
                 op -= 1; // the unused marker
             }
-            lit = 0;
+            run.lit = 0;
             let p = a + len;
             if dist < MAX_DISTANCE {
                 if len < 7 {
@@ -269,26 +394,17 @@ impl BloscLz {
                 table[hash(x >> 8, hashlog)] = (p + 1) as u32;
             }
             ip = p + 2;
+            pending = ip;
             need!(1);
-            marker = op;
+            run.marker = op;
             dst[op] = (MAX_COPY - 1) as u8;
             op += 1;
         }
-        while ip <= bound {
-            need!(2);
-            dst[op] = src[ip];
-            op += 1;
-            ip += 1;
-            lit += 1;
-            if lit == MAX_COPY {
-                lit = 0;
-                marker = op;
-                dst[op] = (MAX_COPY - 1) as u8;
-                op += 1;
-            }
-        }
-        if lit > 0 {
-            dst[marker] = (lit - 1) as u8;
+        // The scan stops before `iplimit`; everything from the pending
+        // literals to the end of the block is literal.
+        emit_literals(dst, &mut op, &mut run, src, pending, n)?;
+        if run.lit > 0 {
+            dst[run.marker] = (run.lit - 1) as u8;
         } else {
             op -= 1;
         }
@@ -472,6 +588,183 @@ mod tests {
         }
     }
 
+    fn ref_hash(x: u32, hl: u32) -> usize {
+        (x.wrapping_mul(2_654_435_761) >> (32 - hl)) as usize
+    }
+
+    fn ref_u32(b: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(b[i..i + 4].try_into().unwrap())
+    }
+
+    fn ref_match_end(b: &[u8], mut p: usize, mut q: usize, bound: usize) -> usize {
+        while p < bound {
+            if b[p] != b[q] {
+                return p + 1;
+            }
+            p += 1;
+            q += 1;
+        }
+        bound
+    }
+
+    /// The entropy probe as CHUNK-NOTES §9.5 describes it, one byte at a
+    /// time.
+    fn reference_probe(clevel: usize, src: &[u8]) -> f64 {
+        let hl = HASHLOG[clevel];
+        let n = src.len();
+        let maxlen = [0, n / 8, n / 4, n / 4, n / 2, n / 2, n / 2, n, n, n][clevel];
+        let limit = maxlen.min(1 << hl);
+        if limit < 13 {
+            return 0.0;
+        }
+        let w = &src[n - maxlen..];
+        let (bound, iplimit) = (limit - 1, limit - 12);
+        let mut table = vec![0usize; 1 << hl];
+        let (mut oc, mut lit, mut ip) = (5isize, 4usize, 0usize);
+        while ip < iplimit {
+            let a = ip;
+            let hv = ref_hash(ref_u32(w, a), hl);
+            let r = table[hv];
+            let dist = a.wrapping_sub(r);
+            table[hv] = a;
+            let len = if dist != 0 && dist < MAX_FARDISTANCE && ref_u32(w, r) == ref_u32(w, a) {
+                ref_match_end(w, a + 4, r + 4, bound) - 4 - a
+            } else {
+                0
+            };
+            if len < 4 {
+                oc += 1;
+                ip = a + 1;
+                lit += 1;
+                if lit == 32 {
+                    lit = 0;
+                    oc += 1;
+                }
+                continue;
+            }
+            if lit == 0 {
+                oc -= 1;
+            }
+            lit = 0;
+            if len >= 7 {
+                oc += ((len - 7) / 255 + 1) as isize;
+            }
+            oc += if dist - 1 < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[ref_hash(ref_u32(w, p), hl)] = p;
+            ip = p + 2;
+            oc += 1;
+        }
+        ip as f64 / oc as f64
+    }
+
+    /// The compressor as CHUNK-NOTES §9.5 describes it, one byte at a time
+    /// with a room check before every byte: the oracle for the encoder's
+    /// batched literal runs and wide match compares.
+    fn reference_compress(clevel: u8, src: &[u8], maxout: usize) -> Vec<u8> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let hl = HASHLOG[clevel];
+        let h = |x: u32| ref_hash(x, hl);
+        let u32_at = ref_u32;
+        let mend = ref_match_end;
+        let n = src.len();
+        let ratio = reference_probe(clevel, src);
+        if ratio < MIN_RATIO[clevel] || n < 16 || maxout < 66 {
+            return Vec::new();
+        }
+        // The main pass.
+        let mut out: Vec<u8> = vec![31, src[0], src[1], src[2], src[3]];
+        let (bound, iplimit) = (n - 1, n - 12);
+        let mut table = vec![0usize; 1 << hl];
+        let (mut lit, mut marker, mut ip) = (4usize, 0usize, 4usize);
+        macro_rules! need {
+            ($k:expr) => {
+                if out.len() + $k > maxout {
+                    return Vec::new();
+                }
+            };
+        }
+        macro_rules! literal {
+            ($b:expr) => {{
+                need!(2);
+                out.push($b);
+                lit += 1;
+                if lit == 32 {
+                    lit = 0;
+                    marker = out.len();
+                    out.push(31);
+                }
+            }};
+        }
+        while ip < iplimit {
+            let a = ip;
+            let hv = h(u32_at(src, a));
+            let r = table[hv];
+            let dist = a.wrapping_sub(r);
+            table[hv] = a;
+            let len = if dist != 0 && dist < MAX_FARDISTANCE && u32_at(src, r) == u32_at(src, a) {
+                mend(src, a + 4, r + 4, bound) - 4 - a
+            } else {
+                0
+            };
+            let dist = dist.wrapping_sub(1);
+            if len < 4 || (len <= 5 && dist >= MAX_DISTANCE) {
+                literal!(src[a]);
+                ip = a + 1;
+                continue;
+            }
+            if lit > 0 {
+                out[marker] = (lit - 1) as u8;
+            } else {
+                out.pop();
+            }
+            lit = 0;
+            let (code, tail): (usize, Vec<u8>) = if dist < MAX_DISTANCE {
+                (dist >> 8, vec![(dist & 255) as u8])
+            } else {
+                let f = dist - MAX_DISTANCE;
+                (31, vec![255, (f >> 8) as u8, (f & 255) as u8])
+            };
+            if len < 7 {
+                need!(1 + tail.len());
+                out.push(((len << 5) + code) as u8);
+            } else {
+                need!(1);
+                out.push(((7 << 5) + code) as u8);
+                let mut rest = len - 7;
+                while rest >= 255 {
+                    need!(1);
+                    out.push(255);
+                    rest -= 255;
+                }
+                need!(1 + tail.len());
+                out.push(rest as u8);
+            }
+            out.extend_from_slice(&tail);
+            let p = a + len;
+            let x = u32_at(src, p);
+            table[h(x)] = p;
+            if clevel == 9 {
+                table[h(x >> 8)] = p + 1;
+            }
+            ip = p + 2;
+            need!(1);
+            marker = out.len();
+            out.push(31);
+        }
+        while ip <= bound {
+            literal!(src[ip]);
+            ip += 1;
+        }
+        if lit > 0 {
+            out[marker] = (lit - 1) as u8;
+        } else {
+            out.pop();
+        }
+        out[0] |= 0x20;
+        out
+    }
+
     fn shapes(kind: u8, len: usize, seed: u64) -> Vec<u8> {
         let mut s = seed | 1;
         let mut rnd = move || {
@@ -512,6 +805,37 @@ mod tests {
             }
         }
 
+        /// The encoder against the per-byte description, with output
+        /// limits anywhere from tiny to roomy (the limit decides between a
+        /// stream and 0, so the room checks must be exactly the same).
+        #[test]
+        fn encoder_matches_reference(kind in 0u8..5, len in 0usize..70_000, seed: u64, clevel in 1u8..=9, room in 0.0f64..1.2) {
+            let src = shapes(kind, len, seed);
+            let maxout = (len as f64 * room) as usize;
+            let want = reference_compress(clevel, &src, maxout);
+            // A dst with garbage: the encoder must not depend on its contents.
+            let mut dst = vec![0xA5u8; maxout];
+            let n = BloscLz::default().compress(clevel, &src, &mut dst).unwrap();
+            prop_assert_eq!(n, want.len());
+            prop_assert!(dst[..n] == want[..]);
+        }
+
+        /// The probe's estimate, exactly (C-identity hangs on which side
+        /// of the threshold it falls), on the shapes and on blends of
+        /// literals and matches that end on every residue of the 32-byte
+        /// literal runs.
+        #[test]
+        fn probe_matches_reference(kind in 0u8..5, len in 0usize..40_000, seed: u64, clevel in 1usize..=9, lits in 0usize..70, reps in 1usize..40) {
+            let mut src = shapes(kind, len, seed);
+            let noise = shapes(4, lits, seed ^ 1);
+            for _ in 0..reps {
+                src.extend_from_slice(&noise);
+                src.extend_from_slice(&[7; 20]);
+            }
+            let mut z = BloscLz::default();
+            prop_assert_eq!(z.probe_ratio(clevel, &src).to_bits(), reference_probe(clevel, &src).to_bits());
+        }
+
         /// Mutated real streams and random bytes: the fast decoder never
         /// panics, and when it succeeds it agrees with the reference.
         #[test]
@@ -535,6 +859,42 @@ mod tests {
                     prop_assert!(out[..k] == want[..]);
                 }
             }
+        }
+    }
+
+    /// Output limits right around the stream's length, where one room
+    /// check more or less decides between a stream and 0.
+    #[test]
+    fn encoder_room_checks_match_reference_at_the_edge() {
+        let mut z = BloscLz::default();
+        for (kind, len, clevel) in [
+            (0u8, 5000, 5u8),
+            (1, 20_000, 9),
+            (0, 30_000, 1),
+            (1, 9000, 4),
+            (3, 40_000, 7),
+            (1, 100, 9),
+            (1, 777, 9),
+        ] {
+            let src = shapes(kind, len, 99);
+            let full = reference_compress(clevel, &src, len + 100);
+            assert!(
+                !full.is_empty(),
+                "kind {kind} len {len} clevel {clevel} should compress"
+            );
+            // Room for the stream plus one byte, and at least the 66 bytes
+            // the encoder asks for before it starts.
+            let hi = (full.len() + 2).max(66);
+            for maxout in full.len().saturating_sub(80)..=hi {
+                let want = reference_compress(clevel, &src, maxout);
+                let mut dst = vec![0u8; maxout];
+                let n = z.compress(clevel, &src, &mut dst).unwrap();
+                assert_eq!(n, want.len(), "kind {kind} clevel {clevel} maxout {maxout}");
+                assert_eq!(dst[..n], want[..]);
+            }
+            // The range holds the switch from 0 to the whole stream.
+            assert!(reference_compress(clevel, &src, full.len() - 1).is_empty());
+            assert_eq!(reference_compress(clevel, &src, hi), full);
         }
     }
 
