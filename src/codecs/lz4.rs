@@ -124,3 +124,14 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Res
     };
     r.map_err(|e| Error::Corrupt(format!("lz4 stream: {e}")))
 }
+/// Run liblz4 once on this thread so its thread-local compression state
+/// is allocated now rather than during a later chunk.
+pub(crate) fn warm_thread() {
+    #[cfg(feature = "lz4hc")]
+    {
+        let src = [0u8, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7];
+        let mut dst = [0u8; 64];
+        let _ = lzzzz::lz4::compress(&src, &mut dst, 1);
+        let _ = lzzzz::lz4_hc::compress(&src, &mut dst, 9);
+    }
+}
