@@ -8,7 +8,7 @@
 //!   compressor takes an `Arc` to its pool once, so no lock or map lookup is
 //!   paid per chunk.
 //! - `nthreads == 1`, a chunk of a single block, or a chunk below
-//!   [`MIN_PARALLEL_BYTES`] runs inline on the caller's thread with worker
+//!   `MIN_PARALLEL_BYTES` runs inline on the caller's thread with worker
 //!   0's scratch: no pool, no synchronisation.
 //! - Otherwise the blocks are cut into `nthreads` contiguous groups (C's
 //!   static schedule for decompression), and group `g` always runs with
@@ -33,8 +33,20 @@ pub(crate) const MAX_THREADS: usize = 256;
 
 /// Chunks smaller than this are processed inline even when `nthreads > 1`:
 /// below it, handing blocks to the pool costs more than it saves
-/// (measured with `perf small`; see perf/README.md).
+/// (measured with `perf/run scaling`; see perf/README.md). The environment
+/// variable `OXIBLOSC_INLINE_BELOW` (bytes, read once) overrides it, for
+/// measuring the crossover on other machines.
 pub(crate) const MIN_PARALLEL_BYTES: usize = 128 * 1024;
+
+fn min_parallel_bytes() -> usize {
+    static V: OnceLock<usize> = OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("OXIBLOSC_INLINE_BELOW")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MIN_PARALLEL_BYTES)
+    })
+}
 
 type Registry = Mutex<HashMap<usize, Arc<ThreadPool>>>;
 
@@ -108,7 +120,7 @@ impl Workers {
     /// The team for a chunk of `nbytes` in `nblocks` blocks, or `None` to
     /// run it inline.
     pub(crate) fn team(&mut self, nbytes: usize, nblocks: usize) -> Option<Team<'_>> {
-        if self.nthreads == 1 || nblocks < 2 || nbytes < MIN_PARALLEL_BYTES || self.pool_failed {
+        if self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes() {
             return None;
         }
         if self.pool.is_none() {

@@ -592,6 +592,18 @@ pub fn thread_cpu_time() -> Option<Duration> {
     (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
+/// CPU time of the whole process, all threads (`CLOCK_PROCESS_CPUTIME_ID`),
+/// or `None` where the platform lacks it.
+pub fn process_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
 /// The version string of the linked C-Blosc2 (e.g. `2.15.3.dev`).
 pub fn version() -> String {
     // SAFETY: returns a pointer to a static NUL-terminated string literal.
