@@ -40,6 +40,11 @@ commands:
   info      CPU, chosen implementations (ours and C-Blosc2's), C-Blosc2 version
   --quick   short for `chunks --quick`
 
+global option:
+  --c-lib PATH   time chunks against this C-Blosc2 3.x shared library (dlopen), e.g.
+                 python-blosc2's target/pydeps/blosc2/lib/libblosc2.so (3.3.5), instead
+                 of the static 2.15 of blosc2-sys
+
 options for `kernels`:
   --quick            5 rounds of >= 8 ms (default: 7 rounds of >= 20 ms)
   --rounds N         rounds per contestant (median reported)
@@ -111,6 +116,15 @@ fn run(args: &[String]) -> Result<bool, String> {
         print!("{USAGE}");
         return Ok(true);
     };
+    if let Some(at) = args.iter().position(|a| a == "--c-lib") {
+        let path = args
+            .get(at + 1)
+            .ok_or("--c-lib needs the path of a C-Blosc2 3.x shared library")?;
+        c::load_library(path)?;
+        let mut rest_args = args.to_vec();
+        rest_args.drain(at..at + 2);
+        return run(&rest_args);
+    }
     if cmd == "--quick" {
         // `cargo run -p oxiblosc-perf --release -- --quick`: the chunk grid's subset.
         let mut chunk_args = args.to_vec();
@@ -211,6 +225,12 @@ fn print_header() {
         .collect::<Vec<_>>()
         .join(", ")
     );
+    if let Some((path, version)) = c::loaded_library() {
+        println!(
+            "- **C for whole chunks: C-Blosc2 {version}** (`--c-lib {path}`, dlopen); the \
+             kernels and the dispatch above are still the static 2.15's"
+        );
+    }
     if c_isa == c::CIsa::Avx512 {
         println!("  (C-Blosc2's `avx512` = its AVX2 byte shuffle + its AVX512 bitshuffle)");
     }
