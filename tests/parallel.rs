@@ -210,3 +210,21 @@ fn corrupt_chunks_fail_alike_in_parallel() {
         }
     }
 }
+
+/// Compressors and decompressors can move to another thread (their
+/// per-worker contexts and the shared pool handle are all `Send`).
+#[test]
+fn compressors_are_send() {
+    fn send<T: Send>(_: T) {}
+    send(Compressor::new(CParams::default().nthreads(2)));
+    send(Decompressor::new(DParams::default().nthreads(2)));
+    let mut c = Compressor::new(CParams::default().nthreads(2));
+    let src = data("noisy", 1 << 20);
+    let chunk = std::thread::spawn(move || c.compress(&src).unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(
+        decode_with(2, &chunk, 1 << 20).unwrap(),
+        data("noisy", 1 << 20)
+    );
+}
