@@ -26,6 +26,7 @@ mod codecs;
 mod error;
 mod filters;
 pub mod frame;
+mod parallel;
 mod params;
 pub mod schunk;
 
@@ -40,7 +41,7 @@ pub use params::{
 };
 pub use schunk::{OpenOptions, SChunk, SChunkBuilder};
 
-use chunk::Scratch;
+use parallel::Workers;
 
 /// The largest chunk `n` input bytes can give: `n + 32`.
 pub const fn max_compressed_len(n: usize) -> usize {
@@ -125,18 +126,25 @@ pub fn decompress_typed<T: bytemuck::Pod>(src: &[u8]) -> Result<Vec<T>> {
 }
 
 /// A reusable compressor: keeps its scratch buffers and codec contexts
-/// between calls, so after the first chunk it allocates nothing per block.
+/// (one set per worker thread) between calls, so after the first chunk it
+/// allocates nothing per chunk or per block.
+///
+/// With `params.nthreads > 1` the blocks of a chunk are compressed in
+/// parallel on a rayon pool of that many threads, shared by every
+/// compressor and decompressor with the same thread count; the chunk is
+/// byte for byte the one `nthreads = 1` gives. Small chunks (under 128 KiB)
+/// are compressed on the calling thread.
 pub struct Compressor {
     params: CParams,
-    scratch: Scratch,
+    workers: Workers,
 }
 
 impl Compressor {
     /// A compressor for `params` (checked on first use).
     pub fn new(params: CParams) -> Self {
         Compressor {
+            workers: Workers::new(params.nthreads),
             params,
-            scratch: Scratch::default(),
         }
     }
 
@@ -161,22 +169,26 @@ impl Compressor {
     /// # Errors
     /// As [`compress_into`].
     pub fn compress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        chunk::encode::compress_into(src, dst, &self.params, &mut self.scratch)
+        chunk::encode::compress_into(src, dst, &self.params, &mut self.workers)
     }
 }
 
-/// A reusable decompressor (keeps scratch buffers and codec contexts).
+/// A reusable decompressor: keeps scratch buffers and codec contexts (one
+/// set per worker thread) between calls. With `params.nthreads > 1` the
+/// blocks of a chunk are decoded in parallel, each straight into its place
+/// in the caller's buffer; small chunks (under 128 KiB) are decoded on the
+/// calling thread.
 pub struct Decompressor {
     params: DParams,
-    scratch: Scratch,
+    workers: Workers,
 }
 
 impl Decompressor {
     /// A decompressor for `params`.
     pub fn new(params: DParams) -> Self {
         Decompressor {
+            workers: Workers::new(params.nthreads),
             params,
-            scratch: Scratch::default(),
         }
     }
 
@@ -202,7 +214,7 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress_into`].
     pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        chunk::decode::decompress_into(src, dst, &mut self.scratch)
+        chunk::decode::decompress_into(src, dst, &mut self.workers)
     }
 
     /// Items of a chunk. See [`getitem`].
@@ -229,7 +241,7 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> Result<usize> {
-        chunk::decode::getitem_into(src, start, nitems, dst, &mut self.scratch)
+        chunk::decode::getitem_into(src, start, nitems, dst, self.workers.inline())
     }
 
     /// The blocks of a VL-block chunk (format version 6), one buffer each.
@@ -237,7 +249,7 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress`], plus [`Error::InvalidParam`] for other chunks.
     pub fn vl_blocks(&mut self, src: &[u8]) -> Result<Vec<Vec<u8>>> {
-        chunk::decode::vl_blocks(src, &mut self.scratch)
+        chunk::decode::vl_blocks(src, self.workers.inline())
     }
 }
 

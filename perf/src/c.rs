@@ -22,7 +22,7 @@
 
 use std::ffi::CStr;
 use std::fmt;
-use std::os::raw::{c_char, c_void};
+use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::NonNull;
 use std::sync::Once;
 use std::time::Duration;
@@ -592,6 +592,18 @@ pub fn thread_cpu_time() -> Option<Duration> {
     (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
+/// CPU time of the whole process, all threads (`CLOCK_PROCESS_CPUTIME_ID`),
+/// or `None` where the platform lacks it.
+pub fn process_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
 /// The version string of the linked C-Blosc2 (e.g. `2.15.3.dev`).
 pub fn version() -> String {
     // SAFETY: returns a pointer to a static NUL-terminated string literal.
@@ -603,6 +615,133 @@ pub fn version() -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
+/// `blosc2_dparams` of C-Blosc2 3.x (the 3.3.5 header python-blosc2 ships):
+/// 2.15's fields plus a trailing `typesize`. (`blosc2_cparams` is the same
+/// in both versions.)
+#[repr(C)]
+struct Dparams3 {
+    nthreads: i16,
+    schunk: *mut c_void,
+    postfilter: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+    postparams: *mut c_void,
+    typesize: i32,
+}
+
+type CtxCall =
+    unsafe extern "C" fn(*mut ffi::Context, *const c_void, i32, *mut c_void, i32) -> c_int;
+
+/// The functions of a C-Blosc2 3.x shared library opened with `--c-lib`.
+struct DynApi {
+    path: String,
+    version: String,
+    init: unsafe extern "C" fn(),
+    create_cctx: unsafe extern "C" fn(ffi::Cparams) -> *mut ffi::Context,
+    create_dctx: unsafe extern "C" fn(Dparams3) -> *mut ffi::Context,
+    free_ctx: unsafe extern "C" fn(*mut ffi::Context),
+    compress_ctx: CtxCall,
+    decompress_ctx: CtxCall,
+}
+
+/// Set once by [`load_library`], before any context exists; from then on
+/// every `CCompressor` / `CDecompressor` is one of that library's.
+static DYN: std::sync::OnceLock<DynApi> = std::sync::OnceLock::new();
+/// Whether a context (of the static library) has been made.
+static CONTEXT_MADE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Opens the C-Blosc2 3.x shared library at `path` (e.g. python-blosc2's
+/// `libblosc2.so` 3.3.5) and makes the chunk contexts use it instead of the
+/// static 2.15 (the shuffle kernels stay the static library's). Returns its
+/// version string.
+///
+/// # Errors
+/// Called after a context was made, a library that does not open, lacks a
+/// symbol, or is not version 3.x (whose `blosc2_dparams` layout we know).
+pub fn load_library(path: &str) -> Result<String, String> {
+    if CONTEXT_MADE.load(std::sync::atomic::Ordering::SeqCst) || DYN.get().is_some() {
+        return Err("--c-lib must be chosen before any C-Blosc2 context exists".into());
+    }
+    let cpath = std::ffi::CString::new(path).map_err(|_| format!("bad path {path:?}"))?;
+    // SAFETY: `cpath` is NUL-terminated. RTLD_LOCAL keeps the library's
+    // symbols out of the global scope and RTLD_DEEPBIND makes it bind its own
+    // calls to its own symbols, not to the static 2.15 linked into this
+    // binary. The handle is never closed (the functions live until exit).
+    let handle = unsafe {
+        libc::dlopen(
+            cpath.as_ptr(),
+            libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND,
+        )
+    };
+    if handle.is_null() {
+        return Err(format!("cannot open {path} (dlopen failed)"));
+    }
+    let sym = |name: &str| -> Result<*mut c_void, String> {
+        let cname = std::ffi::CString::new(name).expect("no NUL in symbol names");
+        // SAFETY: `handle` is a live dlopen handle, `cname` NUL-terminated.
+        let p = unsafe { libc::dlsym(handle, cname.as_ptr()) };
+        if p.is_null() {
+            Err(format!("{path} has no symbol {name}"))
+        } else {
+            Ok(p)
+        }
+    };
+    // SAFETY (each transmute below): the symbol is the C function of that
+    // name in blosc2.h 3.3.5, whose prototype the target type spells out
+    // (`const char* blosc2_get_version_string(void)`, `void blosc2_init(void)`,
+    // `blosc2_context* blosc2_create_cctx(blosc2_cparams)`,
+    // `blosc2_context* blosc2_create_dctx(blosc2_dparams)`,
+    // `void blosc2_free_ctx(blosc2_context*)`, and
+    // `int blosc2_{de,}compress_ctx(blosc2_context*, const void*, int32_t,
+    // void*, int32_t)`); a data pointer and a function pointer have the same
+    // size on every platform dlsym exists on.
+    let version_fn: unsafe extern "C" fn() -> *const c_char =
+        unsafe { std::mem::transmute(sym("blosc2_get_version_string")?) };
+    // SAFETY: see above; it returns a static NUL-terminated string.
+    let vp = unsafe { version_fn() };
+    if vp.is_null() {
+        return Err(format!("{path}: no version string"));
+    }
+    // SAFETY: non-null, NUL-terminated, static (see above).
+    let version = unsafe { CStr::from_ptr(vp) }.to_string_lossy().into_owned();
+    if !version.starts_with("3.") {
+        return Err(format!(
+            "{path} is C-Blosc2 {version}: only 3.x (whose blosc2_dparams layout this crate \
+             knows) can be loaded"
+        ));
+    }
+    // SAFETY: see the comment above `version_fn`.
+    let api = unsafe {
+        DynApi {
+            path: path.to_owned(),
+            version: version.clone(),
+            init: std::mem::transmute::<*mut c_void, unsafe extern "C" fn()>(sym("blosc2_init")?),
+            create_cctx: std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(ffi::Cparams) -> *mut ffi::Context,
+            >(sym("blosc2_create_cctx")?),
+            create_dctx: std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(Dparams3) -> *mut ffi::Context,
+            >(sym("blosc2_create_dctx")?),
+            free_ctx: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut ffi::Context)>(
+                sym("blosc2_free_ctx")?,
+            ),
+            compress_ctx: std::mem::transmute::<*mut c_void, CtxCall>(sym("blosc2_compress_ctx")?),
+            decompress_ctx: std::mem::transmute::<*mut c_void, CtxCall>(sym(
+                "blosc2_decompress_ctx",
+            )?),
+        }
+    };
+    // SAFETY: `blosc2_init` of the loaded library, once (DYN is set once).
+    unsafe { (api.init)() };
+    DYN.set(api).map_err(|_| "--c-lib given twice".to_owned())?;
+    Ok(version)
+}
+
+/// `Some((path, version))` when `--c-lib` replaced the static library.
+pub fn loaded_library() -> Option<(String, String)> {
+    DYN.get().map(|d| (d.path.clone(), d.version.clone()))
+}
+
 /// `blosc2_init()`, once per process (registers C-Blosc2's codecs and
 /// filters; contexts need it).
 pub fn init() {
@@ -611,6 +750,7 @@ pub fn init() {
     // global state; `Once` makes it run once, before any context is created
     // by this crate (every constructor below calls `init` first).
     INIT.call_once(|| unsafe { ffi::blosc2_init() });
+    CONTEXT_MADE.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// `BLOSC_AUTO_SPLIT`: split blocks into per-byte streams when C-Blosc2's
@@ -679,7 +819,12 @@ impl CCompressor {
         // SAFETY: `cparams` is a fully initialised `blosc2_cparams` (layout
         // checked at compile time); C copies what it needs out of it (the
         // pointers are all NULL) and returns a new context or NULL.
-        let ctx = unsafe { ffi::blosc2_create_cctx(cparams) };
+        let ctx = unsafe {
+            match DYN.get() {
+                Some(d) => (d.create_cctx)(cparams),
+                None => ffi::blosc2_create_cctx(cparams),
+            }
+        };
         NonNull::new(ctx)
             .map(|ctx| CCompressor { ctx })
             .ok_or(CError::Blosc("blosc2_create_cctx", 0))
@@ -700,7 +845,8 @@ impl CCompressor {
         // overlap (shared vs exclusive borrow). C-Blosc2 guarantees it never
         // writes more than `destsize` bytes.
         let r = unsafe {
-            ffi::blosc2_compress_ctx(
+            DYN.get()
+                .map_or(ffi::blosc2_compress_ctx as CtxCall, |d| d.compress_ctx)(
                 self.ctx.as_ptr(),
                 src.as_ptr().cast(),
                 srcsize,
@@ -718,9 +864,10 @@ impl CCompressor {
 
 impl Drop for CCompressor {
     fn drop(&mut self) {
-        // SAFETY: the context was made by `blosc2_create_cctx`, is owned by
-        // `self` and freed exactly once, here.
-        unsafe { ffi::blosc2_free_ctx(self.ctx.as_ptr()) }
+        // SAFETY: the context was made by `blosc2_create_cctx` of the library
+        // in use (chosen before any context existed), is owned by `self` and
+        // freed exactly once, here, by that library.
+        unsafe { DYN.get().map_or(ffi::blosc2_free_ctx as _, |d| d.free_ctx)(self.ctx.as_ptr()) }
     }
 }
 
@@ -746,7 +893,18 @@ impl CDecompressor {
         };
         // SAFETY: a fully initialised `blosc2_dparams` (layout checked at
         // compile time) with NULL pointers; C returns a new context or NULL.
-        let ctx = unsafe { ffi::blosc2_create_dctx(dparams) };
+        let ctx = unsafe {
+            match DYN.get() {
+                Some(d) => (d.create_dctx)(Dparams3 {
+                    nthreads: dparams.nthreads,
+                    schunk: dparams.schunk,
+                    postfilter: dparams.postfilter,
+                    postparams: dparams.postparams,
+                    typesize: 0,
+                }),
+                None => ffi::blosc2_create_dctx(dparams),
+            }
+        };
         NonNull::new(ctx)
             .map(|ctx| CDecompressor { ctx })
             .ok_or(CError::Blosc("blosc2_create_dctx", 0))
@@ -767,7 +925,8 @@ impl CDecompressor {
         // cbytes exceed it) and documents that it never writes more than
         // `destsize` bytes. The chunks passed here are ones a compressor made.
         let r = unsafe {
-            ffi::blosc2_decompress_ctx(
+            DYN.get()
+                .map_or(ffi::blosc2_decompress_ctx as CtxCall, |d| d.decompress_ctx)(
                 self.ctx.as_ptr(),
                 src.as_ptr().cast(),
                 srcsize,
@@ -785,7 +944,8 @@ impl CDecompressor {
 
 impl Drop for CDecompressor {
     fn drop(&mut self) {
-        // SAFETY: made by `blosc2_create_dctx`, owned by `self`, freed once.
-        unsafe { ffi::blosc2_free_ctx(self.ctx.as_ptr()) }
+        // SAFETY: made by `blosc2_create_dctx` of the library in use, owned
+        // by `self`, freed once, by that library.
+        unsafe { DYN.get().map_or(ffi::blosc2_free_ctx as _, |d| d.free_ctx)(self.ctx.as_ptr()) }
     }
 }

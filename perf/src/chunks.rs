@@ -171,6 +171,9 @@ pub struct Options {
     pub workloads: Vec<Workload>,
     /// `--quick` without `--clevel`: clevels other than 5 for BloscLZ only.
     pub clevel5_except_blosclz: bool,
+    /// `--quick` without `--nthreads` or `--chunk`: more than one thread
+    /// only on the largest chunk size.
+    pub threads_on_largest_chunk_only: bool,
     /// Bytes of each workload (the most one timed call processes).
     pub total: usize,
     /// Wall time of compressing after which the check pass stops adding
@@ -203,10 +206,11 @@ impl Options {
                 codecs: Codec::ALL.to_vec(),
                 clevels: vec![1, 5, 9],
                 filters: vec![Filter::Shuffle],
-                nthreads: vec![1],
-                chunks: vec![1 << 20],
+                nthreads: vec![1, 2],
+                chunks: vec![1 << 20, 4 << 20],
                 workloads: Workload::QUICK.to_vec(),
                 clevel5_except_blosclz: true,
+                threads_on_largest_chunk_only: true,
                 total: 8 << 20,
                 budget: Duration::from_millis(100),
                 csv: None,
@@ -223,6 +227,7 @@ impl Options {
                 chunks: vec![1 << 20, 4 << 20],
                 workloads: Workload::ALL.to_vec(),
                 clevel5_except_blosclz: false,
+                threads_on_largest_chunk_only: false,
                 total: 64 << 20,
                 budget: Duration::from_millis(250),
                 csv: None,
@@ -243,6 +248,12 @@ impl Options {
                         }
                         for &filter in &self.filters {
                             for &nthreads in &self.nthreads {
+                                if self.threads_on_largest_chunk_only
+                                    && nthreads > 1
+                                    && Some(&chunk) != self.chunks.iter().max()
+                                {
+                                    continue;
+                                }
                                 v.push(RowConfig {
                                     codec_id: codec.id(),
                                     clevel,

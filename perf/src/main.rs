@@ -3,6 +3,8 @@
 //! ```text
 //! perf/run kernels [--quick]     # or: cargo run -p oxiblosc-perf --release -- kernels
 //! perf/run chunks [--quick]
+//! perf/run --quick               # = chunks --quick
+//! perf/run scaling [--quick]     # 2 threads against 1, per chunk size
 //! perf/run info
 //! ```
 //!
@@ -15,6 +17,7 @@
 mod c;
 mod chunks;
 mod kernels;
+mod scaling;
 mod svg;
 mod sysinfo;
 mod table;
@@ -32,7 +35,15 @@ usage: oxiblosc-perf <command> [options]
 commands:
   kernels   shuffle/unshuffle/bitshuffle/bitunshuffle: ours vs C-Blosc2, GB/s table
   chunks    whole chunks: compress/decompress GB/s and ratio, ours vs C-Blosc2
+  scaling   what a second thread buys per chunk size (ours and C-Blosc2's), and
+            how many CPUs the threads keep busy
   info      CPU, chosen implementations (ours and C-Blosc2's), C-Blosc2 version
+  --quick   short for `chunks --quick`
+
+global option:
+  --c-lib PATH   time chunks against this C-Blosc2 3.x shared library (dlopen), e.g.
+                 python-blosc2's target/pydeps/blosc2/lib/libblosc2.so (3.3.5), instead
+                 of the static 2.15 of blosc2-sys
 
 options for `kernels`:
   --quick            5 rounds of >= 8 ms (default: 7 rounds of >= 20 ms)
@@ -49,9 +60,10 @@ options for `kernels`:
 
 options for `chunks` (lists are comma-separated; each narrows the grid):
   --quick            < 2 minutes: every codec at clevel 5 plus blosclz at 1 and 9,
-                     shuffle, 1 thread, 1 MiB chunks, 3 workloads, 8 MiB each,
-                     5 rounds of >= 8 ms (default: the full grid below, 64 MiB
-                     per workload, 7 rounds of >= 20 ms)
+                     shuffle, 1 thread on 1 MiB and 4 MiB chunks and 2 threads on
+                     4 MiB chunks, 3 workloads, 8 MiB each, 5 rounds of >= 8 ms
+                     (default: the full grid below, 64 MiB per workload, 7 rounds
+                     of >= 20 ms)
   --codec NAME,...   blosclz, lz4, lz4hc, zlib, zstd (default: all)
   --clevel N,...     default 1,5,9
   --filter NAME,...  the filter in slot 0: shuffle, bitshuffle (default: both)
@@ -71,6 +83,19 @@ options for `chunks` (lists are comma-separated; each narrows the grid):
                      c-compress, ours-decompress, c-decompress) for 5 s, no table
   --solo-secs S      (after --solo) how long
   --no-csv           write neither
+
+options for `scaling` (wall clock; OXIBLOSC_INLINE_BELOW=0 in the environment sends
+our small chunks to the pool too):
+  --quick            lz4 and zstd on 64 KiB, 256 KiB and 4 MiB chunks, 5 short rounds
+                     (default: blosclz, lz4, zlib, zstd on 16 KiB .. 4 MiB)
+  --codec NAME,...   codecs
+  --clevel N         compression level (default 5)
+  --filter NAME      shuffle or bitshuffle (default shuffle)
+  --chunk BYTES,...  chunk sizes
+  --workload W       one workload (default sine)
+  --total BYTES      data per timed call (default 16m)
+  --nthreads N       the thread count compared with 1 (default 2)
+  --rounds, --target-ms   as for `kernels`
 ";
 
 fn main() -> ExitCode {
@@ -91,6 +116,21 @@ fn run(args: &[String]) -> Result<bool, String> {
         print!("{USAGE}");
         return Ok(true);
     };
+    if let Some(at) = args.iter().position(|a| a == "--c-lib") {
+        let path = args
+            .get(at + 1)
+            .ok_or("--c-lib needs the path of a C-Blosc2 3.x shared library")?;
+        c::load_library(path)?;
+        let mut rest_args = args.to_vec();
+        rest_args.drain(at..at + 2);
+        return run(&rest_args);
+    }
+    if cmd == "--quick" {
+        // `cargo run -p oxiblosc-perf --release -- --quick`: the chunk grid's subset.
+        let mut chunk_args = args.to_vec();
+        chunk_args.insert(0, "chunks".to_owned());
+        return run(&chunk_args);
+    }
     match cmd.as_str() {
         "kernels" => {
             let opts = kernel_options(rest)?;
@@ -123,6 +163,18 @@ fn run(args: &[String]) -> Result<bool, String> {
                      (rows marked MISMATCH)"
                 );
             }
+            Ok(ok)
+        }
+        "scaling" => {
+            let opts = scaling_options(rest)?;
+            print_header();
+            let start = Instant::now();
+            let ok = scaling::run(&opts)?;
+            println!(
+                "\nwall time: {:.1} s; load average at the end: {}",
+                start.elapsed().as_secs_f64(),
+                load()
+            );
             Ok(ok)
         }
         "info" => {
@@ -173,6 +225,12 @@ fn print_header() {
         .collect::<Vec<_>>()
         .join(", ")
     );
+    if let Some((path, version)) = c::loaded_library() {
+        println!(
+            "- **C for whole chunks: C-Blosc2 {version}** (`--c-lib {path}`, dlopen); the \
+             kernels and the dispatch above are still the static 2.15's"
+        );
+    }
     if c_isa == c::CIsa::Avx512 {
         println!("  (C-Blosc2's `avx512` = its AVX2 byte shuffle + its AVX512 bitshuffle)");
     }
@@ -308,6 +366,7 @@ fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
             }
             "--nthreads" => {
                 subset = true;
+                opts.threads_on_largest_chunk_only = false;
                 opts.nthreads = list(value()?)
                     .iter()
                     .map(|n| parse_num(n).map(|n| n.max(1)))
@@ -315,6 +374,7 @@ fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
             }
             "--chunk" => {
                 subset = true;
+                opts.threads_on_largest_chunk_only = false;
                 opts.chunks = list(value()?)
                     .iter()
                     .map(|n| parse_num(n))
@@ -378,6 +438,70 @@ fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
         (false, None, Some(csv)) => Some(csv.with_extension("svg")),
         (false, None, None) => None,
     };
+    Ok(opts)
+}
+
+fn scaling_options(args: &[String]) -> Result<scaling::Options, String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut opts = scaling::Options::new(quick);
+    let list = |v: String| -> Vec<String> { v.split(',').map(|s| s.trim().to_owned()).collect() };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        match a.as_str() {
+            "--quick" => {}
+            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
+            "--target-ms" => {
+                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
+            }
+            "--codec" => {
+                opts.codecs = list(value()?)
+                    .iter()
+                    .map(|c| c.parse::<oxiblosc::Codec>().map_err(|e| e.to_string()))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--clevel" => {
+                let v = value()?;
+                opts.clevel = v
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|l| *l <= 9)
+                    .ok_or(format!("clevel {v:?} is not in 0..=9"))?;
+            }
+            "--filter" => {
+                let v = value()?;
+                opts.filter = match v.parse::<oxiblosc::Filter>() {
+                    Ok(f @ (oxiblosc::Filter::Shuffle | oxiblosc::Filter::BitShuffle)) => f,
+                    _ => return Err(format!("filter {v:?}: shuffle or bitshuffle")),
+                };
+            }
+            "--chunk" => {
+                opts.chunks = list(value()?)
+                    .iter()
+                    .map(|n| parse_num(n))
+                    .collect::<Result<_, _>>()?;
+                if opts
+                    .chunks
+                    .iter()
+                    .any(|&c| c == 0 || c > i32::MAX as usize - 64)
+                {
+                    return Err("chunk sizes must be in 1..2 GiB".into());
+                }
+            }
+            "--workload" => {
+                let w = value()?;
+                opts.workload =
+                    chunks::Workload::parse(&w).ok_or(format!("unknown workload {w:?}"))?;
+            }
+            "--total" => opts.total = parse_num(&value()?)?.max(1),
+            "--nthreads" => opts.nthreads = parse_num(&value()?)?.max(2),
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
     Ok(opts)
 }
 

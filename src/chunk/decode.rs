@@ -2,11 +2,14 @@
 
 use oxiblosc_kernels::Kernels;
 
+use rayon::prelude::*;
+
 use super::Scratch;
 use super::header::{ChunkHeader, SpecialValue};
 use crate::codecs::DecDict;
 use crate::error::{Error, Result, corrupt};
 use crate::filters::Pipeline;
+use crate::parallel::Workers;
 
 /// Everything the block decoder needs that is the same for all blocks.
 struct Plan<'a> {
@@ -233,7 +236,7 @@ fn fill_special(h: &ChunkHeader, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
 }
 
 /// Decompress the chunk in `src` into `dst`; returns the decoded size.
-pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], scratch: &mut Scratch) -> Result<usize> {
+pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers) -> Result<usize> {
     let plan = Plan::new(src)?;
     let h = &plan.h;
     let nbytes = h.nbytes;
@@ -254,19 +257,49 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], scratch: &mut Scratch)
         return Ok(nbytes);
     }
     if h.is_vlblocks() {
-        return decompress_vl(&plan, dst, scratch);
+        return decompress_vl(&plan, dst, workers.inline());
     }
     if nbytes == 0 {
         return Ok(0);
     }
     let k = Kernels::active();
     let bs = h.blocksize;
-    let (first, rest) = dst.split_at_mut(bs.min(nbytes));
-    plan.decode_block(k, scratch, 0, None, first)?;
-    let reference = plan.pipeline.has_delta().then_some(&*first);
-    for (j, out) in rest.chunks_mut(bs).enumerate() {
-        plan.decode_block(k, scratch, j + 1, reference, out)?;
-    }
+    let delta = plan.pipeline.has_delta();
+    let Some(team) = workers.team(nbytes, plan.nblocks) else {
+        let scratch = workers.inline();
+        let (first, rest) = dst.split_at_mut(bs.min(nbytes));
+        plan.decode_block(k, scratch, 0, None, first)?;
+        let reference = delta.then_some(&*first);
+        for (j, out) in rest.chunks_mut(bs).enumerate() {
+            plan.decode_block(k, scratch, j + 1, reference, out)?;
+        }
+        return Ok(nbytes);
+    };
+    // Each group of blocks decodes straight into its part of `dst`. With
+    // DELTA, block 0 is the reference of all others: it goes first.
+    let per_group = team.per_group;
+    let decode_groups =
+        |dst: &mut [u8], skip: usize, reference: Option<&[u8]>, scratch: &mut [Scratch]| {
+            dst.par_chunks_mut(per_group * bs)
+                .zip(scratch.par_iter_mut())
+                .enumerate()
+                .try_for_each(|(g, (outs, scratch))| {
+                    for (j, out) in outs.chunks_mut(bs).enumerate() {
+                        let i = skip + g * per_group + j;
+                        plan.decode_block(k, scratch, i, reference, out)?;
+                    }
+                    Ok::<(), Error>(())
+                })
+        };
+    team.pool.install(|| {
+        if delta {
+            let (first, rest) = dst.split_at_mut(bs);
+            plan.decode_block(k, &mut team.scratch[0], 0, None, first)?;
+            decode_groups(rest, 1, Some(&*first), team.scratch)
+        } else {
+            decode_groups(dst, 0, None, team.scratch)
+        }
+    })?;
     Ok(nbytes)
 }
 

@@ -5,12 +5,15 @@
 
 use oxiblosc_kernels::Kernels;
 
+use rayon::prelude::*;
+
 use super::Scratch;
 use super::blocksize::{compute_blocksize, split_block};
 use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, bflags, flags};
 use crate::codecs::EncDict;
 use crate::error::{Error, Result};
 use crate::filters::{Pipeline, id};
+use crate::parallel::Workers;
 use crate::params::{CParams, Codec, Filter, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE};
 
 /// Chunk format version C-Blosc2 writes for fixed-size blocks.
@@ -137,7 +140,7 @@ pub(crate) fn compress_into(
     src: &[u8],
     dst: &mut [u8],
     p: &CParams,
-    scratch: &mut Scratch,
+    workers: &mut Workers,
 ) -> Result<usize> {
     let lay = layout(p, src.len())?;
     let mut h = lay.header.clone();
@@ -163,7 +166,7 @@ pub(crate) fn compress_into(
 
     // Dictionary: trained on the filtered blocks (CHUNK-NOTES §7).
     let dict = if p.use_dict {
-        train_dict(&lay, p, src, k, scratch)?
+        train_dict(&lay, p, src, k, workers.inline())?
     } else {
         None
     };
@@ -180,28 +183,79 @@ pub(crate) fn compress_into(
     }
     let enc_dict = dict.as_ref().map(|(_, d)| d);
 
-    let mut nstreams_total = 0usize;
-    let reference0 = delta_reference(&lay, src, k, scratch)?;
+    let reference0 = delta_reference(&lay, src, k, workers.inline())?;
     let reference0: &[u8] = &reference0;
-    for (i, block) in src.chunks(lay.blocksize).enumerate() {
-        let leftover_block = block.len() < lay.blocksize;
-        dst[hlen + 4 * i..hlen + 4 * i + 4].copy_from_slice(&(ntbytes as i32).to_le_bytes());
-        let reference = (i > 0).then_some(reference0);
-        scratch.reserve(block.len());
-        let Scratch { a, b, codecs } = scratch;
-        let filtered = lay.pipeline.forward(k, block, reference, a, b)?;
-        let nstreams = if h.dont_split() || leftover_block {
-            1
-        } else {
-            lay.typesize
-        };
-        nstreams_total += nstreams;
-        let neblock = block.len() / nstreams;
-        for stream in filtered.chunks_exact(neblock).take(nstreams) {
-            match write_stream(stream, dst, ntbytes, p, codecs, enc_dict)? {
-                Some(end) => ntbytes = end,
-                None => {
-                    return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+    let blocks = Blocks {
+        lay: &lay,
+        p,
+        k,
+        src,
+        reference0,
+        dict: enc_dict,
+    };
+    let nstreams_total: usize = (0..lay.nblocks).map(|i| blocks.nstreams(i)).sum();
+    let bstart_at = |i: usize| hlen + 4 * i;
+    match workers.team(nbytes, lay.nblocks) {
+        None => {
+            let scratch = workers.inline();
+            for i in 0..lay.nblocks {
+                dst[bstart_at(i)..bstart_at(i) + 4]
+                    .copy_from_slice(&(ntbytes as i32).to_le_bytes());
+                match blocks.encode(i, scratch, dst, ntbytes)? {
+                    Some(end) => ntbytes = end,
+                    None => {
+                        return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+                    }
+                }
+            }
+        }
+        Some(team) => {
+            // Every block into its own staging slot, big enough for the
+            // block's worst case, so the codecs see the same output limit
+            // as in a serial run wherever the serial run has that room.
+            let stride = blocks.worst(0);
+            let staged_len = lay.nblocks * stride;
+            if team.staged.len() < staged_len {
+                team.staged.resize(staged_len, 0);
+            }
+            team.staged_len.clear();
+            team.staged_len.resize(lay.nblocks, None);
+            let per_group = team.per_group;
+            team.pool.install(|| {
+                team.staged[..staged_len]
+                    .par_chunks_mut(per_group * stride)
+                    .zip(team.staged_len.par_chunks_mut(per_group))
+                    .zip(team.scratch.par_iter_mut())
+                    .enumerate()
+                    .try_for_each(|(g, ((slots, lens), scratch))| {
+                        for (j, (slot, len)) in slots.chunks_mut(stride).zip(lens).enumerate() {
+                            *len = blocks.encode(g * per_group + j, scratch, slot, 0)?;
+                        }
+                        Ok::<(), Error>(())
+                    })
+            })?;
+            // Then each block once into its place, in order: the serial
+            // chunk, byte for byte. A block whose worst case no longer fits
+            // in `dst` is encoded again right there with the exact room a
+            // serial run gives it (the codecs may decide differently with
+            // less room), and a block that did not fit falls back to memcpy.
+            for i in 0..lay.nblocks {
+                dst[bstart_at(i)..bstart_at(i) + 4]
+                    .copy_from_slice(&(ntbytes as i32).to_le_bytes());
+                let staged = team.staged_len[i].filter(|_| ntbytes + blocks.worst(i) <= destsize);
+                let end = match staged {
+                    Some(len) => {
+                        let from = i * stride;
+                        dst[ntbytes..ntbytes + len].copy_from_slice(&team.staged[from..from + len]);
+                        Some(ntbytes + len)
+                    }
+                    None => blocks.encode(i, &mut team.scratch[0], dst, ntbytes)?,
+                };
+                match end {
+                    Some(end) => ntbytes = end,
+                    None => {
+                        return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+                    }
                 }
             }
         }
@@ -217,6 +271,66 @@ pub(crate) fn compress_into(
     h.cbytes = ntbytes;
     h.write(dst);
     Ok(ntbytes)
+}
+
+/// What every block of a chunk being compressed shares.
+struct Blocks<'a> {
+    lay: &'a Layout,
+    p: &'a CParams,
+    k: &'a Kernels,
+    src: &'a [u8],
+    /// Block 0 as decoders will see it (DELTA's reference).
+    reference0: &'a [u8],
+    dict: Option<&'a EncDict>,
+}
+
+impl Blocks<'_> {
+    fn block(&self, i: usize) -> &[u8] {
+        let bs = self.lay.blocksize;
+        &self.src[i * bs..((i + 1) * bs).min(self.src.len())]
+    }
+
+    /// Streams block `i` is split into.
+    fn nstreams(&self, i: usize) -> usize {
+        let leftover_block = self.block(i).len() < self.lay.blocksize;
+        if self.lay.header.dont_split() || leftover_block {
+            1
+        } else {
+            self.lay.typesize
+        }
+    }
+
+    /// The most bytes block `i` can take: a size word per stream, and every
+    /// stream stored raw.
+    fn worst(&self, i: usize) -> usize {
+        4 * self.nstreams(i) + self.block(i).len()
+    }
+
+    /// Filter block `i` and write its streams into `dst` from `pos`, with
+    /// `dst.len()` as the limit; the end, or `None` when they do not fit.
+    fn encode(
+        &self,
+        i: usize,
+        scratch: &mut Scratch,
+        dst: &mut [u8],
+        pos: usize,
+    ) -> Result<Option<usize>> {
+        let block = self.block(i);
+        let reference = (i > 0).then_some(self.reference0);
+        scratch.reserve(block.len());
+        let Scratch { a, b, codecs } = scratch;
+        let filtered = self.lay.pipeline.forward(self.k, block, reference, a, b)?;
+        let nstreams = self.nstreams(i);
+        let neblock = block.len() / nstreams;
+        let mut ntbytes = pos;
+        for stream in filtered.chunks_exact(neblock).take(nstreams) {
+            match write_stream(stream, dst, ntbytes, self.p, codecs, self.dict)? {
+                Some(end) => ntbytes = end,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(ntbytes))
+    }
 }
 
 /// Write one stream at `pos` (size word, then payload); `None` when it does

@@ -1,19 +1,51 @@
 //! LZ4 and LZ4HC: raw LZ4 blocks (the same format for both).
 //!
-//! LZ4 is compressed and decompressed by lz4_flex (pure Rust, with its
-//! checked decoder). lz4_flex has no acceleration knob, so every clevel gets
-//! its default (C-Blosc2 uses `acceleration = 10 - clevel`): same format,
-//! not the same bytes. LZ4HC uses C liblz4 through lzzzz (feature `lz4hc`).
+//! With the `lz4hc` feature (on by default) both go through C liblz4 (the
+//! `lzzzz` crate, liblz4 1.10.0): LZ4 compresses with `LZ4_compress_fast`
+//! at acceleration 1, as C-Blosc2 does whatever the clevel, so its streams
+//! are C-Blosc2's bytes; LZ4HC with `LZ4_compress_HC` at the clevel; and
+//! both decode with `LZ4_decompress_safe[_usingDict]`, the bounds-checked
+//! decoder C-Blosc2 uses. liblz4's compression state lives in `lzzzz`'s
+//! thread-local slot, allocated once per thread.
+//!
+//! Without the feature (a pure-Rust build) LZ4 is lz4_flex with its checked
+//! decoder: same format, not the same bytes (no acceleration knob), and its
+//! decoder is several times slower than liblz4's. LZ4HC then cannot be
+//! written.
 
 use crate::error::{Error, Result};
 
-/// LZ4 state: the scratch lz4_flex needs (it refuses to start unless the
-/// output can hold its worst case, so it compresses here and we copy).
+/// LZ4 state. liblz4 keeps its own (thread-local) state; lz4_flex needs a
+/// scratch buffer because it refuses to start unless the output can hold
+/// its worst case, so it compresses there and we copy.
 #[derive(Default)]
 pub(crate) struct Lz4 {
+    #[cfg(not(feature = "lz4hc"))]
     scratch: Vec<u8>,
 }
 
+#[cfg(feature = "lz4hc")]
+impl Lz4 {
+    pub(crate) fn compress(
+        &mut self,
+        _clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+    ) -> Result<usize> {
+        if src.is_empty() || dst.is_empty() {
+            return Ok(0);
+        }
+        let r = match dict {
+            Some(d) => lzzzz::lz4::Compressor::with_dict(d).and_then(|mut c| c.next(src, dst, 1)),
+            None => lzzzz::lz4::compress(src, dst, 1),
+        };
+        // liblz4 reports "does not fit" as a failure: that is our 0.
+        Ok(r.unwrap_or(0))
+    }
+}
+
+#[cfg(not(feature = "lz4hc"))]
 impl Lz4 {
     pub(crate) fn compress(
         &mut self,
@@ -72,10 +104,34 @@ pub(crate) fn compress_hc(_: u8, _: &[u8], _: &mut [u8], _: Option<&[u8]>) -> Re
     ))
 }
 
+/// Decode one LZ4 block into `dst`; returns the bytes written (liblz4's
+/// safe decoder never writes past `dst` nor reads past `src`).
+#[cfg(feature = "lz4hc")]
+pub(crate) fn decompress(src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Result<usize> {
+    let r = match dict {
+        Some(d) => lzzzz::lz4::decompress_with_dict(src, dst, d),
+        None => lzzzz::lz4::decompress(src, dst),
+    };
+    r.map_err(|e| Error::Corrupt(format!("lz4 stream: {e}")))
+}
+
+/// Decode one LZ4 block into `dst` with lz4_flex's checked decoder.
+#[cfg(not(feature = "lz4hc"))]
 pub(crate) fn decompress(src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Result<usize> {
     let r = match dict {
         Some(d) => lz4_flex::block::decompress_into_with_dict(src, dst, d),
         None => lz4_flex::block::decompress_into(src, dst),
     };
     r.map_err(|e| Error::Corrupt(format!("lz4 stream: {e}")))
+}
+/// Run liblz4 once on this thread so its thread-local compression state
+/// is allocated now rather than during a later chunk.
+pub(crate) fn warm_thread() {
+    #[cfg(feature = "lz4hc")]
+    {
+        let src = [0u8, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7];
+        let mut dst = [0u8; 64];
+        let _ = lzzzz::lz4::compress(&src, &mut dst, 1);
+        let _ = lzzzz::lz4_hc::compress(&src, &mut dst, 9);
+    }
 }

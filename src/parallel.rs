@@ -1,0 +1,145 @@
+//! The block scheduler: rayon pools keyed by thread count, and the
+//! per-worker scratch a [`Compressor`](crate::Compressor) or
+//! [`Decompressor`](crate::Decompressor) keeps between chunks.
+//!
+//! - Pools are process-wide, one per thread count, built on first use and
+//!   never torn down (as C-Blosc2 shares its pthread pools): a thousand
+//!   compressors with `nthreads = 2` share two worker threads. Each
+//!   compressor takes an `Arc` to its pool once, so no lock or map lookup is
+//!   paid per chunk.
+//! - `nthreads == 1`, a chunk of a single block, or a chunk below
+//!   `MIN_PARALLEL_BYTES` runs inline on the caller's thread with worker
+//!   0's scratch: no pool, no synchronisation.
+//! - Otherwise the blocks are cut into `nthreads` contiguous groups (C's
+//!   static schedule for decompression), and group `g` always runs with
+//!   scratch `g`, whichever pool thread picks it up. So after one chunk of a
+//!   given shape every scratch buffer and codec context is warm, and the
+//!   next chunk allocates nothing (tests/alloc.rs). Idle pool threads still
+//!   steal a group that has not started, so a busy core delays a chunk by
+//!   at most one group.
+//!
+//! All of this is safe code: disjoint output regions come from
+//! `par_chunks_mut`, never from raw pointers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use rayon::ThreadPool;
+
+use crate::chunk::Scratch;
+
+/// The largest pool built; larger `nthreads` values use this many threads.
+pub(crate) const MAX_THREADS: usize = 256;
+
+/// Chunks smaller than this are processed inline even when `nthreads > 1`:
+/// below it, handing blocks to the pool costs more than it saves
+/// (measured with `perf/run scaling`; see perf/README.md). The environment
+/// variable `OXIBLOSC_INLINE_BELOW` (bytes, read once) overrides it, for
+/// measuring the crossover on other machines.
+pub(crate) const MIN_PARALLEL_BYTES: usize = 128 * 1024;
+
+fn min_parallel_bytes() -> usize {
+    static V: OnceLock<usize> = OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("OXIBLOSC_INLINE_BELOW")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MIN_PARALLEL_BYTES)
+    })
+}
+
+type Registry = Mutex<HashMap<usize, Arc<ThreadPool>>>;
+
+/// The shared pool of `nthreads` threads (built on first request). `None`
+/// when the pool cannot be built (the caller then runs inline).
+fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
+    static POOLS: OnceLock<Registry> = OnceLock::new();
+    let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut pools = pools.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(p) = pools.get(&nthreads) {
+        return Some(Arc::clone(p));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(nthreads)
+        .thread_name(move |i| format!("oxiblosc-{nthreads}-{i}"))
+        // liblz4 keeps its compression state in a thread-local slot that
+        // is allocated on first use: do it now, once per pool thread, so it
+        // never happens in the middle of a chunk.
+        .start_handler(|_| crate::codecs::lz4::warm_thread())
+        .build()
+        .ok()?;
+    let pool = Arc::new(pool);
+    pools.insert(nthreads, Arc::clone(&pool));
+    Some(pool)
+}
+
+/// One compressor's or decompressor's workers: its thread count, its pool
+/// (taken on the first chunk that goes parallel), one [`Scratch`] per
+/// worker, and the compressor's per-block output staging.
+pub(crate) struct Workers {
+    nthreads: usize,
+    pool: Option<Arc<ThreadPool>>,
+    pool_failed: bool,
+    /// `scratch[0]` serves inline runs; group `g` of a parallel run uses
+    /// `scratch[g]`.
+    scratch: Vec<Scratch>,
+    /// Compression: each block's streams, `stride` bytes apart.
+    pub(crate) staged: Vec<u8>,
+    /// Compression: each block's staged length (`None`: redo in place).
+    pub(crate) staged_len: Vec<Option<usize>>,
+}
+
+/// What a parallel run gets: the pool, the blocks per group, and one
+/// scratch per group.
+pub(crate) struct Team<'w> {
+    pub pool: &'w ThreadPool,
+    pub per_group: usize,
+    pub scratch: &'w mut [Scratch],
+    pub staged: &'w mut Vec<u8>,
+    pub staged_len: &'w mut Vec<Option<usize>>,
+}
+
+impl Workers {
+    /// Workers for `nthreads` threads (0 counts as 1).
+    pub(crate) fn new(nthreads: usize) -> Workers {
+        Workers {
+            nthreads: nthreads.clamp(1, MAX_THREADS),
+            pool: None,
+            pool_failed: false,
+            scratch: vec![Scratch::default()],
+            staged: Vec::new(),
+            staged_len: Vec::new(),
+        }
+    }
+
+    /// The scratch of inline runs.
+    pub(crate) fn inline(&mut self) -> &mut Scratch {
+        &mut self.scratch[0]
+    }
+
+    /// The team for a chunk of `nbytes` in `nblocks` blocks, or `None` to
+    /// run it inline.
+    pub(crate) fn team(&mut self, nbytes: usize, nblocks: usize) -> Option<Team<'_>> {
+        if self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes() {
+            return None;
+        }
+        if self.pool.is_none() {
+            self.pool = shared_pool(self.nthreads);
+            self.pool_failed = self.pool.is_none();
+        }
+        let pool = self.pool.as_deref()?;
+        let threads = pool.current_num_threads().clamp(1, self.nthreads);
+        let per_group = nblocks.div_ceil(threads);
+        let groups = nblocks.div_ceil(per_group);
+        if self.scratch.len() < groups {
+            self.scratch.resize_with(groups, Scratch::default);
+        }
+        Some(Team {
+            pool,
+            per_group,
+            scratch: &mut self.scratch[..groups],
+            staged: &mut self.staged,
+            staged_len: &mut self.staged_len,
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! After its first chunk, a `Compressor` / `Decompressor` allocates nothing
+//! on the heap per chunk or per block (`compress_into` / `decompress_into`
+//! with caller buffers), for every codec and filter, inline and with a
+//! pool of 2 threads.
+//!
+//! A counting global allocator sees every allocation of every thread of
+//! this process (the pool's included); this file holds a single test so
+//! nothing else runs while it counts.
+//!
+//! The one exception is rayon's, and it is counted exactly: each parallel
+//! call enters the pool once (`ThreadPool::install` from outside the pool
+//! pushes one job into rayon's global injector queue, a crossbeam-deque
+//! `Injector`), and that queue is a linked list of 63-slot blocks of
+//! 24-byte slots: every 63rd job allocates the next 1,520-byte block (and
+//! frees the old one). So 2 threads cost one 1,520-byte allocation per 63
+//! chunks (24 bytes a chunk, amortised), and no other allocation at all.
+
+use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+fn note(size: usize) {
+    ALLOCS.fetch_add(1, Relaxed);
+    BYTES.fetch_add(size, Relaxed);
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; it only
+// counts on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        note(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        note(new);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+/// One block of rayon's injector queue: 63 slots of (job pointer, job
+/// function, state) = 63 * 24 bytes, plus the link to the next block.
+const INJECTOR_BLOCK: usize = 63 * 24 + 8;
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A noisy ramp of u32: every codec compresses it, none to nothing.
+fn data(n: usize) -> Vec<u8> {
+    let mut s = 1u32;
+    (0..n as u32 / 4)
+        .flat_map(|i| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (i / 4 + (s >> 28)).to_le_bytes()
+        })
+        .collect()
+}
+
+/// Allocations (count, bytes) made while compressing and decompressing
+/// `rounds` chunks after one warm-up chunk.
+fn count(p: &CParams, nthreads: usize, src: &[u8], rounds: usize) -> (usize, usize) {
+    let mut c = Compressor::new(p.clone().nthreads(nthreads));
+    let mut d = Decompressor::new(DParams::default().nthreads(nthreads));
+    let mut chunk = vec![0u8; src.len() + 32];
+    let mut back = vec![0u8; src.len()];
+    let mut run = |c: &mut Compressor, d: &mut Decompressor| {
+        let n = c.compress_into(src, &mut chunk).unwrap();
+        assert!(n < src.len(), "{p:?}: not compressed");
+        let m = d.decompress_into(&chunk[..n], &mut back).unwrap();
+        assert!(m == src.len() && back == src, "{p:?}: no round trip");
+    };
+    run(&mut c, &mut d);
+    let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+    for _ in 0..rounds {
+        run(&mut c, &mut d);
+    }
+    (ALLOCS.load(Relaxed) - a0, BYTES.load(Relaxed) - b0)
+}
+
+#[test]
+fn warm_compressors_do_not_allocate() {
+    let src = data(4 << 20);
+    let codecs = [
+        (Codec::BloscLz, 5),
+        (Codec::Lz4, 5),
+        (Codec::Lz4Hc, 5),
+        (Codec::Zlib, 5),
+        (Codec::Zstd, 3),
+    ];
+    let filter_sets: [&[Filter]; 3] = [
+        &[Filter::Shuffle],
+        &[Filter::BitShuffle],
+        &[Filter::Delta, Filter::Shuffle],
+    ];
+    let rounds = 8;
+    let mut report = Vec::new();
+    let mut serial_allocs = 0;
+    let mut parallel = (0, 0, 0);
+    let mut per_window = Vec::new();
+    for (codec, clevel) in codecs {
+        for filters in filter_sets {
+            // Small blocks: many per chunk, several per worker.
+            let p = CParams::default()
+                .codec(codec)
+                .clevel(clevel)
+                .typesize(4)
+                .filters(filters)
+                .blocksize(128 * 1024);
+            let (n1, b1) = count(&p, 1, &src, rounds);
+            let (n2, b2) = count(&p, 2, &src, rounds);
+            serial_allocs += n1;
+            parallel.0 += n2;
+            parallel.1 += b2;
+            parallel.2 += 2 * rounds;
+            per_window.push((n2, b2));
+            report.push(format!(
+                "{codec:?} {filters:?}: nthreads 1: {n1} allocs ({b1} B), nthreads 2: {n2} ({b2} B)"
+            ));
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    eprintln!(
+        "nthreads 2: {} allocations, {} bytes over {} parallel calls",
+        parallel.0, parallel.1, parallel.2
+    );
+    assert_eq!(
+        serial_allocs,
+        0,
+        "inline runs allocated:\n{}",
+        report.join("\n")
+    );
+    // Each window enters the pool 2 * rounds (< 63) times: at most one
+    // injector block, 1,520 bytes.
+    assert!(
+        per_window
+            .iter()
+            .all(|&(n, b)| n <= 1 && b == n * INJECTOR_BLOCK),
+        "parallel runs allocated more than rayon's injector blocks:\n{}",
+        report.join("\n")
+    );
+    // Over all calls (warm-ups included), one block per 63 pool entries.
+    let entries = per_window.len() * 2 * (rounds + 1);
+    assert!(
+        parallel.0 <= entries.div_ceil(63),
+        "{} injector blocks for {entries} pool entries",
+        parallel.0
+    );
+}
