@@ -852,12 +852,16 @@ mod tests {
     #[test]
     fn quick_grid_is_the_subset() {
         let g = Options::new(true).grid();
-        // 5 codecs at clevel 5 + blosclz at 1 and 9, on 3 workloads.
-        assert_eq!(g.len(), 7 * 3);
+        // 5 codecs at clevel 5 + blosclz at 1 and 9, on 3 workloads, each
+        // at nthreads 1 on 1 MiB and 4 MiB chunks and at nthreads 2 on 4 MiB.
+        assert_eq!(g.len(), 7 * 3 * 3);
         assert!(
             g.iter()
                 .all(|c| c.clevel == 5 || c.codec() == Codec::BloscLz)
         );
+        let big = g.iter().map(|c| c.chunk).max().unwrap();
+        assert!(g.iter().all(|c| c.nthreads == 1 || c.chunk == big));
+        assert_eq!(g.iter().filter(|c| c.nthreads == 2).count(), 7 * 3);
         assert_eq!(Options::new(false).grid().len(), 5 * 3 * 2 * 2 * 2 * 6);
     }
 
