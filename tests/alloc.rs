@@ -16,48 +16,15 @@
 //! chunks (24 bytes a chunk, amortised), and no other allocation at all.
 
 use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+#[path = "support/counting.rs"]
+mod counting;
 
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-fn note(size: usize) {
-    ALLOCS.fetch_add(1, Relaxed);
-    BYTES.fetch_add(size, Relaxed);
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; it only
-// counts on the side.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+#[global_allocator]
+static GLOBAL: counting::Counting = counting::Counting;
 
 /// One block of rayon's injector queue: 63 slots of (job pointer, job
 /// function, state) = 63 * 24 bytes, plus the link to the next block.
 const INJECTOR_BLOCK: usize = 63 * 24 + 8;
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// A noisy ramp of u32: every codec compresses it, none to nothing.
 fn data(n: usize) -> Vec<u8> {
@@ -84,11 +51,12 @@ fn count(p: &CParams, nthreads: usize, src: &[u8], rounds: usize) -> (usize, usi
         assert!(m == src.len() && back == src, "{p:?}: no round trip");
     };
     run(&mut c, &mut d);
-    let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+    let (a0, b0) = counting::totals();
     for _ in 0..rounds {
         run(&mut c, &mut d);
     }
-    (ALLOCS.load(Relaxed) - a0, BYTES.load(Relaxed) - b0)
+    let (a1, b1) = counting::totals();
+    (a1 - a0, b1 - b0)
 }
 
 #[test]

@@ -8,41 +8,12 @@ mod common;
 use common::*;
 use oxiblosc::frame::{Frame, MIN_INDEX_DECODE_LIMIT};
 use oxiblosc::schunk::{OpenOptions, SChunk};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-struct Counting;
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
-}
-// SAFETY: forwards every call unchanged to the system allocator; it only
-// records sizes on the side.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+#[path = "support/counting.rs"]
+mod counting;
+
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting::Counting = counting::Counting;
 
 /// The largest real chunk in the corpus is 3 MB; the index decode limit is
 /// the other big allocation a reader may make.
@@ -67,7 +38,7 @@ fn exercise(sc: &mut SChunk) {
 }
 
 fn attempt(bytes: &[u8], what: &str) {
-    LARGEST.with(|l| l.set(0));
+    counting::reset_largest();
     let _ = Frame::parse(bytes);
     if let Ok(mut sc) = OpenOptions::new()
         .read_only(true)
@@ -75,7 +46,7 @@ fn attempt(bytes: &[u8], what: &str) {
     {
         exercise(&mut sc);
     }
-    let largest = LARGEST.with(|l| l.get());
+    let largest = counting::largest();
     assert!(largest <= BOUND, "{what}: allocated {largest} bytes");
 }
 
@@ -186,11 +157,11 @@ fn sframe_corruption_fails_cleanly() {
                     };
                     std::fs::write(tmp.join(f), bytes).unwrap();
                 }
-                LARGEST.with(|l| l.set(0));
+                counting::reset_largest();
                 if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&tmp) {
                     exercise(&mut sc);
                 }
-                let largest = LARGEST.with(|l| l.get());
+                let largest = counting::largest();
                 assert!(largest <= BOUND, "{target:?}: allocated {largest}");
             }
         }

@@ -7,47 +7,12 @@ mod common;
 use common::*;
 use oxiblosc::{ChunkHeader, DParams, Decompressor};
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-/// Records the largest single allocation of the current thread (tests run
-/// in parallel threads; each measures only its own allocations).
-struct Counting;
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    // `try_with`: the slot may already be gone while a thread shuts down.
-    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; it only
-// records sizes on the side.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+#[path = "support/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting::Counting = counting::Counting;
 
 /// Above this declared size the test decodes into a small buffer instead
 /// (and expects `DstTooSmall`), to keep memory and time bounded.
@@ -57,13 +22,13 @@ const BIG: usize = 64 << 20;
 /// if a result breaks the contract.
 fn attempt(d: &mut Decompressor, bytes: &[u8], what: &str) {
     let declared = ChunkHeader::parse(bytes).map(|h| h.nbytes);
-    LARGEST.with(|l| l.set(0));
+    counting::reset_largest();
     match declared {
         Ok(n) if n <= BIG => {
             if let Ok(out) = d.decompress(bytes) {
                 assert_eq!(out.len(), n, "{what}: Ok with the wrong length");
             }
-            let largest = LARGEST.with(|l| l.get());
+            let largest = counting::largest();
             // Scratch, codec contexts and tables are small; nothing may be
             // sized by an unchecked field beyond the declared output.
             let bound = n.max(bytes.len()) + (1 << 20);

@@ -264,15 +264,7 @@ fn kernel_options(args: &[String]) -> Result<kernels::Options, String> {
         };
         match a.as_str() {
             "--quick" => {}
-            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
-            "--target-ms" => {
-                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
-            }
-            "--clock" => {
-                let v = value()?;
-                opts.timing.clock =
-                    timing::Clock::parse(&v).ok_or(format!("unknown clock {v:?} (cpu or wall)"))?;
-            }
+            t if timing_option(t, &mut value, &mut opts.timing, true)? => {}
             "--kernel" => {
                 subset = true;
                 opts.kernels = value()?
@@ -312,6 +304,27 @@ fn kernel_options(args: &[String]) -> Result<kernels::Options, String> {
     Ok(opts)
 }
 
+/// The timing options the commands share (`--rounds`, `--target-ms`, and
+/// `--clock` when `clock`): applies `name` to `t` and says whether it was one.
+fn timing_option(
+    name: &str,
+    value: &mut dyn FnMut() -> Result<String, String>,
+    t: &mut timing::Config,
+    clock: bool,
+) -> Result<bool, String> {
+    match name {
+        "--rounds" => t.rounds = parse_num(&value()?)?.max(1),
+        "--target-ms" => t.target = Duration::from_millis(parse_num(&value()?)? as u64),
+        "--clock" if clock => {
+            let v = value()?;
+            t.clock =
+                timing::Clock::parse(&v).ok_or(format!("unknown clock {v:?} (cpu or wall)"))?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
     let quick = args.iter().any(|a| a == "--quick");
     let mut opts = chunks::Options::new(quick);
@@ -327,15 +340,7 @@ fn chunk_options(args: &[String]) -> Result<chunks::Options, String> {
         };
         match a.as_str() {
             "--quick" => {}
-            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
-            "--target-ms" => {
-                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
-            }
-            "--clock" => {
-                let v = value()?;
-                opts.timing.clock =
-                    timing::Clock::parse(&v).ok_or(format!("unknown clock {v:?} (cpu or wall)"))?;
-            }
+            t if timing_option(t, &mut value, &mut opts.timing, true)? => {}
             "--codec" => {
                 subset = true;
                 opts.codecs = list(value()?)
@@ -454,10 +459,8 @@ fn scaling_options(args: &[String]) -> Result<scaling::Options, String> {
         };
         match a.as_str() {
             "--quick" => {}
-            "--rounds" => opts.timing.rounds = parse_num(&value()?)?.max(1),
-            "--target-ms" => {
-                opts.timing.target = Duration::from_millis(parse_num(&value()?)? as u64)
-            }
+            // Rows are timed with the wall clock here: no --clock.
+            t if timing_option(t, &mut value, &mut opts.timing, false)? => {}
             "--codec" => {
                 opts.codecs = list(value()?)
                     .iter()

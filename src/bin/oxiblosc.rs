@@ -386,18 +386,12 @@ fn compress(args: CompressArgs) -> Result<(), String> {
         );
     }
     match format {
-        Format::Chunk => compress_chunks(&args, params, &input, &output),
+        Format::Chunk => compress_chunks(params, &input, &output),
         Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
     }
 }
 
-fn compress_chunks(
-    args: &CompressArgs,
-    params: CParams,
-    input: &Place,
-    output: &Place,
-) -> Result<(), String> {
-    let _ = args;
+fn compress_chunks(params: CParams, input: &Place, output: &Place) -> Result<(), String> {
     let name = input.as_input();
     let piece = piece_len(params.typesize);
     let mut reader = files::open_input(input)?;
@@ -515,9 +509,9 @@ fn compress_frame(
 }
 
 /// Whether `data` starts like a Blosc2 contiguous frame (msgpack fixarray,
-/// then the string "b2frame\0").
+/// then the fixstr "b2frame\0").
 fn is_frame(data: &[u8]) -> bool {
-    data.len() >= 10 && data[1] == 0xa8 && &data[2..10] == b"b2frame\0"
+    data.len() >= 10 && data[1] == 0xa8 && &data[2..10] == oxiblosc::frame::MAGIC
 }
 
 /// Decompress every chunk of a frame into `output`, in order.

@@ -1186,26 +1186,7 @@ impl Frame {
     /// # Errors
     /// [`Error::Corrupt`] on mismatch.
     pub fn check_chunk(&self, bytes: &[u8], i: usize) -> Result<()> {
-        let ch = ChunkHeader::parse(bytes)?;
-        if ch.cbytes != bytes.len() {
-            return Err(corrupt(format!(
-                "chunk {i}: header cbytes {} but {} bytes stored",
-                ch.cbytes,
-                bytes.len()
-            )));
-        }
-        if ch.is_lazy() {
-            return Err(corrupt(format!("chunk {i} is a lazy chunk")));
-        }
-        if let Some(n) = self.expected_nbytes(i)
-            && ch.nbytes != n
-        {
-            return Err(corrupt(format!(
-                "chunk {i} holds {} bytes, the frame expects {n}",
-                ch.nbytes
-            )));
-        }
-        Ok(())
+        check_stored_chunk(&self.header, self.nchunks(), bytes, i)
     }
 
     /// The header-only chunk standing for special slot `i`.
@@ -1219,6 +1200,43 @@ impl Frame {
             .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
         materialize_special(&self.header, n, kind)
     }
+}
+
+/// Check a stored chunk of slot `i` of a frame of `nchunks` chunks against
+/// its header: whole (`cbytes` is the stored length), not lazy, no larger
+/// than the frame, and of the size a fixed `chunksize` implies.
+///
+/// # Errors
+/// [`Error::Corrupt`] on mismatch; the chunk header's errors.
+pub(crate) fn check_stored_chunk(
+    h: &FrameHeader,
+    nchunks: usize,
+    bytes: &[u8],
+    i: usize,
+) -> Result<()> {
+    let ch = ChunkHeader::parse(bytes)?;
+    if ch.cbytes != bytes.len() {
+        return Err(corrupt(format!(
+            "chunk {i}: header cbytes {} but {} bytes stored",
+            ch.cbytes,
+            bytes.len()
+        )));
+    }
+    if ch.is_lazy() {
+        return Err(corrupt(format!("chunk {i} is a lazy chunk")));
+    }
+    if ch.nbytes as u64 > h.nbytes as u64 {
+        return Err(corrupt(format!("chunk {i} is larger than the frame")));
+    }
+    if let Some(n) = expected_nbytes(h.nbytes, h.chunksize, nchunks, i)
+        && ch.nbytes != n
+    {
+        return Err(corrupt(format!(
+            "chunk {i} holds {} bytes, the frame expects {n}",
+            ch.nbytes
+        )));
+    }
+    Ok(())
 }
 
 /// Size chunk `i` of `nchunks` must have for a fixed `chunksize`.

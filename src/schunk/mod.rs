@@ -888,20 +888,24 @@ impl SChunk {
                 Backend::Frame { io, .. } => {
                     let (pos, len) = view.chunk_span(io.as_mut(), loc)?;
                     let len = len as usize;
+                    // Asked twice: returning a borrow from the `if let` arm
+                    // would keep `io` borrowed in the `else` arm (a known
+                    // limit of today's borrow checker); the slice is a
+                    // bounds check, not a copy.
                     if io.slice(pos, len).is_some() {
                         let s = io.slice(pos, len).unwrap_or(&[]);
-                        check_stored(&self.header, nchunks, s, i)?;
+                        frame::check_stored_chunk(&self.header, nchunks, s, i)?;
                         Cow::Borrowed(s)
                     } else {
                         let mut v = vec![0u8; len];
                         io.read_exact_at(pos, &mut v)?;
-                        check_stored(&self.header, nchunks, &v, i)?;
+                        frame::check_stored_chunk(&self.header, nchunks, &v, i)?;
                         Cow::Owned(v)
                     }
                 }
                 Backend::Dir(dir) => {
                     let v = read_chunk_file(dir, loc)?;
-                    check_stored(&self.header, nchunks, &v, i)?;
+                    frame::check_stored_chunk(&self.header, nchunks, &v, i)?;
                     Cow::Owned(v)
                 }
             },
@@ -2068,33 +2072,6 @@ fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
         Offsets::Explicit(v) => frame::encode_index(v),
         Offsets::Repeated { value, len } => frame::encode_repeated_index(*value, *len),
     }
-}
-
-/// Check a stored chunk of slot `i` against the frame header.
-fn check_stored(h: &FrameHeader, nchunks: usize, bytes: &[u8], i: usize) -> Result<()> {
-    let ch = ChunkHeader::parse(bytes)?;
-    if ch.cbytes != bytes.len() {
-        return Err(corrupt(format!(
-            "chunk {i}: header cbytes {} but {} bytes stored",
-            ch.cbytes,
-            bytes.len()
-        )));
-    }
-    if ch.is_lazy() {
-        return Err(corrupt(format!("chunk {i} is a lazy chunk")));
-    }
-    if ch.nbytes as u64 > h.nbytes as u64 {
-        return Err(corrupt(format!("chunk {i} is larger than the frame")));
-    }
-    if let Some(n) = frame::expected_nbytes(h.nbytes, h.chunksize, nchunks, i)
-        && ch.nbytes != n
-    {
-        return Err(corrupt(format!(
-            "chunk {i} holds {} bytes, the frame expects {n}",
-            ch.nbytes
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

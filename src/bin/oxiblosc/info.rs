@@ -144,11 +144,6 @@ fn preview(b: &[u8]) -> String {
     }
 }
 
-/// Whether `head` starts like a contiguous frame.
-fn looks_like_frame(head: &[u8]) -> bool {
-    head.len() >= 10 && head[1] == 0xa8 && &head[2..10] == b"b2frame\0"
-}
-
 /// Describe `path` on stdout.
 pub fn run(path: &Path, json: bool) -> Result<(), String> {
     let what = format!("'{}'", path.display());
@@ -166,7 +161,7 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
             .take(16)
             .read_to_end(&mut head)
             .map_err(|e| format!("cannot read {what}: {e}"))?;
-        if looks_like_frame(&head) {
+        if super::is_frame(&head) {
             drop(f);
             let sc = OpenOptions::new()
                 .read_only(true)
