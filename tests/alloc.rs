@@ -120,6 +120,26 @@ fn warm_compressors_do_not_allocate() {
         "parallel runs allocated more than rayon's injector blocks:\n{}",
         report.join("\n")
     );
+    // Reading an in-memory super-chunk back into a caller's buffer: the
+    // chunk is borrowed from the frame, nothing is copied or allocated.
+    let src = data(256 << 10);
+    let mut sc = oxiblosc::schunk::SChunk::builder()
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4))
+        .chunksize(64 << 10)
+        .build_memory()
+        .unwrap();
+    for piece in src.chunks(64 << 10) {
+        sc.append_buffer(piece).unwrap();
+    }
+    let mut out = vec![0u8; 64 << 10];
+    sc.decompress_chunk(0, &mut out).unwrap();
+    let (a0, _) = counting::totals();
+    for i in 0..sc.nchunks() {
+        assert_eq!(sc.decompress_chunk(i, &mut out).unwrap(), 64 << 10);
+        assert!(out[..] == src[i * (64 << 10)..(i + 1) * (64 << 10)]);
+    }
+    let (a1, _) = counting::totals();
+    assert_eq!(a1 - a0, 0, "SChunk::decompress_chunk allocated");
     // Over all calls (warm-ups included), one block per 63 pool entries.
     let entries = per_window.len() * 2 * (rounds + 1);
     assert!(

@@ -174,6 +174,29 @@ impl FrameHeader {
         }
     }
 
+    /// Position and length of the stored chunk at section offset `off`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when it does not lie inside the chunks section.
+    pub fn chunk_span(&self, io: &mut dyn FrameIo, off: u64) -> Result<(u64, u64)> {
+        let cbytes = self.cbytes as u64;
+        if cbytes < 32 || off > cbytes - 32 {
+            return Err(corrupt(format!(
+                "chunk offset {off} outside cbytes {cbytes}"
+            )));
+        }
+        let pos = u64::from(self.header_len) + off;
+        let mut hdr = [0u8; 16];
+        io.read_exact_at(pos, &mut hdr)?;
+        let cb = u64::from(u32::from_le_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]));
+        if cb < 32 || cb > i32::MAX as u64 || off + cb > cbytes {
+            return Err(corrupt(format!(
+                "chunk at {off} of {cb} bytes runs outside the {cbytes}-byte section"
+            )));
+        }
+        Ok((pos, cb))
+    }
+
     /// Frame format version (general_flags bits 0-3).
     pub fn version(&self) -> u8 {
         self.general_flags & 0x0f
@@ -1163,22 +1186,7 @@ impl Frame {
     /// # Errors
     /// [`Error::Corrupt`] when it does not lie inside the chunks section.
     pub fn chunk_span(&self, io: &mut dyn FrameIo, off: u64) -> Result<(u64, u64)> {
-        let cbytes = self.header.cbytes as u64;
-        if cbytes < 32 || off > cbytes - 32 {
-            return Err(corrupt(format!(
-                "chunk offset {off} outside cbytes {cbytes}"
-            )));
-        }
-        let pos = u64::from(self.header.header_len) + off;
-        let mut hdr = [0u8; 16];
-        io.read_exact_at(pos, &mut hdr)?;
-        let cb = u64::from(u32::from_le_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]));
-        if cb < 32 || cb > i32::MAX as u64 || off + cb > cbytes {
-            return Err(corrupt(format!(
-                "chunk at {off} of {cb} bytes runs outside the {cbytes}-byte section"
-            )));
-        }
-        Ok((pos, cb))
+        self.header.chunk_span(io, off)
     }
 
     /// Check a stored chunk read for slot `i`.

@@ -840,30 +840,14 @@ impl SChunk {
     }
 
     fn stored_len(&mut self, loc: u64) -> Result<u64> {
-        let f = self.view();
         match &mut self.backend {
-            Backend::Frame { io, .. } => Ok(f.chunk_span(io.as_mut(), loc)?.1),
+            Backend::Frame { io, .. } => Ok(self.header.chunk_span(io.as_mut(), loc)?.1),
             Backend::Dir(dir) => {
                 let p = chunk_file(dir, loc);
                 Ok(fs::symlink_metadata(&p)
                     .map_err(|e| corrupt(format!("{}: {e}", p.display())))?
                     .len())
             }
-        }
-    }
-
-    /// A `Frame` view of the current state (for the format helpers).
-    fn view(&self) -> Frame {
-        Frame {
-            header: self.header.clone(),
-            metalayers: Vec::new(),
-            vlmetalayers: Vec::new(),
-            usermeta: None,
-            trailer_len: 0,
-            fingerprint_type: 0,
-            fingerprint: [0; 16],
-            offsets: Offsets::Explicit(Vec::new()),
-            index: None,
         }
     }
 
@@ -877,40 +861,7 @@ impl SChunk {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
         let nchunks = self.nchunks();
-        let view = self.view();
-        let bytes: Cow<'_, [u8]> = match entry {
-            ChunkEntry::Special(kind) => {
-                let n = expected
-                    .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
-                Cow::Owned(frame::materialize_special(&self.header, n, kind)?)
-            }
-            ChunkEntry::Stored(loc) => match &mut self.backend {
-                Backend::Frame { io, .. } => {
-                    let (pos, len) = view.chunk_span(io.as_mut(), loc)?;
-                    let len = len as usize;
-                    // Asked twice: returning a borrow from the `if let` arm
-                    // would keep `io` borrowed in the `else` arm (a known
-                    // limit of today's borrow checker); the slice is a
-                    // bounds check, not a copy.
-                    if io.slice(pos, len).is_some() {
-                        let s = io.slice(pos, len).unwrap_or(&[]);
-                        frame::check_stored_chunk(&self.header, nchunks, s, i)?;
-                        Cow::Borrowed(s)
-                    } else {
-                        let mut v = vec![0u8; len];
-                        io.read_exact_at(pos, &mut v)?;
-                        frame::check_stored_chunk(&self.header, nchunks, &v, i)?;
-                        Cow::Owned(v)
-                    }
-                }
-                Backend::Dir(dir) => {
-                    let v = read_chunk_file(dir, loc)?;
-                    frame::check_stored_chunk(&self.header, nchunks, &v, i)?;
-                    Cow::Owned(v)
-                }
-            },
-        };
-        Ok(bytes)
+        load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)
     }
 
     /// Uncompressed size of chunk `i`.
@@ -955,7 +906,12 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::get_chunk`], plus [`Error::DstTooSmall`].
     pub fn decompress_chunk(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
-        let chunk = self.get_chunk(i)?.into_owned();
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        // Borrowed from an in-memory frame while the decompressor runs: no
+        // copy of the compressed chunk.
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
         let n = self.decompressor.decompress_into(&chunk, dst)?;
         let h = ChunkHeader::parse(&chunk)?;
         if n != h.nbytes {
@@ -2072,6 +2028,52 @@ fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
         Offsets::Explicit(v) => frame::encode_index(v),
         Offsets::Repeated { value, len } => frame::encode_repeated_index(*value, *len),
     }
+}
+
+/// The compressed chunk of slot `i` (index entry `entry`): borrowed from an
+/// in-memory frame, read from disk (only its bytes) otherwise; special
+/// entries materialised as header-only chunks. A free function over the
+/// fields it needs, so callers can hold the chunk and use the decompressor.
+fn load_chunk<'a>(
+    backend: &'a mut Backend,
+    header: &FrameHeader,
+    nchunks: usize,
+    entry: ChunkEntry,
+    expected: Option<usize>,
+    i: usize,
+) -> Result<Cow<'a, [u8]>> {
+    Ok(match entry {
+        ChunkEntry::Special(kind) => {
+            let n = expected
+                .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
+            Cow::Owned(frame::materialize_special(header, n, kind)?)
+        }
+        ChunkEntry::Stored(loc) => match backend {
+            Backend::Frame { io, .. } => {
+                let (pos, len) = header.chunk_span(io.as_mut(), loc)?;
+                let len = len as usize;
+                // Asked twice: returning a borrow from the `if let` arm
+                // would keep `io` borrowed in the `else` arm (a known limit
+                // of today's borrow checker); the slice is a bounds check,
+                // not a copy.
+                if io.slice(pos, len).is_some() {
+                    let s = io.slice(pos, len).unwrap_or(&[]);
+                    frame::check_stored_chunk(header, nchunks, s, i)?;
+                    Cow::Borrowed(s)
+                } else {
+                    let mut v = vec![0u8; len];
+                    io.read_exact_at(pos, &mut v)?;
+                    frame::check_stored_chunk(header, nchunks, &v, i)?;
+                    Cow::Owned(v)
+                }
+            }
+            Backend::Dir(dir) => {
+                let v = read_chunk_file(dir, loc)?;
+                frame::check_stored_chunk(header, nchunks, &v, i)?;
+                Cow::Owned(v)
+            }
+        },
+    })
 }
 
 #[cfg(test)]
