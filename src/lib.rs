@@ -249,7 +249,7 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress`], plus [`Error::InvalidParam`] for other chunks.
     pub fn vl_blocks(&mut self, src: &[u8]) -> Result<Vec<Vec<u8>>> {
-        chunk::decode::vl_blocks(src, self.workers.inline())
+        chunk::decode::vl_blocks(src, &mut self.workers)
     }
 }
 

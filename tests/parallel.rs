@@ -228,3 +228,83 @@ fn compressors_are_send() {
         data("noisy", 1 << 20)
     );
 }
+
+/// A VL-block chunk (format version 6, CHUNK-NOTES §13) of raw-stored
+/// blocks of the given payloads: BloscLZ, typesize 4, the given filter in
+/// slot 0.
+fn vl_chunk(payloads: &[Vec<u8>], filter: u8) -> Vec<u8> {
+    let nbytes: usize = payloads.iter().map(Vec::len).sum();
+    let mut c = vec![0u8; 32];
+    c[0] = 6;
+    c[1] = 1;
+    c[2] = 0x15;
+    c[3] = 4;
+    c[4..8].copy_from_slice(&(nbytes as i32).to_le_bytes());
+    c[8..12].copy_from_slice(&(payloads.len() as i32).to_le_bytes());
+    c[16] = filter;
+    c[30] = 0x01;
+    let mut at = 32 + 4 * payloads.len();
+    for p in payloads {
+        c.extend_from_slice(&(at as i32).to_le_bytes());
+        at += 4 + p.len();
+    }
+    for p in payloads {
+        c.extend_from_slice(&(p.len() as i32).to_le_bytes());
+        c.extend_from_slice(p);
+    }
+    let cbytes = c.len() as i32;
+    c[12..16].copy_from_slice(&cbytes.to_le_bytes());
+    c
+}
+
+/// The blocks of a large VL-block chunk decode in parallel to what the
+/// serial path gives, and to the blocks themselves: unfiltered, the
+/// payloads; shuffled, each block unshuffled on its own (trailing bytes
+/// kept).
+#[test]
+fn vl_block_chunks_decode_alike_in_parallel() {
+    let sizes = [100_000, 60_003, 1, 50_000, 0, 40_002, 70_000];
+    let payloads: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| data(if i % 2 == 0 { "noisy" } else { "random" }, n))
+        .collect();
+    let total: usize = sizes.iter().sum();
+    for filter in [0u8, 1] {
+        let chunk = vl_chunk(&payloads, filter);
+        let want: Vec<Vec<u8>> = payloads
+            .iter()
+            .map(|p| {
+                if filter == 0 {
+                    return p.clone();
+                }
+                let n = p.len() / 4;
+                let mut out = p.clone();
+                for i in 0..n {
+                    for j in 0..4 {
+                        out[i * 4 + j] = p[j * n + i];
+                    }
+                }
+                out
+            })
+            .collect();
+        for nthreads in [1, 2, 3, 8] {
+            let mut d = Decompressor::new(DParams::default().nthreads(nthreads));
+            assert_eq!(d.vl_blocks(&chunk).unwrap(), want, "nthreads {nthreads}");
+            let whole = d.decompress(&chunk).unwrap();
+            assert_eq!(whole.len(), total);
+            assert!(
+                whole == want.concat(),
+                "nthreads {nthreads} filter {filter}"
+            );
+        }
+        // A block that claims one byte more than it holds fails alike.
+        let mut bad = chunk.clone();
+        let first = 32 + 4 * sizes.len();
+        bad[first..first + 4].copy_from_slice(&100_001i32.to_le_bytes());
+        for nthreads in [1, 2] {
+            let mut d = Decompressor::new(DParams::default().nthreads(nthreads));
+            assert!(d.decompress(&bad).is_err(), "nthreads {nthreads}");
+        }
+    }
+}

@@ -257,7 +257,7 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
         return Ok(nbytes);
     }
     if h.is_vlblocks() {
-        return decompress_vl(&plan, dst, workers.inline());
+        return decompress_vl(&plan, dst, workers);
     }
     if nbytes == 0 {
         return Ok(0);
@@ -304,47 +304,78 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
 }
 
 /// VL-block chunk: blocks of individual sizes, each `i32 size | payload`,
-/// each filtered as a block 0 of its own.
-fn decompress_vl(plan: &Plan, dst: &mut [u8], scratch: &mut Scratch) -> Result<usize> {
+/// each filtered as a block 0 of its own. With a team, the blocks are cut
+/// into contiguous groups as for the fixed-size blocks, each group decoding
+/// into its own blocks' parts of `dst`.
+fn decompress_vl(plan: &Plan, dst: &mut [u8], workers: &mut Workers) -> Result<usize> {
     let blocks = vl_block_spans(plan)?;
-    let total: usize = blocks.iter().map(|b| b.0).sum();
-    if total != plan.h.nbytes {
-        return Err(corrupt(format!(
-            "VL blocks add up to {total} bytes, the header says {}",
-            plan.h.nbytes
-        )));
-    }
+    let total = plan.h.nbytes;
     let k = Kernels::active();
-    let mut off = 0;
-    for (i, &(size, payload)) in blocks.iter().enumerate() {
-        let out = &mut dst[off..off + size];
-        scratch.reserve(size);
-        let stage: &mut [u8] = if plan.pipeline_is_empty() {
-            out
-        } else {
-            &mut scratch.a[..size]
-        };
-        if payload.len() == size {
-            stage.copy_from_slice(payload);
-        } else {
-            scratch
-                .codecs
-                .decompress(
-                    plan.h.codec_format(),
-                    plan.h.udcodec,
-                    payload,
-                    stage,
-                    plan.dict.as_ref(),
-                )
-                .map_err(|e| annotate(e, i, 0))?;
-        }
-        if !plan.pipeline_is_empty() {
-            plan.pipeline
-                .backward(k, &mut scratch.a[..size], &mut scratch.b[..size], None, out)?;
-        }
-        off += size;
+    let mut outs: Vec<&mut [u8]> = Vec::with_capacity(blocks.len());
+    let mut rest = &mut dst[..total];
+    for &(size, _) in &blocks {
+        let (out, tail) = rest.split_at_mut(size);
+        outs.push(out);
+        rest = tail;
     }
-    Ok(off)
+    let Some(team) = workers.team(total, blocks.len()) else {
+        let scratch = workers.inline();
+        for (i, (&(_, payload), out)) in blocks.iter().zip(outs).enumerate() {
+            decode_vl_block(plan, k, i, payload, scratch, out)?;
+        }
+        return Ok(total);
+    };
+    let per_group = team.per_group;
+    team.pool.install(|| {
+        outs.par_chunks_mut(per_group)
+            .zip(blocks.par_chunks(per_group))
+            .zip(team.scratch.par_iter_mut())
+            .enumerate()
+            .try_for_each(|(g, ((outs, blocks), scratch))| {
+                for (j, (out, &(_, payload))) in outs.iter_mut().zip(blocks).enumerate() {
+                    decode_vl_block(plan, k, g * per_group + j, payload, scratch, out)?;
+                }
+                Ok::<(), Error>(())
+            })
+    })?;
+    Ok(total)
+}
+
+/// Decode VL block `i` (its `payload`) into `out`, which is its size.
+fn decode_vl_block(
+    plan: &Plan,
+    k: &Kernels,
+    i: usize,
+    payload: &[u8],
+    scratch: &mut Scratch,
+    out: &mut [u8],
+) -> Result<()> {
+    let size = out.len();
+    scratch.reserve(size);
+    let stage: &mut [u8] = if plan.pipeline_is_empty() {
+        out
+    } else {
+        &mut scratch.a[..size]
+    };
+    if payload.len() == size {
+        stage.copy_from_slice(payload);
+    } else {
+        scratch
+            .codecs
+            .decompress(
+                plan.h.codec_format(),
+                plan.h.udcodec,
+                payload,
+                stage,
+                plan.dict.as_ref(),
+            )
+            .map_err(|e| annotate(e, i, 0))?;
+    }
+    if !plan.pipeline_is_empty() {
+        plan.pipeline
+            .backward(k, &mut scratch.a[..size], &mut scratch.b[..size], None, out)?;
+    }
+    Ok(())
 }
 
 /// `(uncompressed size, payload)` of every block of a VL-block chunk.
@@ -373,19 +404,27 @@ fn vl_block_spans<'a>(plan: &Plan<'a>) -> Result<Vec<(usize, &'a [u8])>> {
         }
         out.push((size, &chunk[start + 4..end]));
     }
+    let total = out.iter().fold(0usize, |t, b| t.saturating_add(b.0));
+    if total != plan.h.nbytes {
+        return Err(corrupt(format!(
+            "VL blocks add up to {total} bytes, the header says {}",
+            plan.h.nbytes
+        )));
+    }
     Ok(out)
 }
 
 /// Decode the blocks of a VL-block chunk separately.
-pub(crate) fn vl_blocks(src: &[u8], scratch: &mut Scratch) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn vl_blocks(src: &[u8], workers: &mut Workers) -> Result<Vec<Vec<u8>>> {
     let plan = Plan::new(src)?;
     if !plan.h.is_vlblocks() {
         return Err(Error::InvalidParam("not a VL-block chunk".into()));
     }
+    let spans = vl_block_spans(&plan)?;
     let mut whole = vec![0u8; plan.h.nbytes];
-    decompress_vl(&plan, &mut whole, scratch)?;
+    decompress_vl(&plan, &mut whole, workers)?;
     let mut off = 0;
-    Ok(vl_block_spans(&plan)?
+    Ok(spans
         .into_iter()
         .map(|(size, _)| {
             let b = whole[off..off + size].to_vec();
