@@ -10,19 +10,25 @@
 //! - `nthreads == 1`, a chunk of a single block, or a chunk below
 //!   `MIN_PARALLEL_BYTES` runs inline on the caller's thread with worker
 //!   0's scratch: no pool, no synchronisation.
-//! - Otherwise the blocks are cut into `nthreads` contiguous groups (C's
-//!   static schedule for decompression), and group `g` always runs with
-//!   scratch `g`, whichever pool thread picks it up. So after one chunk of a
-//!   given shape every scratch buffer and codec context is warm, and the
-//!   next chunk allocates nothing (tests/alloc.rs). Idle pool threads still
-//!   steal a group that has not started, so a busy core delays a chunk by
-//!   at most one group.
+//! - Otherwise the blocks are handed out one at a time, as C-Blosc2 hands
+//!   out blocks to compress: a thread that is done takes the next block not
+//!   started, so a thread the machine delays (a busy core, a descheduled
+//!   vCPU) holds back the chunk by at most one block, not by a fixed share
+//!   of them. Each pool thread `t` works with scratch `t`, so after one
+//!   chunk of a given shape every scratch buffer is warm (each is sized for
+//!   the chunk's blocks as the run starts) and the next chunk allocates
+//!   nothing (tests/alloc.rs); a codec context is made on the first block
+//!   a thread runs with that codec, once. The scratch
+//!   sits behind a mutex that is never contended: only thread `t` takes
+//!   lock `t` during a run, and it holds it only around leaf code (one
+//!   block's filters and codec, which never wait on the pool), so a thread
+//!   that steals work while it waits cannot take its own lock twice.
 //!
 //! All of this is safe code: disjoint output regions come from
 //! `par_chunks_mut`, never from raw pointers.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rayon::ThreadPool;
 
@@ -80,23 +86,35 @@ pub(crate) struct Workers {
     nthreads: usize,
     pool: Option<Arc<ThreadPool>>,
     pool_failed: bool,
-    /// `scratch[0]` serves inline runs; group `g` of a parallel run uses
-    /// `scratch[g]`.
-    scratch: Vec<Scratch>,
+    /// `scratch[0]` serves inline runs; pool thread `t` of a parallel run
+    /// uses `scratch[t]`.
+    scratch: Vec<Mutex<Scratch>>,
     /// Compression: each block's streams, `stride` bytes apart.
     pub(crate) staged: Vec<u8>,
     /// Compression: each block's staged length (`None`: redo in place).
     pub(crate) staged_len: Vec<Option<usize>>,
 }
 
-/// What a parallel run gets: the pool, the blocks per group, and one
-/// scratch per group.
+/// What a parallel run gets: the pool, one scratch per pool thread, and the
+/// compressor's staging.
 pub(crate) struct Team<'w> {
     pub pool: &'w ThreadPool,
-    pub per_group: usize,
-    pub scratch: &'w mut [Scratch],
+    pub scratch: Scratches<'w>,
     pub staged: &'w mut Vec<u8>,
     pub staged_len: &'w mut Vec<Option<usize>>,
+}
+
+/// The scratch of each pool thread of a [`Team`].
+#[derive(Clone, Copy)]
+pub(crate) struct Scratches<'w>(&'w [Mutex<Scratch>]);
+
+impl Scratches<'_> {
+    /// The scratch of the pool thread this runs on (scratch 0 outside the
+    /// pool). Hold it only around leaf code: see the module documentation.
+    pub(crate) fn get(&self) -> MutexGuard<'_, Scratch> {
+        let t = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        self.0[t].lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Workers {
@@ -106,7 +124,7 @@ impl Workers {
             nthreads: nthreads.clamp(1, MAX_THREADS),
             pool: None,
             pool_failed: false,
-            scratch: vec![Scratch::default()],
+            scratch: vec![Mutex::new(Scratch::default())],
             staged: Vec::new(),
             staged_len: Vec::new(),
         }
@@ -114,32 +132,50 @@ impl Workers {
 
     /// The scratch of inline runs.
     pub(crate) fn inline(&mut self) -> &mut Scratch {
-        &mut self.scratch[0]
+        self.scratch[0]
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The team for a chunk of `nbytes` in `nblocks` blocks, or `None` to
-    /// run it inline.
-    pub(crate) fn team(&mut self, nbytes: usize, nblocks: usize) -> Option<Team<'_>> {
+    /// run it inline. `warm` readies every scratch of the team for this
+    /// chunk's blocks (buffers, codec context) now, whether or not its
+    /// thread will get a block of this chunk, so that no later chunk of this
+    /// shape allocates on some thread's first block.
+    pub(crate) fn team(
+        &mut self,
+        nbytes: usize,
+        nblocks: usize,
+        warm: impl Fn(&mut Scratch) -> crate::Result<()>,
+    ) -> crate::Result<Option<Team<'_>>> {
         if self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes() {
-            return None;
+            return Ok(None);
         }
         if self.pool.is_none() {
             self.pool = shared_pool(self.nthreads);
             self.pool_failed = self.pool.is_none();
         }
-        let pool = self.pool.as_deref()?;
-        let threads = pool.current_num_threads().clamp(1, self.nthreads);
-        let per_group = nblocks.div_ceil(threads);
-        let groups = nblocks.div_ceil(per_group);
-        if self.scratch.len() < groups {
-            self.scratch.resize_with(groups, Scratch::default);
+        let Some(pool) = self.pool.as_deref() else {
+            return Ok(None);
+        };
+        // Pool threads beyond the block count find nothing to do and never
+        // need a scratch, but their index still picks one.
+        let threads = pool
+            .current_num_threads()
+            .clamp(1, self.nthreads)
+            .min(nblocks);
+        if self.scratch.len() < threads {
+            self.scratch
+                .resize_with(threads, || Mutex::new(Scratch::default()));
         }
-        Some(Team {
+        for s in &mut self.scratch[..threads] {
+            warm(s.get_mut().unwrap_or_else(PoisonError::into_inner))?;
+        }
+        Ok(Some(Team {
             pool,
-            per_group,
-            scratch: &mut self.scratch[..groups],
+            scratch: Scratches(&self.scratch[..threads]),
             staged: &mut self.staged,
             staged_len: &mut self.staged_len,
-        })
+        }))
     }
 }

@@ -265,7 +265,11 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
     let k = Kernels::active();
     let bs = h.blocksize;
     let delta = plan.pipeline.has_delta();
-    let Some(team) = workers.team(nbytes, plan.nblocks) else {
+    let warm = |s: &mut Scratch| {
+        s.reserve(bs);
+        s.codecs.warm_decompress(plan.h.codec_format())
+    };
+    let Some(team) = workers.team(nbytes, plan.nblocks, warm)? else {
         let scratch = workers.inline();
         let (first, rest) = dst.split_at_mut(bs.min(nbytes));
         plan.decode_block(k, scratch, 0, None, first)?;
@@ -275,38 +279,32 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
         }
         return Ok(nbytes);
     };
-    // Each group of blocks decodes straight into its part of `dst`. With
-    // DELTA, block 0 is the reference of all others: it goes first.
-    let per_group = team.per_group;
-    let decode_groups =
-        |dst: &mut [u8], skip: usize, reference: Option<&[u8]>, scratch: &mut [Scratch]| {
-            dst.par_chunks_mut(per_group * bs)
-                .zip(scratch.par_iter_mut())
-                .enumerate()
-                .try_for_each(|(g, (outs, scratch))| {
-                    for (j, out) in outs.chunks_mut(bs).enumerate() {
-                        let i = skip + g * per_group + j;
-                        plan.decode_block(k, scratch, i, reference, out)?;
-                    }
-                    Ok::<(), Error>(())
-                })
-        };
+    // Each block decodes straight into its part of `dst`, blocks handed out
+    // one at a time. With DELTA, block 0 is the reference of all others: it
+    // goes first.
+    let scratch = team.scratch;
     team.pool.install(|| {
-        if delta {
+        let (skip, reference, rest) = if delta {
             let (first, rest) = dst.split_at_mut(bs);
-            plan.decode_block(k, &mut team.scratch[0], 0, None, first)?;
-            decode_groups(rest, 1, Some(&*first), team.scratch)
+            plan.decode_block(k, &mut scratch.get(), 0, None, first)?;
+            (1, Some(&*first), rest)
         } else {
-            decode_groups(dst, 0, None, team.scratch)
-        }
+            (0, None, dst)
+        };
+        rest.par_chunks_mut(bs)
+            .with_max_len(1)
+            .enumerate()
+            .try_for_each(|(j, out)| {
+                plan.decode_block(k, &mut scratch.get(), skip + j, reference, out)
+            })
     })?;
     Ok(nbytes)
 }
 
 /// VL-block chunk: blocks of individual sizes, each `i32 size | payload`,
-/// each filtered as a block 0 of its own. With a team, the blocks are cut
-/// into contiguous groups as for the fixed-size blocks, each group decoding
-/// into its own blocks' parts of `dst`.
+/// each filtered as a block 0 of its own. With a team, the blocks are
+/// handed out one at a time as the fixed-size blocks are, each decoding into
+/// its part of `dst`.
 fn decompress_vl(plan: &Plan, dst: &mut [u8], workers: &mut Workers) -> Result<usize> {
     let blocks = vl_block_spans(plan)?;
     let total = plan.h.nbytes;
@@ -318,24 +316,26 @@ fn decompress_vl(plan: &Plan, dst: &mut [u8], workers: &mut Workers) -> Result<u
         outs.push(out);
         rest = tail;
     }
-    let Some(team) = workers.team(total, blocks.len()) else {
+    let largest = blocks.iter().map(|b| b.0).max().unwrap_or(0);
+    let warm = |s: &mut Scratch| {
+        s.reserve(largest);
+        s.codecs.warm_decompress(plan.h.codec_format())
+    };
+    let Some(team) = workers.team(total, blocks.len(), warm)? else {
         let scratch = workers.inline();
         for (i, (&(_, payload), out)) in blocks.iter().zip(outs).enumerate() {
             decode_vl_block(plan, k, i, payload, scratch, out)?;
         }
         return Ok(total);
     };
-    let per_group = team.per_group;
+    let scratch = team.scratch;
     team.pool.install(|| {
-        outs.par_chunks_mut(per_group)
-            .zip(blocks.par_chunks(per_group))
-            .zip(team.scratch.par_iter_mut())
+        outs.par_iter_mut()
+            .zip(blocks.par_iter())
+            .with_max_len(1)
             .enumerate()
-            .try_for_each(|(g, ((outs, blocks), scratch))| {
-                for (j, (out, &(_, payload))) in outs.iter_mut().zip(blocks).enumerate() {
-                    decode_vl_block(plan, k, g * per_group + j, payload, scratch, out)?;
-                }
-                Ok::<(), Error>(())
+            .try_for_each(|(i, (out, &(_, payload)))| {
+                decode_vl_block(plan, k, i, payload, &mut scratch.get(), out)
             })
     })?;
     Ok(total)

@@ -195,7 +195,11 @@ pub(crate) fn compress_into(
     };
     let nstreams_total: usize = (0..lay.nblocks).map(|i| blocks.nstreams(i)).sum();
     let bstart_at = |i: usize| hlen + 4 * i;
-    match workers.team(nbytes, lay.nblocks) {
+    let warm = |s: &mut Scratch| {
+        s.reserve(lay.blocksize);
+        s.codecs.warm_compress(p.codec, p.clevel)
+    };
+    match workers.team(nbytes, lay.nblocks, warm)? {
         None => {
             let scratch = workers.inline();
             for i in 0..lay.nblocks {
@@ -220,17 +224,17 @@ pub(crate) fn compress_into(
             }
             team.staged_len.clear();
             team.staged_len.resize(lay.nblocks, None);
-            let per_group = team.per_group;
+            // Blocks are handed out one at a time (C-Blosc2's dynamic
+            // schedule for compression), each into its own slot.
+            let scratch = team.scratch;
             team.pool.install(|| {
                 team.staged[..staged_len]
-                    .par_chunks_mut(per_group * stride)
-                    .zip(team.staged_len.par_chunks_mut(per_group))
-                    .zip(team.scratch.par_iter_mut())
+                    .par_chunks_mut(stride)
+                    .zip(team.staged_len.par_iter_mut())
+                    .with_max_len(1)
                     .enumerate()
-                    .try_for_each(|(g, ((slots, lens), scratch))| {
-                        for (j, (slot, len)) in slots.chunks_mut(stride).zip(lens).enumerate() {
-                            *len = blocks.encode(g * per_group + j, scratch, slot, 0)?;
-                        }
+                    .try_for_each(|(i, (slot, len))| {
+                        *len = blocks.encode(i, &mut scratch.get(), slot, 0)?;
                         Ok::<(), Error>(())
                     })
             })?;
@@ -249,7 +253,7 @@ pub(crate) fn compress_into(
                         dst[ntbytes..ntbytes + len].copy_from_slice(&team.staged[from..from + len]);
                         Some(ntbytes + len)
                     }
-                    None => blocks.encode(i, &mut team.scratch[0], dst, ntbytes)?,
+                    None => blocks.encode(i, &mut scratch.get(), dst, ntbytes)?,
                 };
                 match end {
                     Some(end) => ntbytes = end,

@@ -241,6 +241,13 @@ pub(crate) struct BloscLz {
 }
 
 impl BloscLz {
+    /// Allocate the hash table now (see `CodecCtx::warm`).
+    pub(crate) fn warm(&mut self) {
+        if self.table.len() != TABLE {
+            self.table = vec![0; TABLE];
+        }
+    }
+
     /// The hash table with its first `1 << hashlog` slots zeroed.
     fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
         if self.table.len() != TABLE {

@@ -64,6 +64,39 @@ pub(crate) struct CodecCtx {
 }
 
 impl CodecCtx {
+    /// Make now the context state that the first [`CodecCtx::compress`]
+    /// with `codec` at `clevel` would make: the BloscLZ hash table, the zstd
+    /// context, libdeflate's compressor. A worker thread of a parallel run
+    /// may get no block of a chunk; warmed, its first block later allocates
+    /// nothing here (zstd may still size its workspace inside that call).
+    pub(crate) fn warm_compress(&mut self, codec: Codec, clevel: u8) -> Result<()> {
+        match codec {
+            Codec::BloscLz => self.blosclz.warm(),
+            #[cfg(feature = "zlib")]
+            Codec::Zlib => self.zlib.warm(Some(clevel))?,
+            #[cfg(feature = "zstd")]
+            Codec::Zstd => self.zstd.warm(true)?,
+            _ => {}
+        }
+        let _ = clevel;
+        Ok(())
+    }
+
+    /// As [`CodecCtx::warm_compress`], for [`CodecCtx::decompress`] of
+    /// streams of codec `format` (zstd's and libdeflate's decompressors).
+    pub(crate) fn warm_decompress(&mut self, format: u8) -> Result<()> {
+        #[cfg(feature = "zlib")]
+        if format == Codec::Zlib.format() {
+            self.zlib.warm(None)?;
+        }
+        #[cfg(feature = "zstd")]
+        if format == Codec::Zstd.format() {
+            self.zstd.warm(false)?;
+        }
+        let _ = format;
+        Ok(())
+    }
+
     /// Compress one stream; `Ok(0)` when it does not fit in `dst`.
     pub(crate) fn compress(
         &mut self,

@@ -13,17 +13,36 @@ pub(crate) struct Zlib {
 }
 
 impl Zlib {
-    pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let c = match &mut self.compressor {
-            Some((l, c)) if *l == clevel => c,
-            slot => {
+    /// Make the compressor for `clevel` (or the decompressor, for `None`)
+    /// now.
+    pub(crate) fn warm(&mut self, clevel: Option<u8>) -> Result<()> {
+        match clevel {
+            Some(l) => {
+                self.compressor(l)?;
+            }
+            None => {
+                self.decompressor.get_or_insert_with(Decompressor::new);
+            }
+        }
+        Ok(())
+    }
+
+    fn compressor(&mut self, clevel: u8) -> Result<&mut Compressor> {
+        let c = match self.compressor.take() {
+            Some((l, c)) if l == clevel => c,
+            _ => {
                 let lvl = CompressionLvl::new(i32::from(clevel)).map_err(|_| Error::Codec {
                     codec: "zlib",
                     message: format!("level {clevel} rejected"),
                 })?;
-                &mut slot.insert((clevel, Compressor::new(lvl))).1
+                Compressor::new(lvl)
             }
         };
+        Ok(&mut self.compressor.insert((clevel, c)).1)
+    }
+
+    pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let c = self.compressor(clevel)?;
         // libdeflate stops with InsufficientSpace as soon as it overflows: our 0.
         Ok(c.zlib_compress(src, dst).unwrap_or(0))
     }

@@ -49,6 +49,36 @@ pub(crate) struct Zstd {
 }
 
 impl Zstd {
+    /// Make the compression (`compress`) or decompression context now.
+    pub(crate) fn warm(&mut self, compress: bool) -> Result<()> {
+        if compress {
+            self.cctx()?;
+        } else {
+            self.dctx()?;
+        }
+        Ok(())
+    }
+
+    fn cctx(&mut self) -> Result<&mut CCtx<'static>> {
+        Ok(match &mut self.cctx {
+            Some(c) => c,
+            slot => slot.insert(CCtx::try_create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: "could not create a compression context".into(),
+            })?),
+        })
+    }
+
+    fn dctx(&mut self) -> Result<&mut DCtx<'static>> {
+        Ok(match &mut self.dctx {
+            Some(d) => d,
+            slot => slot.insert(DCtx::try_create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: "could not create a decompression context".into(),
+            })?),
+        })
+    }
+
     pub(crate) fn compress(
         &mut self,
         clevel: u8,
@@ -56,13 +86,7 @@ impl Zstd {
         dst: &mut [u8],
         dict: Option<&CDict>,
     ) -> Result<usize> {
-        let cctx = match &mut self.cctx {
-            Some(c) => c,
-            slot => slot.insert(CCtx::try_create().ok_or_else(|| Error::Codec {
-                codec: "zstd",
-                message: "could not create a compression context".into(),
-            })?),
-        };
+        let cctx = self.cctx()?;
         let r = match dict {
             Some(d) => cctx.compress_using_cdict(dst, src, &d.0),
             None => cctx.compress(dst, src, level(clevel)),
@@ -84,13 +108,7 @@ impl Zstd {
         dst: &mut [u8],
         dict: Option<&DDict>,
     ) -> Result<usize> {
-        let dctx = match &mut self.dctx {
-            Some(d) => d,
-            slot => slot.insert(DCtx::try_create().ok_or_else(|| Error::Codec {
-                codec: "zstd",
-                message: "could not create a decompression context".into(),
-            })?),
-        };
+        let dctx = self.dctx()?;
         let r = match dict {
             Some(d) => dctx.decompress_using_ddict(dst, src, &d.0),
             None => dctx.decompress(dst, src),
