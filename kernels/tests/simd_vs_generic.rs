@@ -58,6 +58,51 @@ fn bitshuffle() {
 fn bitunshuffle() {
     compare(Op::Bitunshuffle);
 }
+/// The bit shuffles of outputs of 1 MiB and more with typesizes of 5 and
+/// more store their rows around the caches (non-temporal stores) when the
+/// rows keep their alignment: rows that are a multiple of 32 bytes (and
+/// one that is not), whole and partial groups of 8, trailing bytes, and
+/// destinations at every offset mod 32 (so the first tile is unaligned).
+#[test]
+fn bitshuffle_streamed_rows() {
+    let simd = simd_kernels();
+    let g = generic();
+    let (min, offsets): (usize, &[usize]) = if cfg!(miri) {
+        (1 << 10, &[0, 1])
+    } else {
+        (1 << 20, &[0, 1, 8, 16, 31])
+    };
+    let sizes: &[usize] = if cfg!(miri) {
+        &[5, 8, 16]
+    } else {
+        &[5, 7, 8, 12, 16, 24, 32, 48, 64, 255]
+    };
+    for &ts in sizes {
+        let rowlen = (min / (8 * ts)).div_ceil(32) * 32;
+        for (rows, extra_elems, tail) in [(rowlen, 0, 0), (rowlen, 5, ts - 1), (rowlen + 1, 3, 1)] {
+            let len = (8 * rows + extra_elems) * ts + tail;
+            assert!(len >= min);
+            let src = mixed(len, (ts * 31 + len) as u64);
+            let want = Op::Bitshuffle.run(g, ts, &src, &[]);
+            for k in &simd {
+                for &off in offsets {
+                    let mut buf = vec![0x5A; len + off];
+                    k.bitshuffle(ts, &src, &mut buf[off..]).unwrap();
+                    assert!(
+                        buf[off..] == want[..],
+                        "{} bitshuffle ts {ts} len {len} offset {off}: first difference at {:?}",
+                        k.isa(),
+                        buf[off..].iter().zip(&want).position(|(a, b)| a != b)
+                    );
+                    let mut back = vec![0; len];
+                    k.bitunshuffle(ts, &buf[off..], &mut back).unwrap();
+                    assert!(back == src, "{} ts {ts} len {len}: no round trip", k.isa());
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn bitshuffle_blosc1() {
     compare(Op::BitshuffleBlosc1);

@@ -53,6 +53,10 @@ pub(super) trait Simd: Copy {
     unsafe fn load(p: *const u8) -> Self;
     /// `BYTES` bytes to `p`.
     unsafe fn store(p: *mut u8, v: Self);
+    /// `BYTES` bytes to `p`, a multiple of `BYTES`, as a non-temporal
+    /// store: it goes to memory without a read-for-ownership and without
+    /// filling the caches. [`sfence`] orders such stores before later ones.
+    unsafe fn store_stream(p: *mut u8, v: Self);
     /// Lane `l` from the 16 bytes at `p + l * stride`.
     unsafe fn load_lanes(p: *const u8, stride: usize) -> Self;
     /// Lane `lane` of `v` to the 16 bytes at `p`.
@@ -239,6 +243,19 @@ impl Simd for __m128i {
         unsafe { _mm_storeu_si128(p.cast(), v) }
     }
     #[inline(always)]
+    unsafe fn store_stream(p: *mut u8, v: Self) {
+        // Miri cannot run `movntdq` (inline assembly in core::arch): there
+        // the store is an ordinary one, after checking its alignment.
+        if cfg!(miri) {
+            assert!(p.addr().is_multiple_of(16), "misaligned streaming store");
+            // SAFETY: SSE2 and 16 writable bytes at `p` (trait contract).
+            return unsafe { Self::store(p, v) };
+        }
+        // SAFETY: SSE2 and 16 writable bytes at `p`, 16-byte aligned (trait
+        // contract).
+        unsafe { _mm_stream_si128(p.cast(), v) }
+    }
+    #[inline(always)]
     unsafe fn load_lanes(p: *const u8, _stride: usize) -> Self {
         // SAFETY: SSE2 and 16 readable bytes at `p` (trait contract).
         unsafe { _mm_loadu_si128(p.cast()) }
@@ -318,6 +335,19 @@ impl Simd for __m256i {
     unsafe fn store(p: *mut u8, v: Self) {
         // SAFETY: AVX2 and 32 writable bytes at `p` (trait contract).
         unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn store_stream(p: *mut u8, v: Self) {
+        // Miri cannot run `movntdq` (inline assembly in core::arch): there
+        // the store is an ordinary one, after checking its alignment.
+        if cfg!(miri) {
+            assert!(p.addr().is_multiple_of(32), "misaligned streaming store");
+            // SAFETY: AVX2 and 32 writable bytes at `p` (trait contract).
+            return unsafe { Self::store(p, v) };
+        }
+        // SAFETY: AVX2 and 32 writable bytes at `p`, 32-byte aligned (trait
+        // contract).
+        unsafe { _mm256_stream_si256(p.cast(), v) }
     }
     #[inline(always)]
     unsafe fn load_lanes(p: *const u8, stride: usize) -> Self {
@@ -578,5 +608,19 @@ mod avx2_ops {
                 }
             }
         }
+    }
+}
+
+/// Orders the non-temporal stores before it ([`Simd::store_stream`]) before
+/// every later store, so that they are visible as ordinary stores are.
+///
+/// # Safety
+/// The CPU supports SSE2 (every x86-64 CPU does).
+#[inline(always)]
+pub(super) unsafe fn sfence() {
+    // Miri runs the streaming stores as ordinary ones (see `store_stream`).
+    if !cfg!(miri) {
+        // SAFETY: SSE (part of the x86-64 baseline).
+        unsafe { _mm_sfence() }
     }
 }
