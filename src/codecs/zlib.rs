@@ -1,14 +1,32 @@
-//! ZLIB (RFC 1950 streams) through C libdeflate. Its levels 1..=9 take the
-//! Blosc clevel directly; the streams differ from zlib's bytes but any
-//! inflater reads them.
+//! ZLIB (RFC 1950 streams). Compression at clevels 1..=5 runs zlib-rs (pure
+//! Rust, zlib-ng's algorithms: the bundled zlib-ng of C-Blosc2 writes the
+//! same bytes at those levels on most data), clevels 6..=9 and every
+//! decompression run C libdeflate; both take the Blosc clevel as their
+//! level. Any inflater reads either's streams.
+//!
+//! Why two back ends (perf/README.md, "Full grid" and "zlib"): at levels
+//! 1..=5 libdeflate searches for matches much harder than zlib-ng, so on
+//! very redundant data (shuffled ramps, linspaces) it compressed 1.5-2.6x
+//! slower than C-Blosc2 and its denser streams decoded up to 2x slower;
+//! zlib-rs there is 1.1-2.8x C's speed with C's ratio, and libdeflate
+//! decodes its streams 2-4x faster than C does. From level 6 up libdeflate
+//! is the faster compressor on noisy data (zlib-rs 0.96x-0.77x of C on
+//! random bytes and small alphabets at 7 and 9).
 
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
+use zlib_rs::{Deflate, DeflateFlush, Status};
 
 use crate::error::{Error, Result};
+
+/// The highest clevel compressed by zlib-rs; libdeflate above.
+const ZLIB_RS_MAX_CLEVEL: u8 = 5;
 
 #[derive(Default)]
 pub(crate) struct Zlib {
     compressor: Option<(u8, Compressor)>,
+    /// zlib-rs's stream for clevels up to [`ZLIB_RS_MAX_CLEVEL`] and its
+    /// level, reset for every block.
+    quick: Option<(u8, Deflate)>,
     decompressor: Option<Decompressor>,
 }
 
@@ -17,6 +35,9 @@ impl Zlib {
     /// now.
     pub(crate) fn warm(&mut self, clevel: Option<u8>) -> Result<()> {
         match clevel {
+            Some(l) if l <= ZLIB_RS_MAX_CLEVEL => {
+                self.quick(l);
+            }
             Some(l) => {
                 self.compressor(l)?;
             }
@@ -41,7 +62,29 @@ impl Zlib {
         Ok(&mut self.compressor.insert((clevel, c)).1)
     }
 
+    fn quick(&mut self, clevel: u8) -> &mut Deflate {
+        let d = match self.quick.take() {
+            Some((l, d)) if l == clevel => d,
+            _ => Deflate::new(i32::from(clevel), true, 15),
+        };
+        &mut self.quick.insert((clevel, d)).1
+    }
+
     pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        if clevel <= ZLIB_RS_MAX_CLEVEL {
+            let d = self.quick(clevel);
+            d.reset();
+            return match d.compress(src, dst, DeflateFlush::Finish) {
+                // The whole stream, with its Adler-32 trailer, fitted.
+                Ok(Status::StreamEnd) => Ok(d.total_out() as usize),
+                // `dst` filled up first: does not fit.
+                Ok(Status::Ok | Status::BufError) => Ok(0),
+                Err(e) => Err(Error::Codec {
+                    codec: "zlib",
+                    message: format!("zlib-rs: {}", e.as_str()),
+                }),
+            };
+        }
         let c = self.compressor(clevel)?;
         // libdeflate stops with InsufficientSpace as soon as it overflows: our 0.
         Ok(c.zlib_compress(src, dst).unwrap_or(0))
@@ -51,5 +94,49 @@ impl Zlib {
         let d = self.decompressor.get_or_insert_with(Decompressor::new);
         d.zlib_decompress(src, dst)
             .map_err(|e| Error::Corrupt(format!("zlib stream: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize, noisy: bool) -> Vec<u8> {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        (0..n)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                if noisy { s as u8 } else { (i / 100) as u8 }
+            })
+            .collect()
+    }
+
+    /// Every clevel, on both back ends: the stream decodes to the input, a
+    /// destination one byte short of the stream gives "does not fit" (0),
+    /// and switching levels back and forth on one context changes nothing.
+    #[test]
+    fn both_back_ends_round_trip_and_report_overflow() {
+        let mut z = Zlib::default();
+        for pass in 0..2 {
+            for clevel in 1..=9u8 {
+                for noisy in [false, true] {
+                    let src = data(50_000, noisy);
+                    let mut dst = vec![0; 60_000];
+                    let n = z.compress(clevel, &src, &mut dst).unwrap();
+                    assert!(n > 0, "clevel {clevel} pass {pass}");
+                    let mut back = vec![0; src.len()];
+                    z.decompress(&dst[..n], &mut back).unwrap();
+                    assert!(back == src, "clevel {clevel} noisy {noisy} pass {pass}");
+                    let mut short = vec![0; n - 1];
+                    assert_eq!(z.compress(clevel, &src, &mut short).unwrap(), 0);
+                    // The same stream again after the overflow.
+                    let mut again = vec![0; 60_000];
+                    let m = z.compress(clevel, &src, &mut again).unwrap();
+                    assert_eq!(&again[..m], &dst[..n], "clevel {clevel} not deterministic");
+                }
+            }
+        }
     }
 }
