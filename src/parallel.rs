@@ -15,10 +15,10 @@
 //!   started, so a thread the machine delays (a busy core, a descheduled
 //!   vCPU) holds back the chunk by at most one block, not by a fixed share
 //!   of them. Each pool thread `t` works with scratch `t`, so after one
-//!   chunk of a given shape every scratch buffer is warm (each is sized for
-//!   the chunk's blocks as the run starts) and the next chunk allocates
-//!   nothing (tests/alloc.rs); a codec context is made on the first block
-//!   a thread runs with that codec, once. The scratch
+//!   chunk of a given shape every scratch buffer and codec context is warm
+//!   (each scratch is readied for the chunk's blocks as the run starts,
+//!   whether or not its thread gets one) and the next chunk allocates
+//!   nothing (tests/alloc.rs). The scratch
 //!   sits behind a mutex that is never contended: only thread `t` takes
 //!   lock `t` during a run, and it holds it only around leaf code (one
 //!   block's filters and codec, which never wait on the pool), so a thread
@@ -158,12 +158,9 @@ impl Workers {
         let Some(pool) = self.pool.as_deref() else {
             return Ok(None);
         };
-        // Pool threads beyond the block count find nothing to do and never
-        // need a scratch, but their index still picks one.
-        let threads = pool
-            .current_num_threads()
-            .clamp(1, self.nthreads)
-            .min(nblocks);
+        // One scratch per pool thread, even when the chunk has fewer
+        // blocks: whichever threads take them, no two share a lock.
+        let threads = pool.current_num_threads().clamp(1, self.nthreads);
         if self.scratch.len() < threads {
             self.scratch
                 .resize_with(threads, || Mutex::new(Scratch::default()));

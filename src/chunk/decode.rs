@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::Scratch;
 use super::header::{ChunkHeader, SpecialValue};
-use crate::codecs::DecDict;
+use crate::codecs::{CodecCtx, DecDict};
 use crate::error::{Error, Result, corrupt};
 use crate::filters::Pipeline;
 use crate::parallel::Workers;
@@ -110,12 +110,7 @@ impl<'a> Plan<'a> {
 
     /// Decode the streams of block `i` into `out` (exactly the block size).
     /// `out` past `nstreams * neblock` bytes is zeroed.
-    fn decode_streams(
-        &self,
-        i: usize,
-        codecs: &mut crate::codecs::CodecCtx,
-        out: &mut [u8],
-    ) -> Result<()> {
+    fn decode_streams(&self, i: usize, codecs: &mut CodecCtx, out: &mut [u8]) -> Result<()> {
         let bsize = out.len();
         let nstreams = self.nstreams(i);
         let neblock = bsize / nstreams;
@@ -152,24 +147,29 @@ impl<'a> Plan<'a> {
                         "block {i} stream {s}: {csize} bytes declared, the chunk ends first"
                     ))
                 })?;
-                if csize == neblock {
-                    dst.copy_from_slice(payload);
-                } else {
-                    codecs
-                        .decompress(
-                            self.h.codec_format(),
-                            self.h.udcodec,
-                            payload,
-                            dst,
-                            self.dict.as_ref(),
-                        )
-                        .map_err(|e| annotate(e, i, s))?;
-                }
+                self.decode_payload(codecs, payload, dst)
+                    .map_err(|e| annotate(e, i, s))?;
                 ip += csize;
             }
         }
         out[nstreams * neblock..].fill(0);
         Ok(())
+    }
+
+    /// One stream's `payload` into `dst`: stored raw when it is exactly
+    /// `dst`'s size, else through the chunk's codec.
+    fn decode_payload(&self, codecs: &mut CodecCtx, payload: &[u8], dst: &mut [u8]) -> Result<()> {
+        if payload.len() == dst.len() {
+            dst.copy_from_slice(payload);
+            return Ok(());
+        }
+        codecs.decompress(
+            self.h.codec_format(),
+            self.h.udcodec,
+            payload,
+            dst,
+            self.dict.as_ref(),
+        )
     }
 
     /// Decode block `i` into `out`; `reference` is block 0 of the decoded
@@ -257,7 +257,7 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
         return Ok(nbytes);
     }
     if h.is_vlblocks() {
-        return decompress_vl(&plan, dst, workers);
+        return decompress_vl(&plan, &vl_block_spans(&plan)?, dst, workers);
     }
     if nbytes == 0 {
         return Ok(0);
@@ -305,13 +305,17 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
 /// each filtered as a block 0 of its own. With a team, the blocks are
 /// handed out one at a time as the fixed-size blocks are, each decoding into
 /// its part of `dst`.
-fn decompress_vl(plan: &Plan, dst: &mut [u8], workers: &mut Workers) -> Result<usize> {
-    let blocks = vl_block_spans(plan)?;
+fn decompress_vl(
+    plan: &Plan,
+    blocks: &[(usize, &[u8])],
+    dst: &mut [u8],
+    workers: &mut Workers,
+) -> Result<usize> {
     let total = plan.h.nbytes;
     let k = Kernels::active();
     let mut outs: Vec<&mut [u8]> = Vec::with_capacity(blocks.len());
     let mut rest = &mut dst[..total];
-    for &(size, _) in &blocks {
+    for &(size, _) in blocks {
         let (out, tail) = rest.split_at_mut(size);
         outs.push(out);
         rest = tail;
@@ -357,20 +361,8 @@ fn decode_vl_block(
     } else {
         &mut scratch.a[..size]
     };
-    if payload.len() == size {
-        stage.copy_from_slice(payload);
-    } else {
-        scratch
-            .codecs
-            .decompress(
-                plan.h.codec_format(),
-                plan.h.udcodec,
-                payload,
-                stage,
-                plan.dict.as_ref(),
-            )
-            .map_err(|e| annotate(e, i, 0))?;
-    }
+    plan.decode_payload(&mut scratch.codecs, payload, stage)
+        .map_err(|e| annotate(e, i, 0))?;
     if !plan.pipeline_is_empty() {
         plan.pipeline
             .backward(k, &mut scratch.a[..size], &mut scratch.b[..size], None, out)?;
@@ -422,7 +414,7 @@ pub(crate) fn vl_blocks(src: &[u8], workers: &mut Workers) -> Result<Vec<Vec<u8>
     }
     let spans = vl_block_spans(&plan)?;
     let mut whole = vec![0u8; plan.h.nbytes];
-    decompress_vl(&plan, &mut whole, workers)?;
+    decompress_vl(&plan, &spans, &mut whole, workers)?;
     let mut off = 0;
     Ok(spans
         .into_iter()

@@ -241,7 +241,7 @@ pub(crate) struct BloscLz {
 }
 
 impl BloscLz {
-    /// Allocate the hash table now (see `CodecCtx::warm`).
+    /// Allocate the hash table now (see `CodecCtx::warm_compress`).
     pub(crate) fn warm(&mut self) {
         if self.table.len() != TABLE {
             self.table = vec![0; TABLE];
@@ -250,9 +250,7 @@ impl BloscLz {
 
     /// The hash table with its first `1 << hashlog` slots zeroed.
     fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
-        if self.table.len() != TABLE {
-            self.table = vec![0; TABLE];
-        }
+        self.warm();
         let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
         table[..1 << hashlog].fill(0);
         table

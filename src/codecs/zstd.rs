@@ -60,23 +60,11 @@ impl Zstd {
     }
 
     fn cctx(&mut self) -> Result<&mut CCtx<'static>> {
-        Ok(match &mut self.cctx {
-            Some(c) => c,
-            slot => slot.insert(CCtx::try_create().ok_or_else(|| Error::Codec {
-                codec: "zstd",
-                message: "could not create a compression context".into(),
-            })?),
-        })
+        made(&mut self.cctx, CCtx::try_create, "compression")
     }
 
     fn dctx(&mut self) -> Result<&mut DCtx<'static>> {
-        Ok(match &mut self.dctx {
-            Some(d) => d,
-            slot => slot.insert(DCtx::try_create().ok_or_else(|| Error::Codec {
-                codec: "zstd",
-                message: "could not create a decompression context".into(),
-            })?),
-        })
+        made(&mut self.dctx, DCtx::try_create, "decompression")
     }
 
     pub(crate) fn compress(
@@ -116,6 +104,24 @@ impl Zstd {
         r.map_err(|code| {
             Error::Corrupt(format!("zstd stream: {}", zstd_safe::get_error_name(code)))
         })
+    }
+}
+
+/// The context in `slot`, made by `create` on first use.
+fn made<'a, T>(
+    slot: &'a mut Option<T>,
+    create: impl FnOnce() -> Option<T>,
+    what: &str,
+) -> Result<&'a mut T> {
+    match slot {
+        Some(c) => Ok(c),
+        None => {
+            let c = create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                message: format!("could not create a {what} context"),
+            })?;
+            Ok(slot.insert(c))
+        }
     }
 }
 

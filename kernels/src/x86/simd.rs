@@ -56,7 +56,24 @@ pub(super) trait Simd: Copy {
     /// `BYTES` bytes to `p`, a multiple of `BYTES`, as a non-temporal
     /// store: it goes to memory without a read-for-ownership and without
     /// filling the caches. [`sfence`] orders such stores before later ones.
-    unsafe fn store_stream(p: *mut u8, v: Self);
+    #[inline(always)]
+    unsafe fn store_stream(p: *mut u8, v: Self) {
+        // Miri cannot run `movntdq` (inline assembly in core::arch): there
+        // the store is an ordinary one, after checking its alignment.
+        if cfg!(miri) {
+            assert!(
+                p.addr().is_multiple_of(Self::BYTES),
+                "misaligned streaming store"
+            );
+            // SAFETY: the ISA and `BYTES` writable bytes at `p` (caller).
+            return unsafe { Self::store(p, v) };
+        }
+        // SAFETY: the ISA and `BYTES` writable, aligned bytes at `p`
+        // (caller).
+        unsafe { Self::stream(p, v) }
+    }
+    /// The instruction behind [`Simd::store_stream`] (same contract).
+    unsafe fn stream(p: *mut u8, v: Self);
     /// Lane `l` from the 16 bytes at `p + l * stride`.
     unsafe fn load_lanes(p: *const u8, stride: usize) -> Self;
     /// Lane `lane` of `v` to the 16 bytes at `p`.
@@ -243,14 +260,7 @@ impl Simd for __m128i {
         unsafe { _mm_storeu_si128(p.cast(), v) }
     }
     #[inline(always)]
-    unsafe fn store_stream(p: *mut u8, v: Self) {
-        // Miri cannot run `movntdq` (inline assembly in core::arch): there
-        // the store is an ordinary one, after checking its alignment.
-        if cfg!(miri) {
-            assert!(p.addr().is_multiple_of(16), "misaligned streaming store");
-            // SAFETY: SSE2 and 16 writable bytes at `p` (trait contract).
-            return unsafe { Self::store(p, v) };
-        }
+    unsafe fn stream(p: *mut u8, v: Self) {
         // SAFETY: SSE2 and 16 writable bytes at `p`, 16-byte aligned (trait
         // contract).
         unsafe { _mm_stream_si128(p.cast(), v) }
@@ -337,14 +347,7 @@ impl Simd for __m256i {
         unsafe { _mm256_storeu_si256(p.cast(), v) }
     }
     #[inline(always)]
-    unsafe fn store_stream(p: *mut u8, v: Self) {
-        // Miri cannot run `movntdq` (inline assembly in core::arch): there
-        // the store is an ordinary one, after checking its alignment.
-        if cfg!(miri) {
-            assert!(p.addr().is_multiple_of(32), "misaligned streaming store");
-            // SAFETY: AVX2 and 32 writable bytes at `p` (trait contract).
-            return unsafe { Self::store(p, v) };
-        }
+    unsafe fn stream(p: *mut u8, v: Self) {
         // SAFETY: AVX2 and 32 writable bytes at `p`, 32-byte aligned (trait
         // contract).
         unsafe { _mm256_stream_si256(p.cast(), v) }
