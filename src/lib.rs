@@ -36,8 +36,8 @@ pub use chunk::{ChunkHeader, SpecialValue, cbuffer_sizes, special_chunk};
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameHeader};
 pub use params::{
-    CParams, Codec, DParams, Filter, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE,
-    SplitMode,
+    CParams, ChunkFormat, Codec, DParams, Filter, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_OVERHEAD,
+    MAX_TYPESIZE, SplitMode,
 };
 pub use schunk::{OpenOptions, SChunk, SChunkBuilder};
 

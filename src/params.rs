@@ -250,6 +250,36 @@ impl FromStr for SplitMode {
     }
 }
 
+/// Which chunk format the encoder writes.
+///
+/// Every reader in this crate takes both; the choice only matters for who
+/// else must read the chunks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ChunkFormat {
+    /// The Blosc2 chunk (32-byte header, format version 5) as C-Blosc2 3.x
+    /// writes it: every filter and codec, run-length streams, special
+    /// chunks, dictionaries. The default.
+    #[default]
+    Blosc2,
+    /// The Blosc1 chunk (16-byte header, format version 2) as C-Blosc 1.21
+    /// writes it, with its own block-size tuner and split rule: what
+    /// C-Blosc 1.x readers (numcodecs, Zarr, HDF5's filter 32001,
+    /// bloscpack) accept. Filters: none, or one of [`Filter::Shuffle`] /
+    /// [`Filter::BitShuffle`]; no dictionaries.
+    Blosc1,
+}
+
+impl ChunkFormat {
+    /// The name used on the command line (`blosc2`, `blosc1`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkFormat::Blosc2 => "blosc2",
+            ChunkFormat::Blosc1 => "blosc1",
+        }
+    }
+}
+
 /// Compression parameters. Defaults are C-Blosc2's (`BLOSC2_CPARAMS_DEFAULTS`):
 /// BloscLZ, clevel 5, typesize 8, byte shuffle in the last filter slot,
 /// automatic block size, forward-compatible split, one thread, no dictionary.
@@ -282,6 +312,9 @@ pub struct CParams {
     pub nthreads: usize,
     /// Train a dictionary per chunk (ZSTD, LZ4, LZ4HC only).
     pub use_dict: bool,
+    /// The chunk format written: [`ChunkFormat::Blosc2`] (default) or
+    /// [`ChunkFormat::Blosc1`] for C-Blosc 1.x readers.
+    pub format: ChunkFormat,
 }
 
 impl Default for CParams {
@@ -297,6 +330,7 @@ impl Default for CParams {
             splitmode: SplitMode::ForwardCompat,
             nthreads: 1,
             use_dict: false,
+            format: ChunkFormat::Blosc2,
         }
     }
 }
@@ -359,6 +393,23 @@ impl CParams {
         self
     }
 
+    /// Choose the chunk format written ([`ChunkFormat::Blosc1`] for C-Blosc
+    /// 1.x readers such as numcodecs and Zarr).
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, ChunkFormat, Codec, Filter, compress, decompress};
+    /// let data: Vec<u8> = (0u32..10_000).flat_map(|v| v.to_le_bytes()).collect();
+    /// let p = CParams::default().format(ChunkFormat::Blosc1).codec(Codec::Lz4).typesize(4);
+    /// let chunk = compress(&data, &p)?;
+    /// assert_eq!(chunk[0], 2); // format version 2: what C-Blosc 1.x reads
+    /// assert_eq!(decompress(&chunk)?, data);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn format(mut self, format: ChunkFormat) -> Self {
+        self.format = format;
+        self
+    }
+
     /// The meta byte of slot `slot` as it is written to the header.
     pub(crate) fn slot_meta(&self, slot: usize) -> u8 {
         match self.filters[slot] {
@@ -405,6 +456,9 @@ impl CParams {
                 self.codec
             )));
         }
+        if self.format == ChunkFormat::Blosc1 {
+            self.validate_blosc1()?;
+        }
         for (slot, f) in self.filters.iter().enumerate() {
             if let Some(Filter::TruncPrec(m)) = f {
                 let ts = if self.typesize > MAX_TYPESIZE {
@@ -417,6 +471,34 @@ impl CParams {
             }
         }
         Ok(())
+    }
+}
+
+impl CParams {
+    /// The Blosc1 flag byte's filter choice: `None`, or the one shuffle.
+    pub(crate) fn blosc1_shuffle(&self) -> Option<Filter> {
+        self.filters.iter().flatten().copied().next()
+    }
+
+    fn validate_blosc1(&self) -> Result<()> {
+        if self.use_dict {
+            return Err(invalid_param(
+                "the Blosc1 chunk format has no dictionaries (use ChunkFormat::Blosc2)",
+            ));
+        }
+        let active: Vec<Filter> = self.filters.iter().flatten().copied().collect();
+        match active.as_slice() {
+            [] | [Filter::Shuffle] | [Filter::BitShuffle] => Ok(()),
+            _ => Err(invalid_param(format!(
+                "the Blosc1 chunk format takes at most one filter, shuffle or bitshuffle \
+                 (got {}); use ChunkFormat::Blosc2 for more",
+                active
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 }
 

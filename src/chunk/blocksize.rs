@@ -67,6 +67,61 @@ pub(crate) fn compute_blocksize(p: &CParams, nbytes: usize) -> usize {
     bs.max(1)
 }
 
+/// C-Blosc 1.x: inputs below this are stored raw, and a forced block size
+/// is raised to it (`MIN_BUFFERSIZE`).
+pub(crate) const BLOSC1_MIN_BUFFERSIZE: usize = 128;
+/// C-Blosc 1.x splits blocks of at most this many bytes per item.
+const BLOSC1_MAX_SPLITS: usize = 16;
+
+/// C-Blosc 1.21's split rule (`split_block` in its blosc.c): it ignores the
+/// filters, and AUTO splits only BloscLZ (and Snappy, which we do not
+/// write). Evaluated with the stored (capped) type size.
+pub(crate) fn split_block_blosc1(p: &CParams, typesize: usize, blocksize: usize) -> bool {
+    let enough = typesize <= BLOSC1_MAX_SPLITS && blocksize / typesize >= BLOSC1_MIN_BUFFERSIZE;
+    match p.splitmode {
+        SplitMode::Always => true,
+        SplitMode::Never => false,
+        SplitMode::Auto => p.codec == Codec::BloscLz && enough,
+        SplitMode::ForwardCompat => p.codec != Codec::Zstd && enough,
+    }
+}
+
+/// C-Blosc 1.21's block-size tuner (`compute_blocksize` in its blosc.c),
+/// called with the stored (capped) type size: a forced size is raised to
+/// 128 bytes, and a splitting codec then gets `min(bs, 256 KiB) * typesize`
+/// clamped to 64 KiB..=1 MiB (for forced sizes too, as in C).
+pub(crate) fn compute_blocksize_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> usize {
+    let ts = typesize;
+    if nbytes < ts {
+        return 1;
+    }
+    let clevel = usize::from(p.clevel);
+    let mut bs = nbytes;
+    if p.blocksize > 0 {
+        bs = p.blocksize.clamp(BLOSC1_MIN_BUFFERSIZE, MAX_BLOCKSIZE);
+    } else if nbytes >= L1 {
+        let hcr = p.codec.is_hcr();
+        let base = if hcr { 2 * L1 } else { L1 };
+        bs = match clevel {
+            0 => base / 4,
+            1 => base / 2,
+            2 => base,
+            3 => 2 * base,
+            4 | 5 => 4 * base,
+            6..=8 => 8 * base,
+            _ => 8 * base * if hcr { 2 } else { 1 },
+        };
+    }
+    if clevel > 0 && split_block_blosc1(p, ts, bs) {
+        bs = (bs.min(256 * 1024) * ts).clamp(64 * 1024, 1024 * 1024);
+    }
+    bs = bs.min(nbytes);
+    if bs > ts {
+        bs = bs / ts * ts;
+    }
+    bs.max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

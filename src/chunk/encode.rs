@@ -8,16 +8,23 @@ use oxiblosc_kernels::Kernels;
 use rayon::prelude::*;
 
 use super::Scratch;
-use super::blocksize::{compute_blocksize, split_block};
-use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, bflags, flags};
+use super::blocksize::{
+    BLOSC1_MIN_BUFFERSIZE, compute_blocksize, compute_blocksize_blosc1, split_block,
+    split_block_blosc1,
+};
+use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, MIN_HEADER_LEN, bflags, flags};
 use crate::codecs::EncDict;
 use crate::error::{Error, Result};
 use crate::filters::{Pipeline, id};
 use crate::parallel::Workers;
-use crate::params::{CParams, Codec, Filter, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE};
+use crate::params::{
+    CParams, ChunkFormat, Codec, Filter, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE,
+};
 
 /// Chunk format version C-Blosc2 writes for fixed-size blocks.
 const VERSION_STABLE: u8 = 5;
+/// Chunk format version C-Blosc 1.x writes (and the only one it reads).
+const VERSION_BLOSC1: u8 = 2;
 /// Codec format version of the built-in codecs.
 const VERSIONLZ: u8 = 1;
 /// Inputs below this are stored raw (`BLOSC_MIN_BUFFERSIZE`).
@@ -28,6 +35,8 @@ const MIN_USEFUL_DICT: usize = 256;
 /// The layout decided for a chunk before any block is compressed.
 pub(crate) struct Layout {
     pub header: ChunkHeader,
+    /// A Blosc1 chunk (16-byte header, no run streams, C-Blosc 1.x rules).
+    pub blosc1: bool,
     pub typesize: usize,
     pub blocksize: usize,
     pub nblocks: usize,
@@ -47,6 +56,9 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
     } else {
         p.typesize
     };
+    if p.format == ChunkFormat::Blosc1 {
+        return Ok(layout_blosc1(p, typesize, nbytes));
+    }
     let blocksize = compute_blocksize(p, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
     let mut ids = [0u8; 6];
@@ -87,6 +99,7 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
     };
     Ok(Layout {
         header,
+        blosc1: false,
         typesize,
         blocksize,
         nblocks,
@@ -99,6 +112,62 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
     })
 }
 
+/// The layout C-Blosc 1.21 gives `nbytes` with `p` (CHUNK-NOTES §11.2): its
+/// tuner and split rule on the capped type size, the shuffle / bitshuffle
+/// flag bits instead of filter slots (shuffle only runs when the type size
+/// is above 1, as in C), version 2.
+fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
+    let blocksize = compute_blocksize_blosc1(p, typesize, nbytes);
+    let nblocks = nbytes.div_ceil(blocksize);
+    let dont_split = !split_block_blosc1(p, typesize, blocksize);
+    let mut fl = p.codec.format() << 5;
+    let mut ids = [0u8; 6];
+    match p.blosc1_shuffle() {
+        Some(Filter::Shuffle) => {
+            fl |= flags::SHUFFLE;
+            if typesize > 1 {
+                ids[5] = id::SHUFFLE;
+            }
+        }
+        Some(Filter::BitShuffle) => {
+            fl |= flags::BITSHUFFLE;
+            ids[5] = id::BITSHUFFLE;
+        }
+        _ => {}
+    }
+    if dont_split {
+        fl |= flags::DONT_SPLIT;
+    }
+    let header = ChunkHeader {
+        version: VERSION_BLOSC1,
+        versionlz: VERSIONLZ,
+        flags: fl,
+        typesize: typesize as u8,
+        nbytes,
+        blocksize,
+        cbytes: 0,
+        filters: [0; 6],
+        filters_meta: [0; 6],
+        udcodec: 0,
+        compcode_meta: 0,
+        blosc2_flags2: 0,
+        blosc2_flags: 0,
+    };
+    Layout {
+        header,
+        blosc1: true,
+        typesize,
+        blocksize,
+        nblocks,
+        pipeline: Pipeline {
+            ids,
+            metas: [0; 6],
+            typesize,
+            blosc1_bitshuffle: true,
+        },
+    }
+}
+
 /// Store `src` raw after the header. `flags_value` is 0x07 for a chunk stored
 /// from the start, or the normal flags plus 0x02 for the fallback.
 fn write_memcpyed(
@@ -107,7 +176,8 @@ fn write_memcpyed(
     dst: &mut [u8],
     flags_value: u8,
 ) -> Result<usize> {
-    let total = src.len() + EXTENDED_HEADER_LEN;
+    let hlen = h.header_len();
+    let total = src.len() + hlen;
     if dst.len() < total {
         return Err(Error::DstTooSmall {
             needed: total,
@@ -115,12 +185,13 @@ fn write_memcpyed(
         });
     }
     h.flags = flags_value;
+    debug_assert_eq!(h.header_len(), hlen);
     // The dictionary is not used by raw data: C leaves the bit set and then
     // cannot read its own chunk; we clear it.
     h.blosc2_flags &= !bflags::USE_DICT;
     h.cbytes = total;
     h.write(dst);
-    dst[EXTENDED_HEADER_LEN..total].copy_from_slice(src);
+    dst[hlen..total].copy_from_slice(src);
     Ok(total)
 }
 
@@ -145,21 +216,34 @@ pub(crate) fn compress_into(
     let lay = layout(p, src.len())?;
     let mut h = lay.header.clone();
     let nbytes = src.len();
-    // A chunk never exceeds nbytes + 32 (the room python-blosc2 always
-    // gives C): more room in `dst` is not used.
-    let limit = dst.len().min(nbytes + MAX_OVERHEAD);
+    // The header is also the most a chunk adds to its input (32 bytes for
+    // Blosc2, 16 for Blosc1): C-Blosc clamps `destsize` to `nbytes` plus
+    // that, so more room in `dst` is not used.
+    let (hlen, min_buffersize) = if lay.blosc1 {
+        (MIN_HEADER_LEN, BLOSC1_MIN_BUFFERSIZE)
+    } else {
+        (EXTENDED_HEADER_LEN, MIN_BUFFERSIZE)
+    };
+    debug_assert!(hlen <= MAX_OVERHEAD);
+    let limit = dst.len().min(nbytes + hlen);
     let dst = &mut dst[..limit];
     let destsize = dst.len();
-    if destsize < MAX_OVERHEAD {
+    if destsize < hlen {
         return Err(Error::DstTooSmall {
-            needed: MAX_OVERHEAD,
+            needed: hlen,
             available: destsize,
         });
     }
-    let hlen = EXTENDED_HEADER_LEN;
     let bstarts_len = 4 * lay.nblocks;
-    if p.clevel == 0 || nbytes < MIN_BUFFERSIZE || hlen + bstarts_len > destsize {
-        return write_memcpyed(&mut h, src, dst, flags::EXTENDED | flags::MEMCPYED);
+    // Stored raw from the start: Blosc2 writes flags 0x07 and nothing else;
+    // C-Blosc 1.x keeps its shuffle, split and codec bits.
+    let raw_flags = if lay.blosc1 {
+        h.flags | flags::MEMCPYED
+    } else {
+        flags::EXTENDED | flags::MEMCPYED
+    };
+    if p.clevel == 0 || nbytes < min_buffersize || hlen + bstarts_len > destsize {
+        return write_memcpyed(&mut h, src, dst, raw_flags);
     }
     let k = Kernels::active();
     let normal_flags = h.flags;
@@ -265,7 +349,7 @@ pub(crate) fn compress_into(
         }
     }
 
-    if dict.is_none() && ntbytes == hlen + bstarts_len + 4 * nstreams_total {
+    if !lay.blosc1 && dict.is_none() && ntbytes == hlen + bstarts_len + 4 * nstreams_total {
         // Every stream is a zero run: the chunk is all zeros.
         h.blosc2_flags |= 0x10;
         h.cbytes = hlen;
@@ -328,7 +412,16 @@ impl Blocks<'_> {
         let neblock = block.len() / nstreams;
         let mut ntbytes = pos;
         for stream in filtered.chunks_exact(neblock).take(nstreams) {
-            match write_stream(stream, dst, ntbytes, self.p, codecs, self.dict)? {
+            let runs = !self.lay.blosc1;
+            // C-Blosc 1.x hands its BloscLZ the chunk's split flag, even for
+            // the one stream of a leftover block.
+            let split = !self.lay.header.dont_split();
+            let how = StreamCodec {
+                p: self.p,
+                runs,
+                blosc1_split: self.lay.blosc1.then_some(split),
+            };
+            match write_stream(stream, dst, ntbytes, &how, codecs, self.dict)? {
                 Some(end) => ntbytes = end,
                 None => return Ok(None),
             }
@@ -337,16 +430,26 @@ impl Blocks<'_> {
     }
 }
 
+/// How the streams of a chunk are coded.
+struct StreamCodec<'a> {
+    p: &'a CParams,
+    /// Constant streams become run streams (Blosc2 only).
+    runs: bool,
+    /// For Blosc1 chunks, the split flag C-Blosc 1.x hands its BloscLZ.
+    blosc1_split: Option<bool>,
+}
+
 /// Write one stream at `pos` (size word, then payload); `None` when it does
 /// not fit in `dst` (the chunk then falls back to memcpy).
 fn write_stream(
     stream: &[u8],
     dst: &mut [u8],
     pos: usize,
-    p: &CParams,
+    how: &StreamCodec,
     codecs: &mut crate::codecs::CodecCtx,
     dict: Option<&EncDict>,
 ) -> Result<Option<usize>> {
+    let p = how.p;
     let destsize = dst.len();
     let neblock = stream.len();
     let mut ntbytes = pos + 4;
@@ -354,7 +457,7 @@ fn write_stream(
         return Ok(None);
     }
     let csize: i32;
-    if all_equal(stream) {
+    if how.runs && all_equal(stream) {
         let v = stream[0];
         if v == 0 {
             csize = 0;
@@ -371,13 +474,13 @@ fn write_stream(
         if maxout == 0 {
             return Ok(None);
         }
-        let mut c = codecs.compress(
-            p.codec,
-            p.clevel,
-            stream,
-            &mut dst[ntbytes..ntbytes + maxout],
-            dict,
-        )?;
+        let out = &mut dst[ntbytes..ntbytes + maxout];
+        let mut c = match how.blosc1_split {
+            Some(split) if p.codec == Codec::BloscLz => {
+                codecs.compress_blosclz_blosc1(p.clevel, stream, out, split)?
+            }
+            _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
+        };
         if c == 0 || c >= neblock {
             if ntbytes + neblock > destsize {
                 return Ok(None);

@@ -320,6 +320,21 @@ impl BloscLz {
         Ok(self.encode(clevel, src, dst).unwrap_or(0))
     }
 
+    /// Compress `src` as C-Blosc 1.21's BloscLZ does; `split` is whether the
+    /// chunk's blocks are split into streams (C-Blosc 1.x passes it to its
+    /// encoder, which then picks its match-length shift).
+    pub(crate) fn compress_blosc1(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        split: bool,
+    ) -> Result<usize> {
+        // TODO(blosclz1): C-Blosc 1.21's own encoder; the Blosc2 one for now.
+        let _ = split;
+        self.compress(clevel, src, dst)
+    }
+
     /// The main pass; `None` when the output would exceed `dst`.
     fn encode(&mut self, clevel: usize, src: &[u8], dst: &mut [u8]) -> Option<usize> {
         let n = src.len();

@@ -12,6 +12,7 @@
 
 pub(crate) mod blosclz;
 pub(crate) mod lz4;
+pub(crate) mod snappy;
 #[cfg(feature = "zlib")]
 pub(crate) mod zlib;
 #[cfg(feature = "zstd")]
@@ -129,6 +130,19 @@ impl CodecCtx {
         }
     }
 
+    /// Compress one stream with BloscLZ as C-Blosc 1.21 does (its BloscLZ
+    /// 2.5.1 encoder, which is told whether the block is split); `Ok(0)`
+    /// when it does not fit in `dst`.
+    pub(crate) fn compress_blosclz_blosc1(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        split: bool,
+    ) -> Result<usize> {
+        self.blosclz.compress_blosc1(clevel, src, dst, split)
+    }
+
     /// Decompress one stream of codec `format` (`flags >> 5`, or the codec id
     /// for format 6) into exactly `dst.len()` bytes.
     pub(crate) fn decompress(
@@ -172,7 +186,7 @@ impl CodecCtx {
                     _ => None,
                 },
             )?,
-            2 => return Err(Error::Unsupported("snappy streams (Blosc1 only)".into())),
+            2 => snappy::decompress(src, dst)?,
             f => {
                 return Err(Error::Unsupported(format!(
                     "codec format {f} is not compiled into this build or unknown"
