@@ -200,7 +200,7 @@ mod tests {
             }
         }
         // Wrong declared length, offset 0, offset past the start.
-        assert!(decompress(&good, &mut vec![0u8; 10]).is_err());
+        assert!(decompress(&good, &mut [0u8; 10]).is_err());
         assert!(decompress(&[4, 0, b'a', 0x01, 0x00], &mut [0u8; 4]).is_err());
         assert!(decompress(&[8, 0, b'a', 0x01, 0x05], &mut [0u8; 8]).is_err());
         assert!(decompress(&[0x80, 0x80, 0x80, 0x80, 0x80], &mut []).is_err());
