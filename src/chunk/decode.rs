@@ -94,12 +94,13 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Number of streams block `i` is split into.
-    fn nstreams(&self, i: usize) -> usize {
+    /// Number of streams block `i` is split into; `blosc1_rule` applies
+    /// C-Blosc 1.x's reader rule to version-2 chunks.
+    fn nstreams(&self, i: usize, blosc1_rule: bool) -> usize {
         let h = &self.h;
         let ts = usize::from(h.typesize);
         let leftover_block = i + 1 == self.nblocks && h.leftover() > 0;
-        let split = if h.version <= 2 {
+        let split = if h.version <= 2 && blosc1_rule {
             // C-Blosc 1.x rule: the dont_split flag exists only since 1.11.
             !h.dont_split() && ts <= 16 && h.blocksize / ts >= 128 && !leftover_block
         } else {
@@ -109,10 +110,34 @@ impl<'a> Plan<'a> {
     }
 
     /// Decode the streams of block `i` into `out` (exactly the block size).
-    /// `out` past `nstreams * neblock` bytes is zeroed.
+    /// Version-2 chunks are read with C-Blosc 1.x's split rule; when that
+    /// fails and the flag alone says otherwise, with the flag (C-Blosc
+    /// 1.11+ in ALWAYS split mode writes split blocks of items over 16 bytes
+    /// or under 128 items, which its own reader cannot decode).
     fn decode_streams(&self, i: usize, codecs: &mut CodecCtx, out: &mut [u8]) -> Result<()> {
+        let first = self.nstreams(i, true);
+        match self.decode_streams_n(i, first, codecs, out) {
+            Err(e) if self.h.version <= 2 => {
+                let by_flag = self.nstreams(i, false);
+                if by_flag == first {
+                    return Err(e);
+                }
+                self.decode_streams_n(i, by_flag, codecs, out)
+                    .map_err(|_| e)
+            }
+            r => r,
+        }
+    }
+
+    /// [`Plan::decode_streams`] with `nstreams` streams.
+    fn decode_streams_n(
+        &self,
+        i: usize,
+        nstreams: usize,
+        codecs: &mut CodecCtx,
+        out: &mut [u8],
+    ) -> Result<()> {
         let bsize = out.len();
-        let nstreams = self.nstreams(i);
         let neblock = bsize / nstreams;
         let mut ip = self.bstart(i)?;
         let src = self.chunk;

@@ -276,7 +276,26 @@ pub(crate) fn compress_into(
         src,
         reference0,
         dict: enc_dict,
+        c_split: false,
     };
+    if lay.blosc1 && blocks.c_split_unreadable() {
+        // C-Blosc 1.21 would write split streams here that its readers
+        // cannot decode; we write one stream per block instead. Whether C
+        // falls back to storing the chunk raw depends on its own streams:
+        // run them to make the same choice (and so the same flags).
+        let c_like = Blocks {
+            c_split: true,
+            ..blocks
+        };
+        let mut trial = vec![0u8; destsize];
+        let mut end = ntbytes;
+        for i in 0..lay.nblocks {
+            match c_like.encode(i, workers.inline(), &mut trial, end)? {
+                Some(e) => end = e,
+                None => return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED),
+            }
+        }
+    }
     let nstreams_total: usize = (0..lay.nblocks).map(|i| blocks.nstreams(i)).sum();
     let bstart_at = |i: usize| hlen + 4 * i;
     let warm = |s: &mut Scratch| {
@@ -362,6 +381,7 @@ pub(crate) fn compress_into(
 }
 
 /// What every block of a chunk being compressed shares.
+#[derive(Clone, Copy)]
 struct Blocks<'a> {
     lay: &'a Layout,
     p: &'a CParams,
@@ -370,9 +390,19 @@ struct Blocks<'a> {
     /// Block 0 as decoders will see it (DELTA's reference).
     reference0: &'a [u8],
     dict: Option<&'a EncDict>,
+    /// Split Blosc1 blocks as C-Blosc 1.21's writer does, readable or not
+    /// (only to predict its memcpy fallback).
+    c_split: bool,
 }
 
 impl Blocks<'_> {
+    /// Whether C-Blosc 1.21 would split blocks its readers do not split:
+    /// the split flag set for items over 16 bytes or blocks under 128 items.
+    fn c_split_unreadable(&self) -> bool {
+        let ts = self.lay.typesize;
+        !self.lay.header.dont_split() && !(ts <= 16 && self.lay.blocksize / ts >= 128)
+    }
+
     fn block(&self, i: usize) -> &[u8] {
         let bs = self.lay.blocksize;
         &self.src[i * bs..((i + 1) * bs).min(self.src.len())]
@@ -381,10 +411,17 @@ impl Blocks<'_> {
     /// Streams block `i` is split into.
     fn nstreams(&self, i: usize) -> usize {
         let leftover_block = self.block(i).len() < self.lay.blocksize;
-        if self.lay.header.dont_split() || leftover_block {
+        let ts = self.lay.typesize;
+        // C-Blosc 1.x readers split only blocks of at most 16-byte items
+        // with at least 128 of them, whatever the flag says; C-Blosc 1.21's
+        // ALWAYS mode writes split streams outside that and cannot read them
+        // back. Write what the readers expect (the header stays C's).
+        let readable_split =
+            !self.lay.blosc1 || self.c_split || (ts <= 16 && self.lay.blocksize / ts >= 128);
+        if self.lay.header.dont_split() || leftover_block || !readable_split {
             1
         } else {
-            self.lay.typesize
+            ts
         }
     }
 
@@ -478,6 +515,9 @@ fn write_stream(
         let mut c = match how.blosc1_split {
             Some(split) if p.codec == Codec::BloscLz => {
                 codecs.compress_blosclz_blosc1(p.clevel, stream, out, split)?
+            }
+            Some(_) if p.codec == Codec::Lz4 => {
+                codecs.compress_lz4_blosc1(p.clevel, stream, out)?
             }
             _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
         };

@@ -33,12 +33,25 @@ impl Lz4 {
         dst: &mut [u8],
         dict: Option<&[u8]>,
     ) -> Result<usize> {
+        self.compress_accel(src, dst, dict, 1)
+    }
+
+    /// `LZ4_compress_fast` at `acceleration` (C-Blosc 1.x uses
+    /// `10 - clevel`; C-Blosc2 always 1).
+    pub(crate) fn compress_accel(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+        acceleration: i32,
+    ) -> Result<usize> {
         if src.is_empty() || dst.is_empty() {
             return Ok(0);
         }
         let r = match dict {
-            Some(d) => lzzzz::lz4::Compressor::with_dict(d).and_then(|mut c| c.next(src, dst, 1)),
-            None => lzzzz::lz4::compress(src, dst, 1),
+            Some(d) => lzzzz::lz4::Compressor::with_dict(d)
+                .and_then(|mut c| c.next(src, dst, acceleration)),
+            None => lzzzz::lz4::compress(src, dst, acceleration),
         };
         // liblz4 reports "does not fit" as a failure: that is our 0.
         Ok(r.unwrap_or(0))
@@ -47,6 +60,17 @@ impl Lz4 {
 
 #[cfg(not(feature = "lz4hc"))]
 impl Lz4 {
+    /// lz4_flex has no acceleration knob: the same as [`Lz4::compress`].
+    pub(crate) fn compress_accel(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+        _acceleration: i32,
+    ) -> Result<usize> {
+        self.compress(5, src, dst, dict)
+    }
+
     pub(crate) fn compress(
         &mut self,
         _clevel: u8,

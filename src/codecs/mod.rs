@@ -143,6 +143,18 @@ impl CodecCtx {
         self.blosclz.compress_blosc1(clevel, src, dst, split)
     }
 
+    /// Compress one stream with LZ4 as C-Blosc 1.x does: acceleration
+    /// `10 - clevel` (C-Blosc2 always uses 1).
+    pub(crate) fn compress_lz4_blosc1(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let accel = 10 - i32::from(clevel.clamp(1, 9));
+        self.lz4.compress_accel(src, dst, None, accel)
+    }
+
     /// Decompress one stream of codec `format` (`flags >> 5`, or the codec id
     /// for format 6) into exactly `dst.len()` bytes.
     pub(crate) fn decompress(

@@ -1,0 +1,173 @@
+//! Python packages for the interop tests, installed on first use into a
+//! private directory under `target/` (never into the system Python).
+//!
+//! `python_with("pydeps-c1", &["blosc==1.11.4", ...], "import blosc")` returns
+//! a [`Py`] whose commands see those packages. The directory is checked with
+//! the probe statement; when that fails the packages are installed with
+//! `python3 -m pip install --target`, into a private directory renamed into
+//! place when complete, under an exclusive lock so parallel test binaries
+//! take turns. `$OXIBLOSC_PYTHON` picks another interpreter.
+
+use std::fs::{self, File};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// A Python interpreter plus the private package directory it must see.
+#[derive(Clone, Debug)]
+pub struct Py {
+    pub python: String,
+    pub dir: PathBuf,
+}
+
+impl Py {
+    /// `python3 ARGS` with the private directory first on `PYTHONPATH`.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.python);
+        let mut paths = vec![self.dir.clone()];
+        if let Some(old) = std::env::var_os("PYTHONPATH") {
+            paths.extend(std::env::split_paths(&old));
+        }
+        cmd.env("PYTHONPATH", std::env::join_paths(paths).unwrap());
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1");
+        cmd
+    }
+
+    fn probe(&self, statement: &str) -> bool {
+        self.command()
+            .args(["-c", statement])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+fn target() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target")
+}
+
+/// A Python that imports `requirements` (pip specs) from `target/<dir>`,
+/// installing them there when `probe` (a Python statement) fails.
+pub fn python_with(dir: &str, requirements: &[&str], probe: &str) -> Result<Py, String> {
+    let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let target = target();
+    let py = Py {
+        python: python.clone(),
+        dir: target.join(dir),
+    };
+    if py.probe(probe) {
+        return Ok(py);
+    }
+    fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    let lock_path = target.join(format!("{dir}.lock"));
+    let lock = File::create(&lock_path)
+        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    if py.probe(probe) {
+        return Ok(py); // another test binary installed them meanwhile
+    }
+    let tmp = target.join(format!("{dir}.tmp-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    eprintln!(
+        "installing {requirements:?} into {} (one time) ...",
+        py.dir.display()
+    );
+    let t0 = Instant::now();
+    let how = format!(
+        "{python} -m pip install --target {} {}",
+        py.dir.display(),
+        requirements.join(" ")
+    );
+    let out = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args([
+            "--no-input",
+            "--retries",
+            "2",
+            "--timeout",
+            "30",
+            "--target",
+        ])
+        .arg(&tmp)
+        .args(requirements)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `{python} -m pip`: {e}; run: {how}"))?;
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(format!(
+            "installing {requirements:?} failed ({}):\n{}\nrun: {how}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if py.dir.exists() {
+        let old = target.join(format!("{dir}.old-{}", std::process::id()));
+        fs::rename(&py.dir, &old).map_err(|e| format!("cannot move {}: {e}", py.dir.display()))?;
+        let _ = fs::remove_dir_all(&old);
+    }
+    fs::rename(&tmp, &py.dir).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
+    eprintln!("installed in {:.1} s", t0.elapsed().as_secs_f64());
+    if py.probe(probe) {
+        Ok(py)
+    } else {
+        Err(format!(
+            "after installing, `{probe}` still fails in {}; run: {how}",
+            py.dir.display()
+        ))
+    }
+}
+
+/// The packages of the C-Blosc 1.x interop tests: python-blosc 1.11.4
+/// (C-Blosc 1.21.7 with BloscLZ 2.5.1, LZ4 1.10.0, zlib 1.3.1, Zstd 1.5.6),
+/// bloscpack 0.16.0 and NumPy.
+pub fn blosc1() -> Py {
+    python_with(
+        "pydeps-c1",
+        &["blosc==1.11.4", "bloscpack==0.16.0", "numpy"],
+        "import blosc, numpy; assert blosc.__version__ == '1.11.4'",
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run `script` (a file under tests/support) with `request` on stdin and
+/// return its stdout; panics with its stderr when it fails.
+pub fn run_script(py: &Py, script: &str, request: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support")
+        .join(script);
+    let mut child = py
+        .command()
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", path.display()));
+    let mut stdin = child.stdin.take().unwrap();
+    let req = request.to_vec();
+    // Write from another thread: the script may answer while it reads.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&req);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{}",
+        path.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
