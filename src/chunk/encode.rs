@@ -400,7 +400,8 @@ impl Blocks<'_> {
     /// the split flag set for items over 16 bytes or blocks under 128 items.
     fn c_split_unreadable(&self) -> bool {
         let ts = self.lay.typesize;
-        !self.lay.header.dont_split() && !(ts <= 16 && self.lay.blocksize / ts >= 128)
+        let readable = ts <= 16 && self.lay.blocksize / ts >= 128;
+        !self.lay.header.dont_split() && !readable
     }
 
     fn block(&self, i: usize) -> &[u8] {
