@@ -962,3 +962,83 @@ fn frames_sframes_and_info() {
     left.retain(|n| n.contains("oxiblosc-"));
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn blosc1_chunks() {
+    use oxiblosc::{CParams, ChunkFormat, Codec, Filter};
+    let dir = TempDir::new("blosc1");
+    let input = data(300_001);
+    let src = dir.path("in.bin");
+    fs::write(&src, &input).unwrap();
+    let cases: [(&[&str], Codec, u8, usize, &[Filter]); 4] = [
+        (&[], CParams::default().codec, 5, 8, &[Filter::Shuffle]),
+        (
+            &["-c", "lz4", "-l", "9", "-t", "4", "--filter", "bitshuffle"],
+            Codec::Lz4,
+            9,
+            4,
+            &[Filter::BitShuffle],
+        ),
+        (
+            &["-c", "zstd", "-l", "3", "-t", "2", "--filter", "none"],
+            Codec::Zstd,
+            3,
+            2,
+            &[],
+        ),
+        (
+            &["-c", "lz4hc", "-t", "300", "-b", "64K", "-n", "2"],
+            Codec::Lz4Hc,
+            5,
+            300,
+            &[Filter::Shuffle],
+        ),
+    ];
+    for (extra, codec, clevel, ts, filters) in cases {
+        let what = format!("compress --format blosc1 {extra:?}");
+        let out = dir.path("out.b1");
+        let _ = fs::remove_file(&out);
+        let mut args = vec!["compress", "--format", "blosc1"];
+        args.extend_from_slice(extra);
+        let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+        args.extend([s, o]);
+        assert_ok(&run(&args, None), &what);
+        let chunk = fs::read(&out).unwrap();
+        assert_eq!(chunk[0], 2, "{what}: format version 2");
+        let mut p = CParams::default()
+            .format(ChunkFormat::Blosc1)
+            .codec(codec)
+            .clevel(clevel)
+            .typesize(ts)
+            .filters(filters);
+        if extra.contains(&"-b") {
+            p = p.blocksize(64 * 1024);
+        }
+        assert_eq!(
+            chunk,
+            oxiblosc::compress(&input, &p).unwrap(),
+            "{what}: the library's chunk"
+        );
+        let back = dir.path("back.bin");
+        assert_ok(
+            &run(&["decompress", o, back.to_str().unwrap()], None),
+            &what,
+        );
+        assert!(fs::read(&back).unwrap() == input, "{what}: round trip");
+    }
+    // Filters Blosc1 cannot store are usage errors.
+    let o = run(
+        &[
+            "compress",
+            "--format",
+            "blosc1",
+            "--filter",
+            "delta",
+            src.to_str().unwrap(),
+            dir.path("x").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_usage(&o, "blosc1 with delta");
+    assert!(stderr(&o).contains("Blosc1"), "{}", stderr(&o));
+}

@@ -2,7 +2,7 @@
 //! and describe them.
 //!
 //! ```text
-//! oxiblosc compress [--format frame|sframe|chunk] [--chunksize N] [--meta NAME=VALUE]...
+//! oxiblosc compress [--format frame|sframe|chunk|blosc1] [--chunksize N] [--meta NAME=VALUE]...
 //!                   [-c CODEC] [-l CLEVEL] [-t TYPESIZE] [--filter NAME[:META]]...
 //!                   [-b BLOCKSIZE] [--split MODE] [-n NTHREADS] [--dict] IN OUT
 //! oxiblosc decompress [-n NTHREADS] IN OUT
@@ -28,8 +28,8 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{
-    CParams, ChunkHeader, Codec, Compressor, DParams, Decompressor, Filter, MAX_BLOCKSIZE,
-    MAX_BUFFERSIZE, SplitMode,
+    CParams, ChunkFormat, ChunkHeader, Codec, Compressor, DParams, Decompressor, Filter,
+    MAX_BLOCKSIZE, MAX_BUFFERSIZE, SplitMode,
 };
 
 use files::{Place, TempTarget};
@@ -68,6 +68,10 @@ enum Format {
     Frame,
     /// A sparse frame (sframe): a directory with one file per chunk.
     Sframe,
+    /// Blosc1 chunks (16-byte header, format version 2) as C-Blosc 1.21
+    /// writes them, for C-Blosc 1.x readers (numcodecs, Zarr, HDF5);
+    /// a sequence like `Chunk` for inputs over one chunk.
+    Blosc1,
 }
 
 /// Default frame chunk size (rounded down to whole items).
@@ -76,9 +80,11 @@ const DEFAULT_CHUNKSIZE: usize = 4 << 20;
 #[derive(Args, Debug)]
 struct CompressArgs {
     /// Container format: `frame` (a contiguous Blosc2 frame; the default for
-    /// files), `sframe` (a sparse frame: OUT is a directory) or `chunk` (one
+    /// files), `sframe` (a sparse frame: OUT is a directory), `chunk` (one
     /// Blosc2 chunk, the default for stdout; inputs over ~2 GiB become a
-    /// sequence of chunks, each readable on its own).
+    /// sequence of chunks, each readable on its own) or `blosc1` (the same
+    /// with Blosc1 chunks, as C-Blosc 1.x writes and reads them; filters:
+    /// shuffle, bitshuffle or none).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     format: Option<Format>,
 
@@ -180,7 +186,8 @@ fn parse_format(s: &str) -> Result<Format, String> {
         "chunk" => Ok(Format::Chunk),
         "frame" | "cframe" => Ok(Format::Frame),
         "sframe" => Ok(Format::Sframe),
-        _ => Err("unknown format (known: frame, sframe, chunk)".into()),
+        "blosc1" => Ok(Format::Blosc1),
+        _ => Err("unknown format (known: frame, sframe, chunk, blosc1)".into()),
     }
 }
 
@@ -303,7 +310,13 @@ fn main() -> ExitCode {
 /// The compression parameters the arguments ask for; bad combinations are
 /// usage errors.
 fn cparams(args: &CompressArgs) -> CParams {
+    let format = if args.format == Some(Format::Blosc1) {
+        ChunkFormat::Blosc1
+    } else {
+        ChunkFormat::Blosc2
+    };
     let mut p = CParams::default()
+        .format(format)
         .codec(args.codec)
         .clevel(args.clevel)
         .typesize(args.typesize as usize)
@@ -359,7 +372,8 @@ fn compress(args: CompressArgs) -> Result<(), String> {
         Place::Std => Format::Chunk,
         Place::File(_) => Format::Frame,
     });
-    if format == Format::Chunk && (args.chunksize.is_some() || !args.metas.is_empty()) {
+    let chunks = matches!(format, Format::Chunk | Format::Blosc1);
+    if chunks && (args.chunksize.is_some() || !args.metas.is_empty()) {
         usage_error(
             ErrorKind::ArgumentConflict,
             "--chunksize and --meta are for frames (--format frame or sframe)",
@@ -386,7 +400,7 @@ fn compress(args: CompressArgs) -> Result<(), String> {
         );
     }
     match format {
-        Format::Chunk => compress_chunks(params, &input, &output),
+        Format::Chunk | Format::Blosc1 => compress_chunks(params, &input, &output),
         Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
     }
 }
