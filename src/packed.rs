@@ -511,13 +511,52 @@ pub fn append(packed: &[u8], data: &[u8], typesize: usize) -> Result<Vec<u8>> {
     } else {
         compress_with(&cp, data)?
     };
-    let mut header = h;
-    if h.chunksize != 0 {
+    add_chunk(&reader, &chunk, data.len(), new_filters_chunk.as_deref())
+}
+
+/// A new packed buffer: `packed` with `chunk`, an already compressed Blosc
+/// chunk, appended verbatim. With the delta filter the chunk must hold the
+/// data minus the reference (the filters chunk), so appending to an empty
+/// delta super-chunk this way is refused: use [`append`].
+///
+/// # Errors
+/// As [`PackedReader::new`] for `packed`; the chunk header's errors, and
+/// [`Error::InvalidParam`] for a lazy chunk, a chunk whose `cbytes` is not
+/// its length, or a delta super-chunk without a reference.
+pub fn append_chunk(packed: &[u8], chunk: &[u8]) -> Result<Vec<u8>> {
+    let reader = PackedReader::new(packed)?;
+    let h = ChunkHeader::parse(chunk)?;
+    if h.is_lazy() || h.cbytes != chunk.len() {
+        return Err(invalid_param(format!(
+            "not a whole chunk: {} bytes, its header says {}{}",
+            chunk.len(),
+            h.cbytes,
+            if h.is_lazy() { " (lazy)" } else { "" }
+        )));
+    }
+    if reader.header.has_delta() && reader.reference.is_none() {
+        return Err(invalid_param(
+            "a delta super-chunk without chunks has no reference yet: append data, not a chunk",
+        ));
+    }
+    add_chunk(&reader, chunk, h.nbytes, None)
+}
+
+/// `reader`'s buffer plus `chunk` (of `nbytes` data bytes), and the filters
+/// chunk `new_filters_chunk` when it is the first delta reference.
+fn add_chunk(
+    reader: &PackedReader<'_>,
+    chunk: &[u8],
+    nbytes: usize,
+    new_filters_chunk: Option<&[u8]>,
+) -> Result<Vec<u8>> {
+    let mut header = reader.header;
+    if header.chunksize != 0 {
         let last_full = match reader.nchunks() {
             0 => true,
-            n => reader.chunk_nbytes(n - 1)? == h.chunksize as usize,
+            n => reader.chunk_nbytes(n - 1)? == header.chunksize as usize,
         };
-        if !last_full || data.len() > h.chunksize as usize {
+        if !last_full || nbytes > header.chunksize as usize {
             header.chunksize = 0;
         }
     }
@@ -525,8 +564,8 @@ pub fn append(packed: &[u8], data: &[u8], typesize: usize) -> Result<Vec<u8>> {
     for i in 0..reader.nchunks() {
         chunks.push(reader.chunk(i)?);
     }
-    chunks.push(&chunk);
-    let filters_chunk = new_filters_chunk.as_deref().or(reader.filters_chunk());
+    chunks.push(chunk);
+    let filters_chunk = new_filters_chunk.or(reader.filters_chunk());
     assemble(
         header,
         [
@@ -842,7 +881,14 @@ impl<'a> PackedReader<'a> {
     /// # Errors
     /// As [`PackedReader::decompress_chunk`].
     pub fn unpack(&self) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.data_nbytes];
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.data_nbytes).map_err(|_| {
+            Error::InvalidParam(format!(
+                "cannot allocate the {} bytes the chunks declare",
+                self.data_nbytes
+            ))
+        })?;
+        out.resize(self.data_nbytes, 0);
         let mut d = Decompressor::new(DParams::default());
         let mut at = 0;
         for i in 0..self.nchunks {

@@ -564,6 +564,7 @@ fn every_truncation_fails_cleanly() {
 
 #[test]
 fn every_bit_flip_is_right_or_an_error() {
+    let extra = blosc1(b"abcdefgh", &CParams::default().typesize(2));
     for (name, b, src) in samples() {
         let g = guarded(&b);
         let mut right = 0;
@@ -594,6 +595,7 @@ fn every_bit_flip_is_right_or_an_error() {
                     assert!(PackedReader::new(&f).unwrap().unpack().unwrap() == src);
                 }
                 let _ = packed::append(&f, b"abcd", 2);
+                let _ = packed::append_chunk(&f, &extra);
             }
         }
         assert!(right > 0, "{name}");
@@ -664,4 +666,43 @@ fn absurd_fields_fail_fast_with_little_allocation() {
         Err(Error::InvalidParam(_))
     ));
     assert!(r.chunk(usize::MAX).is_err());
+}
+
+#[test]
+fn append_compressed_chunks() {
+    let p = CParams::default().typesize(4);
+    let src = data(5000);
+    let mut b = packed::pack(&src[..3000], &p, 1000).unwrap();
+    // Any chunk the crate reads goes in verbatim, a Blosc2 one included.
+    let c2 = compress(&src[3000..], &p).unwrap();
+    assert_eq!(c2[0], 5, "a Blosc2 chunk");
+    b = packed::append_chunk(&b, &c2).unwrap();
+    let r = PackedReader::new(&b).unwrap();
+    assert_eq!(r.chunk(3).unwrap(), &c2[..]);
+    assert_eq!(
+        r.header().chunksize,
+        0,
+        "a 2000-byte chunk after 1000-byte ones"
+    );
+    assert_eq!(r.unpack().unwrap(), src);
+    // Not a whole chunk: refused.
+    let mut longer = c2.clone();
+    longer.push(0);
+    assert!(matches!(
+        packed::append_chunk(&b, &longer),
+        Err(Error::InvalidParam(_))
+    ));
+    assert!(packed::append_chunk(&b, &c2[..c2.len() - 1]).is_err());
+    // Delta: refused on an empty super-chunk, taken as data - reference after.
+    let pd = CParams::default().typesize(1).filters(&[Filter::Delta]);
+    let empty = packed::pack(&[], &pd, 100).unwrap();
+    assert!(packed::append_chunk(&empty, &c2).is_err());
+    let one = packed::append(&empty, &src[..100], 1).unwrap();
+    let diff: Vec<u8> = src[100..200]
+        .iter()
+        .zip(&src[..100])
+        .map(|(a, b)| a.wrapping_sub(*b))
+        .collect();
+    let two = packed::append_chunk(&one, &blosc1(&diff, &pd.clone().filters(&[]))).unwrap();
+    assert_eq!(packed::unpack(&two).unwrap(), src[..200]);
 }
