@@ -18,6 +18,10 @@
 //! All integers are little endian; all offsets count from the start of the
 //! buffer. See [`PackedHeader`] for the header fields.
 //!
+//! Entry points: [`pack`] and [`unpack`] for whole buffers, [`PackedReader`]
+//! for the header and single chunks, [`append`] (data) and
+//! [`append_chunk`] (a compressed chunk) for a new buffer with one more chunk.
+//!
 //! # Decisions where the sources leave room
 //!
 //! * **Chunk format.** The data and ancillary chunks are Blosc1 chunks
@@ -59,7 +63,9 @@
 //! every chunk's header is valid and the chunks lie back to back from byte
 //! 96 up to the starts array, in the order the offsets give, and `nbytes`
 //! equals the sum the chunks' own headers declare. No allocation is sized by
-//! a header field before those checks. The format has no checksums: a
+//! a header field before those checks, and [`unpack`] reserves its output
+//! fallibly (an absurd but consistent total is an `Err`, not an abort). The
+//! format has no checksums: a
 //! flipped bit inside a chunk's payload is the chunk decoder's to notice,
 //! and may go unnoticed.
 //!
