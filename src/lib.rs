@@ -26,6 +26,7 @@ mod codecs;
 mod error;
 mod filters;
 pub mod frame;
+pub mod packed;
 mod parallel;
 mod params;
 pub mod schunk;
