@@ -98,19 +98,19 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 
 /// Hash and look up the positions from `*ip` on (entering each into the
 /// table) until one has a candidate worth measuring: 1 to
-/// `MAX_FARDISTANCE - 1` bytes back and at least 7 bytes equal (`len >= 4`
-/// in C's count, `len = match_end - 4 - a`). Returns the candidate, with
-/// `*ip` left at the position (or at `iplimit`). Requires
-/// `iplimit + 8 <= buf.len()`.
+/// `MAX_FARDISTANCE - 1` bytes back and at least `2 * SHIFT - 1` bytes
+/// equal (`len >= SHIFT` in C's count, `len = match_end - SHIFT - a`).
+/// Returns the candidate, with `*ip` left at the position (or at
+/// `iplimit`). Requires `iplimit + 8 <= buf.len()`.
 #[inline(always)]
-fn next_candidate(
+fn next_candidate<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
 ) -> Option<usize> {
-    let (a, r) = scan(buf, table, hashlog, *ip, iplimit);
+    let (a, r) = scan::<SHIFT>(buf, table, hashlog, *ip, iplimit);
     *ip = a;
     (a < iplimit).then_some(r)
 }
@@ -120,22 +120,25 @@ fn next_candidate(
 /// keeps half a dozen extra induction variables alive in it for the code
 /// after the loop, which costs more than the call does.
 #[inline(never)]
-fn scan(
+fn scan<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
     mut a: usize,
     iplimit: usize,
 ) -> (usize, usize) {
+    // Only the low `2 * SHIFT - 1` bytes of the 8 compared must agree
+    // (little-endian: the top ones are shifted out).
+    let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
     while a < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
         let r = table[h] as usize;
         table[h] = a as u32;
         // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
-        // then the first 7 bytes (little-endian: all but the top byte).
+        // then the first `2 * SHIFT - 1` bytes.
         if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
-            && (w ^ read_u64(buf, r)) << 8 == 0
+            && (w ^ read_u64(buf, r)) << unchecked == 0
         {
             return (a, r);
         }
@@ -145,11 +148,13 @@ fn scan(
 }
 
 /// The next match the encoder takes from `*ip` on: a candidate of
-/// [`next_candidate`] that is near, or far with `len >= far_min`. Returns
-/// the position, `len` and the biased distance (`a - r - 1`). Requires
-/// `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
+/// [`next_candidate`] that is near, or far with `len >= far_min`. `SHIFT`
+/// is C's `ipshift` (and its `minlen`, which always equals it): the match
+/// length counts the bytes up to the first mismatch less `SHIFT - 1`.
+/// Returns the position, `len` and the biased distance (`a - r - 1`).
+/// Requires `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
 #[inline(always)]
-fn next_match(
+fn next_match<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
@@ -158,11 +163,12 @@ fn next_match(
     far_min: usize,
 ) -> Option<(usize, usize, usize)> {
     let bound = buf.len() - 1;
+    let known = 2 * SHIFT - 1;
     loop {
-        let r = next_candidate(buf, table, hashlog, ip, iplimit)?;
+        let r = next_candidate::<SHIFT>(buf, table, hashlog, ip, iplimit)?;
         let a = *ip;
         let dist = a - r - 1;
-        let len = match_end(buf, a + 7, r + 7, bound) - 4 - a;
+        let len = match_end(buf, a + known, r + known, bound) - SHIFT - a;
         if dist < MAX_DISTANCE || len >= far_min {
             return Some((a, len, dist));
         }
@@ -281,7 +287,8 @@ impl BloscLz {
         // byte, plus a marker each time the run reaches 32.
         let mut run = 0usize;
         'scan: loop {
-            let Some((a, len, dist)) = next_match(win, table, hashlog, &mut ip, iplimit, 4) else {
+            let Some((a, len, dist)) = next_match::<4>(win, table, hashlog, &mut ip, iplimit, 4)
+            else {
                 break 'scan;
             };
             let k = a - run;
@@ -317,12 +324,19 @@ impl BloscLz {
         if n < 16 || dst.len() < 66 {
             return Ok(0);
         }
-        Ok(self.encode(clevel, src, dst).unwrap_or(0))
+        Ok(self.encode::<4>(clevel, src, dst).unwrap_or(0))
     }
 
-    /// Compress `src` as C-Blosc 1.21's BloscLZ does; `split` is whether the
-    /// chunk's blocks are split into streams (C-Blosc 1.x passes it to its
-    /// encoder, which then picks its match-length shift).
+    /// Compress `src` as C-Blosc 1.21's BloscLZ 2.5.1 does (the same bytes);
+    /// `split` is whether the chunk's blocks are split into streams
+    /// (C-Blosc 1.x hands its encoder the flag). 0 when the block looks
+    /// incompressible or the stream would not fit in `dst`.
+    ///
+    /// The differences from [`Self::compress`]: the probe
+    /// ([`Self::probe_ratio_blosc1`]) and the match shift, which is 3
+    /// (matches of 3 and more, counted from one byte further) for blocks
+    /// that are not split or whose probe ratio is below 4, else 4 as in
+    /// C-Blosc2.
     pub(crate) fn compress_blosc1(
         &mut self,
         clevel: u8,
@@ -330,13 +344,80 @@ impl BloscLz {
         dst: &mut [u8],
         split: bool,
     ) -> Result<usize> {
-        // TODO(blosclz1): C-Blosc 1.21's own encoder; the Blosc2 one for now.
-        let _ = split;
-        self.compress(clevel, src, dst)
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = self.probe_ratio_blosc1(src);
+        if ratio < MIN_RATIO[clevel] {
+            return Ok(0);
+        }
+        if src.len() < 16 || dst.len() < 66 {
+            return Ok(0);
+        }
+        let out = if !split || ratio < 4.0 {
+            self.encode::<3>(clevel, src, dst)
+        } else {
+            self.encode::<4>(clevel, src, dst)
+        };
+        Ok(out.unwrap_or(0))
     }
 
-    /// The main pass; `None` when the output would exceed `dst`.
-    fn encode(&mut self, clevel: usize, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    /// C-Blosc 1.21's entropy probe: a dry run of the encoder with match
+    /// shift 3 over the first 4096 bytes of the last quarter of the block,
+    /// with a 12-bit hash table at every clevel. It counts output bytes as
+    /// the main pass writes them up to where the scan stops; the estimate
+    /// is `ip / oc`.
+    fn probe_ratio_blosc1(&mut self, src: &[u8]) -> f64 {
+        const HASHLOG_PROBE: u32 = 12;
+        let n = src.len();
+        let maxlen = n / 4;
+        let limit = maxlen.min(1 << HASHLOG_PROBE);
+        if limit < 13 {
+            return 0.0;
+        }
+        let win = &src[n - maxlen..][..limit];
+        let iplimit = limit - 12;
+        let table = self.table(HASHLOG_PROBE);
+        let mut oc: usize = 5;
+        let mut lit = 4usize;
+        let mut ip = 0usize;
+        // Where the current literal run started: a literal is one output
+        // byte, plus a marker each time the run reaches 32.
+        let mut run = 0usize;
+        while let Some((a, len, dist)) =
+            next_match::<3>(win, table, HASHLOG_PROBE, &mut ip, iplimit, 3)
+        {
+            let k = a - run;
+            oc += k + (lit + k) / MAX_COPY;
+            // The unused marker of an empty run is taken back.
+            if (lit + k).is_multiple_of(MAX_COPY) {
+                oc -= 1;
+            }
+            lit = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[hash(read_u32(win, p), HASHLOG_PROBE)] = p as u32;
+            ip = p + 2;
+            run = ip;
+            oc += 1;
+        }
+        // The literals up to `iplimit` (none if the last match ended past
+        // it); the bytes after it are in neither count.
+        let k = ip - run;
+        oc += k + (lit + k) / MAX_COPY;
+        ip as f64 / oc as f64
+    }
+
+    /// The main pass; `None` when the output would exceed `dst`. `SHIFT` is
+    /// the match shift of [`next_match`]: 4 for C-Blosc2's encoder, 3 or 4
+    /// for C-Blosc 1.21's.
+    fn encode<const SHIFT: usize>(
+        &mut self,
+        clevel: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
         let n = src.len();
         let maxout = dst.len();
         let hashlog = HASHLOG[clevel];
@@ -358,7 +439,8 @@ impl BloscLz {
         }
         'scan: loop {
             // Far matches shorter than 6 are not worth their 4 bytes.
-            let Some((a, mut len, dist)) = next_match(src, table, hashlog, &mut ip, iplimit, 6)
+            let Some((a, mut len, dist)) =
+                next_match::<SHIFT>(src, table, hashlog, &mut ip, iplimit, 6)
             else {
                 break 'scan;
             };

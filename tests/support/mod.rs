@@ -19,6 +19,8 @@
 //! closes, i.e. when the test binary ends.
 #![allow(dead_code)]
 
+pub mod cblosc1;
+
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
