@@ -4,7 +4,11 @@
 //! offset against both buffers. The encoder makes the same choices as
 //! C-Blosc2's (blosclz 2.5.3, CHUNK-NOTES §9.5), so its streams are the same
 //! bytes: an entropy probe on the end of the block decides whether to try at
-//! all, then a greedy single-hash LZ77 pass.
+//! all, then a greedy single-hash LZ77 pass. For Blosc1 chunks a second
+//! entry point makes C-Blosc 1.21's choices (blosclz 2.5.1): another probe,
+//! and a shorter minimum match for blocks that are not split or compress
+//! poorly; the scan and the main pass are shared, with the match shift as a
+//! const parameter.
 //!
 //! Both encoder loops scan for the next match first and settle the literal
 //! run before it in one step (the probe only counts it, the main pass copies
@@ -765,16 +769,84 @@ mod tests {
     /// batched literal runs and wide match compares.
     fn reference_compress(clevel: u8, src: &[u8], maxout: usize) -> Vec<u8> {
         let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = reference_probe(clevel, src);
+        if ratio < MIN_RATIO[clevel] || src.len() < 16 || maxout < 66 {
+            return Vec::new();
+        }
+        reference_main_pass(clevel, src, maxout, 4)
+    }
+
+    /// C-Blosc 1.21's probe (BloscLZ 2.5.1), one byte at a time: a dry run
+    /// with a 12-bit table, `ipshift = minlen = 3`, over the first 4096
+    /// bytes of the last quarter.
+    fn reference_probe_blosc1(src: &[u8]) -> f64 {
+        let hl = 12;
+        let n = src.len();
+        let maxlen = n / 4;
+        let limit = maxlen.min(4096);
+        if limit < 13 {
+            return 0.0;
+        }
+        let w = &src[n - maxlen..];
+        let (bound, iplimit) = (limit - 1, limit - 12);
+        let mut table = vec![0usize; 1 << hl];
+        let (mut oc, mut copy, mut ip) = (5isize, 4usize, 0usize);
+        while ip < iplimit {
+            let a = ip;
+            let hv = ref_hash(ref_u32(w, a), hl);
+            let r = table[hv];
+            let dist = a - r;
+            table[hv] = a;
+            let len = if dist != 0 && dist < MAX_FARDISTANCE && ref_u32(w, r) == ref_u32(w, a) {
+                ref_match_end(w, a + 4, r + 4, bound) as isize - 3 - a as isize
+            } else {
+                0
+            };
+            if len < 3 {
+                oc += 1;
+                ip = a + 1;
+                copy += 1;
+                if copy == 32 {
+                    copy = 0;
+                    oc += 1;
+                }
+                continue;
+            }
+            if copy == 0 {
+                oc -= 1;
+            }
+            copy = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist - 1 < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len as usize;
+            table[ref_hash(ref_u32(w, p), hl)] = p;
+            ip = p + 2;
+            oc += 1;
+        }
+        ip as f64 / oc as f64
+    }
+
+    /// C-Blosc 1.21's `blosclz_compress`, one byte at a time.
+    fn reference_compress_blosc1(clevel: u8, src: &[u8], maxout: usize, split: bool) -> Vec<u8> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = reference_probe_blosc1(src);
+        if ratio < MIN_RATIO[clevel] || src.len() < 16 || maxout < 66 {
+            return Vec::new();
+        }
+        let shift = if !split || ratio < 4.0 { 3 } else { 4 };
+        reference_main_pass(clevel, src, maxout, shift)
+    }
+
+    /// The main pass of both encoders with C's `ipshift` (= `minlen`)
+    /// `shift`.
+    fn reference_main_pass(clevel: usize, src: &[u8], maxout: usize, shift: usize) -> Vec<u8> {
         let hl = HASHLOG[clevel];
         let h = |x: u32| ref_hash(x, hl);
         let u32_at = ref_u32;
         let mend = ref_match_end;
         let n = src.len();
-        let ratio = reference_probe(clevel, src);
-        if ratio < MIN_RATIO[clevel] || n < 16 || maxout < 66 {
-            return Vec::new();
-        }
-        // The main pass.
         let mut out: Vec<u8> = vec![31, src[0], src[1], src[2], src[3]];
         let (bound, iplimit) = (n - 1, n - 12);
         let mut table = vec![0usize; 1 << hl];
@@ -805,12 +877,12 @@ mod tests {
             let dist = a.wrapping_sub(r);
             table[hv] = a;
             let len = if dist != 0 && dist < MAX_FARDISTANCE && u32_at(src, r) == u32_at(src, a) {
-                mend(src, a + 4, r + 4, bound) - 4 - a
+                (mend(src, a + 4, r + 4, bound) - a).saturating_sub(shift)
             } else {
                 0
             };
             let dist = dist.wrapping_sub(1);
-            if len < 4 || (len <= 5 && dist >= MAX_DISTANCE) {
+            if len < shift || (len <= 5 && dist >= MAX_DISTANCE) {
                 literal!(src[a]);
                 ip = a + 1;
                 continue;
@@ -938,6 +1010,51 @@ mod tests {
             prop_assert_eq!(z.probe_ratio(clevel, &src).to_bits(), reference_probe(clevel, &src).to_bits());
         }
 
+        /// C-Blosc 1.21's encoder: its streams decode back, with both the
+        /// fast decoder and the format description.
+        #[test]
+        fn blosc1_encoder_round_trips(kind in 0u8..5, len in 0usize..150_000, seed: u64, clevel in 1u8..=9, split: bool) {
+            let src = shapes(kind, len, seed);
+            let mut dst = vec![0u8; len];
+            let n = BloscLz::default().compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+            prop_assert!(n <= len);
+            if n > 0 {
+                let stream = &dst[..n];
+                let mut out = vec![0u8; len];
+                prop_assert_eq!(decompress(stream, &mut out).unwrap(), len);
+                prop_assert!(out == src);
+                prop_assert_eq!(reference_decode(stream, len), Some(src));
+            }
+        }
+
+        /// C-Blosc 1.21's encoder against its per-byte description, with
+        /// output limits from tiny to roomy.
+        #[test]
+        fn blosc1_encoder_matches_reference(kind in 0u8..5, len in 0usize..70_000, seed: u64, clevel in 1u8..=9, room in 0.0f64..1.2, split: bool) {
+            let src = shapes(kind, len, seed);
+            let maxout = (len as f64 * room) as usize;
+            let want = reference_compress_blosc1(clevel, &src, maxout, split);
+            let mut dst = vec![0xA5u8; maxout];
+            let n = BloscLz::default().compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+            prop_assert_eq!(n, want.len());
+            prop_assert!(dst[..n] == want[..]);
+        }
+
+        /// C-Blosc 1.21's probe, exactly, around every residue of the
+        /// literal runs (the ratio decides both whether to compress and
+        /// the match shift).
+        #[test]
+        fn blosc1_probe_matches_reference(kind in 0u8..5, len in 0usize..40_000, seed: u64, lits in 0usize..70, reps in 1usize..40) {
+            let mut src = shapes(kind, len, seed);
+            let noise = shapes(4, lits, seed ^ 1);
+            for _ in 0..reps {
+                src.extend_from_slice(&noise);
+                src.extend_from_slice(&[7; 20]);
+            }
+            let mut z = BloscLz::default();
+            prop_assert_eq!(z.probe_ratio_blosc1(&src).to_bits(), reference_probe_blosc1(&src).to_bits());
+        }
+
         /// Mutated real streams and random bytes: the fast decoder never
         /// panics, and when it succeeds it agrees with the reference.
         #[test]
@@ -998,6 +1115,69 @@ mod tests {
             assert!(reference_compress(clevel, &src, full.len() - 1).is_empty());
             assert_eq!(reference_compress(clevel, &src, hi), full);
         }
+    }
+
+    /// Hostile room for C-Blosc 1.21's encoder: every `dst` length up to
+    /// a little past the stream (dirty `dst`s, both match shifts) gives 0
+    /// or the whole stream, exactly where the per-byte description does,
+    /// and nothing past `dst` is needed.
+    #[test]
+    fn blosc1_every_room_near_the_stream_gives_0_or_the_stream() {
+        let mut z = BloscLz::default();
+        let mut streams = 0;
+        // Split blocks with probe ratios below and above 4 (match shift 3
+        // and 4).
+        let (mut low, mut high) = (false, false);
+        for (kind, len, clevel) in [
+            (0u8, 5000, 5u8),
+            (1, 20_000, 9),
+            (0, 30_000, 1),
+            (1, 9000, 4),
+            (0, 40_000, 7),
+            (1, 12_000, 2),
+            (1, 100, 9),
+            (1, 777, 3),
+            (1, 60, 6),
+        ] {
+            let src = shapes(kind, len, 99);
+            let ratio = reference_probe_blosc1(&src);
+            low |= ratio < 4.0;
+            high |= ratio >= 4.0;
+            for split in [false, true] {
+                let full = reference_compress_blosc1(clevel, &src, 2 * len + 100, split);
+                assert!(
+                    !full.is_empty(),
+                    "kind {kind} len {len} clevel {clevel} should compress"
+                );
+                let mut dst = vec![0u8; (full.len() + 3).max(66)];
+                let n = z.compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+                assert_eq!(dst[..n], full[..]);
+                let mut first_fit = None;
+                for maxout in (0..100).chain(full.len().saturating_sub(80)..full.len() + 3) {
+                    let want = reference_compress_blosc1(clevel, &src, maxout, split);
+                    let mut dst = vec![0x5Au8; maxout];
+                    let n = z.compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+                    assert_eq!(
+                        n,
+                        want.len(),
+                        "kind {kind} clevel {clevel} split {split} maxout {maxout}"
+                    );
+                    assert!(
+                        n == 0 || dst[..n] == full[..],
+                        "a stream, not a part of one"
+                    );
+                    if n > 0 && first_fit.is_none() {
+                        first_fit = Some(maxout);
+                    }
+                }
+                // The switch from 0 to the whole stream is in the range.
+                let fit = first_fit.expect("the stream fits somewhere");
+                assert!(fit >= full.len() && fit >= 66);
+                streams += 1;
+            }
+        }
+        assert_eq!(streams, 18);
+        assert!(low && high);
     }
 
     #[test]
