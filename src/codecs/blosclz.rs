@@ -4,7 +4,11 @@
 //! offset against both buffers. The encoder makes the same choices as
 //! C-Blosc2's (blosclz 2.5.3, CHUNK-NOTES §9.5), so its streams are the same
 //! bytes: an entropy probe on the end of the block decides whether to try at
-//! all, then a greedy single-hash LZ77 pass.
+//! all, then a greedy single-hash LZ77 pass. For Blosc1 chunks a second
+//! entry point makes C-Blosc 1.21's choices (blosclz 2.5.1): another probe,
+//! and a shorter minimum match for blocks that are not split or compress
+//! poorly; the scan and the main pass are shared, with the match shift as a
+//! const parameter.
 //!
 //! Both encoder loops scan for the next match first and settle the literal
 //! run before it in one step (the probe only counts it, the main pass copies
@@ -98,19 +102,19 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 
 /// Hash and look up the positions from `*ip` on (entering each into the
 /// table) until one has a candidate worth measuring: 1 to
-/// `MAX_FARDISTANCE - 1` bytes back and at least 7 bytes equal (`len >= 4`
-/// in C's count, `len = match_end - 4 - a`). Returns the candidate, with
-/// `*ip` left at the position (or at `iplimit`). Requires
-/// `iplimit + 8 <= buf.len()`.
+/// `MAX_FARDISTANCE - 1` bytes back and at least `2 * SHIFT - 1` bytes
+/// equal (`len >= SHIFT` in C's count, `len = match_end - SHIFT - a`).
+/// Returns the candidate, with `*ip` left at the position (or at
+/// `iplimit`). Requires `iplimit + 8 <= buf.len()`.
 #[inline(always)]
-fn next_candidate(
+fn next_candidate<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
 ) -> Option<usize> {
-    let (a, r) = scan(buf, table, hashlog, *ip, iplimit);
+    let (a, r) = scan::<SHIFT>(buf, table, hashlog, *ip, iplimit);
     *ip = a;
     (a < iplimit).then_some(r)
 }
@@ -120,22 +124,25 @@ fn next_candidate(
 /// keeps half a dozen extra induction variables alive in it for the code
 /// after the loop, which costs more than the call does.
 #[inline(never)]
-fn scan(
+fn scan<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
     mut a: usize,
     iplimit: usize,
 ) -> (usize, usize) {
+    // Only the low `2 * SHIFT - 1` bytes of the 8 compared must agree
+    // (little-endian: the top ones are shifted out).
+    let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
     while a < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
         let r = table[h] as usize;
         table[h] = a as u32;
         // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
-        // then the first 7 bytes (little-endian: all but the top byte).
+        // then the first `2 * SHIFT - 1` bytes.
         if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
-            && (w ^ read_u64(buf, r)) << 8 == 0
+            && (w ^ read_u64(buf, r)) << unchecked == 0
         {
             return (a, r);
         }
@@ -145,11 +152,13 @@ fn scan(
 }
 
 /// The next match the encoder takes from `*ip` on: a candidate of
-/// [`next_candidate`] that is near, or far with `len >= far_min`. Returns
-/// the position, `len` and the biased distance (`a - r - 1`). Requires
-/// `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
+/// [`next_candidate`] that is near, or far with `len >= far_min`. `SHIFT`
+/// is C's `ipshift` (and its `minlen`, which always equals it): the match
+/// length counts the bytes up to the first mismatch less `SHIFT - 1`.
+/// Returns the position, `len` and the biased distance (`a - r - 1`).
+/// Requires `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
 #[inline(always)]
-fn next_match(
+fn next_match<const SHIFT: usize>(
     buf: &[u8],
     table: &mut [u32; TABLE],
     hashlog: u32,
@@ -158,11 +167,12 @@ fn next_match(
     far_min: usize,
 ) -> Option<(usize, usize, usize)> {
     let bound = buf.len() - 1;
+    let known = 2 * SHIFT - 1;
     loop {
-        let r = next_candidate(buf, table, hashlog, ip, iplimit)?;
+        let r = next_candidate::<SHIFT>(buf, table, hashlog, ip, iplimit)?;
         let a = *ip;
         let dist = a - r - 1;
-        let len = match_end(buf, a + 7, r + 7, bound) - 4 - a;
+        let len = match_end(buf, a + known, r + known, bound) - SHIFT - a;
         if dist < MAX_DISTANCE || len >= far_min {
             return Some((a, len, dist));
         }
@@ -281,7 +291,8 @@ impl BloscLz {
         // byte, plus a marker each time the run reaches 32.
         let mut run = 0usize;
         'scan: loop {
-            let Some((a, len, dist)) = next_match(win, table, hashlog, &mut ip, iplimit, 4) else {
+            let Some((a, len, dist)) = next_match::<4>(win, table, hashlog, &mut ip, iplimit, 4)
+            else {
                 break 'scan;
             };
             let k = a - run;
@@ -317,12 +328,19 @@ impl BloscLz {
         if n < 16 || dst.len() < 66 {
             return Ok(0);
         }
-        Ok(self.encode(clevel, src, dst).unwrap_or(0))
+        Ok(self.encode::<4>(clevel, src, dst).unwrap_or(0))
     }
 
-    /// Compress `src` as C-Blosc 1.21's BloscLZ does; `split` is whether the
-    /// chunk's blocks are split into streams (C-Blosc 1.x passes it to its
-    /// encoder, which then picks its match-length shift).
+    /// Compress `src` as C-Blosc 1.21's BloscLZ 2.5.1 does (the same bytes);
+    /// `split` is whether the chunk's blocks are split into streams
+    /// (C-Blosc 1.x hands its encoder the flag). 0 when the block looks
+    /// incompressible or the stream would not fit in `dst`.
+    ///
+    /// The differences from [`Self::compress`]: the probe
+    /// ([`Self::probe_ratio_blosc1`]) and the match shift, which is 3
+    /// (matches of 3 and more, counted from one byte further) for blocks
+    /// that are not split or whose probe ratio is below 4, else 4 as in
+    /// C-Blosc2.
     pub(crate) fn compress_blosc1(
         &mut self,
         clevel: u8,
@@ -330,13 +348,80 @@ impl BloscLz {
         dst: &mut [u8],
         split: bool,
     ) -> Result<usize> {
-        // TODO(blosclz1): C-Blosc 1.21's own encoder; the Blosc2 one for now.
-        let _ = split;
-        self.compress(clevel, src, dst)
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = self.probe_ratio_blosc1(src);
+        if ratio < MIN_RATIO[clevel] {
+            return Ok(0);
+        }
+        if src.len() < 16 || dst.len() < 66 {
+            return Ok(0);
+        }
+        let out = if !split || ratio < 4.0 {
+            self.encode::<3>(clevel, src, dst)
+        } else {
+            self.encode::<4>(clevel, src, dst)
+        };
+        Ok(out.unwrap_or(0))
     }
 
-    /// The main pass; `None` when the output would exceed `dst`.
-    fn encode(&mut self, clevel: usize, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    /// C-Blosc 1.21's entropy probe: a dry run of the encoder with match
+    /// shift 3 over the first 4096 bytes of the last quarter of the block,
+    /// with a 12-bit hash table at every clevel. It counts output bytes as
+    /// the main pass writes them up to where the scan stops; the estimate
+    /// is `ip / oc`.
+    fn probe_ratio_blosc1(&mut self, src: &[u8]) -> f64 {
+        const HASHLOG_PROBE: u32 = 12;
+        let n = src.len();
+        let maxlen = n / 4;
+        let limit = maxlen.min(1 << HASHLOG_PROBE);
+        if limit < 13 {
+            return 0.0;
+        }
+        let win = &src[n - maxlen..][..limit];
+        let iplimit = limit - 12;
+        let table = self.table(HASHLOG_PROBE);
+        let mut oc: usize = 5;
+        let mut lit = 4usize;
+        let mut ip = 0usize;
+        // Where the current literal run started: a literal is one output
+        // byte, plus a marker each time the run reaches 32.
+        let mut run = 0usize;
+        while let Some((a, len, dist)) =
+            next_match::<3>(win, table, HASHLOG_PROBE, &mut ip, iplimit, 3)
+        {
+            let k = a - run;
+            oc += k + (lit + k) / MAX_COPY;
+            // The unused marker of an empty run is taken back.
+            if (lit + k).is_multiple_of(MAX_COPY) {
+                oc -= 1;
+            }
+            lit = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[hash(read_u32(win, p), HASHLOG_PROBE)] = p as u32;
+            ip = p + 2;
+            run = ip;
+            oc += 1;
+        }
+        // The literals up to `iplimit` (none if the last match ended past
+        // it); the bytes after it are in neither count.
+        let k = ip - run;
+        oc += k + (lit + k) / MAX_COPY;
+        ip as f64 / oc as f64
+    }
+
+    /// The main pass; `None` when the output would exceed `dst`. `SHIFT` is
+    /// the match shift of [`next_match`]: 4 for C-Blosc2's encoder, 3 or 4
+    /// for C-Blosc 1.21's.
+    fn encode<const SHIFT: usize>(
+        &mut self,
+        clevel: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
         let n = src.len();
         let maxout = dst.len();
         let hashlog = HASHLOG[clevel];
@@ -358,7 +443,8 @@ impl BloscLz {
         }
         'scan: loop {
             // Far matches shorter than 6 are not worth their 4 bytes.
-            let Some((a, mut len, dist)) = next_match(src, table, hashlog, &mut ip, iplimit, 6)
+            let Some((a, mut len, dist)) =
+                next_match::<SHIFT>(src, table, hashlog, &mut ip, iplimit, 6)
             else {
                 break 'scan;
             };
@@ -683,16 +769,84 @@ mod tests {
     /// batched literal runs and wide match compares.
     fn reference_compress(clevel: u8, src: &[u8], maxout: usize) -> Vec<u8> {
         let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = reference_probe(clevel, src);
+        if ratio < MIN_RATIO[clevel] || src.len() < 16 || maxout < 66 {
+            return Vec::new();
+        }
+        reference_main_pass(clevel, src, maxout, 4)
+    }
+
+    /// C-Blosc 1.21's probe (BloscLZ 2.5.1), one byte at a time: a dry run
+    /// with a 12-bit table, `ipshift = minlen = 3`, over the first 4096
+    /// bytes of the last quarter.
+    fn reference_probe_blosc1(src: &[u8]) -> f64 {
+        let hl = 12;
+        let n = src.len();
+        let maxlen = n / 4;
+        let limit = maxlen.min(4096);
+        if limit < 13 {
+            return 0.0;
+        }
+        let w = &src[n - maxlen..];
+        let (bound, iplimit) = (limit - 1, limit - 12);
+        let mut table = vec![0usize; 1 << hl];
+        let (mut oc, mut copy, mut ip) = (5isize, 4usize, 0usize);
+        while ip < iplimit {
+            let a = ip;
+            let hv = ref_hash(ref_u32(w, a), hl);
+            let r = table[hv];
+            let dist = a - r;
+            table[hv] = a;
+            let len = if dist != 0 && dist < MAX_FARDISTANCE && ref_u32(w, r) == ref_u32(w, a) {
+                ref_match_end(w, a + 4, r + 4, bound) as isize - 3 - a as isize
+            } else {
+                0
+            };
+            if len < 3 {
+                oc += 1;
+                ip = a + 1;
+                copy += 1;
+                if copy == 32 {
+                    copy = 0;
+                    oc += 1;
+                }
+                continue;
+            }
+            if copy == 0 {
+                oc -= 1;
+            }
+            copy = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist - 1 < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len as usize;
+            table[ref_hash(ref_u32(w, p), hl)] = p;
+            ip = p + 2;
+            oc += 1;
+        }
+        ip as f64 / oc as f64
+    }
+
+    /// C-Blosc 1.21's `blosclz_compress`, one byte at a time.
+    fn reference_compress_blosc1(clevel: u8, src: &[u8], maxout: usize, split: bool) -> Vec<u8> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = reference_probe_blosc1(src);
+        if ratio < MIN_RATIO[clevel] || src.len() < 16 || maxout < 66 {
+            return Vec::new();
+        }
+        let shift = if !split || ratio < 4.0 { 3 } else { 4 };
+        reference_main_pass(clevel, src, maxout, shift)
+    }
+
+    /// The main pass of both encoders with C's `ipshift` (= `minlen`)
+    /// `shift`.
+    fn reference_main_pass(clevel: usize, src: &[u8], maxout: usize, shift: usize) -> Vec<u8> {
         let hl = HASHLOG[clevel];
         let h = |x: u32| ref_hash(x, hl);
         let u32_at = ref_u32;
         let mend = ref_match_end;
         let n = src.len();
-        let ratio = reference_probe(clevel, src);
-        if ratio < MIN_RATIO[clevel] || n < 16 || maxout < 66 {
-            return Vec::new();
-        }
-        // The main pass.
         let mut out: Vec<u8> = vec![31, src[0], src[1], src[2], src[3]];
         let (bound, iplimit) = (n - 1, n - 12);
         let mut table = vec![0usize; 1 << hl];
@@ -723,12 +877,12 @@ mod tests {
             let dist = a.wrapping_sub(r);
             table[hv] = a;
             let len = if dist != 0 && dist < MAX_FARDISTANCE && u32_at(src, r) == u32_at(src, a) {
-                mend(src, a + 4, r + 4, bound) - 4 - a
+                (mend(src, a + 4, r + 4, bound) - a).saturating_sub(shift)
             } else {
                 0
             };
             let dist = dist.wrapping_sub(1);
-            if len < 4 || (len <= 5 && dist >= MAX_DISTANCE) {
+            if len < shift || (len <= 5 && dist >= MAX_DISTANCE) {
                 literal!(src[a]);
                 ip = a + 1;
                 continue;
@@ -856,6 +1010,51 @@ mod tests {
             prop_assert_eq!(z.probe_ratio(clevel, &src).to_bits(), reference_probe(clevel, &src).to_bits());
         }
 
+        /// C-Blosc 1.21's encoder: its streams decode back, with both the
+        /// fast decoder and the format description.
+        #[test]
+        fn blosc1_encoder_round_trips(kind in 0u8..5, len in 0usize..150_000, seed: u64, clevel in 1u8..=9, split: bool) {
+            let src = shapes(kind, len, seed);
+            let mut dst = vec![0u8; len];
+            let n = BloscLz::default().compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+            prop_assert!(n <= len);
+            if n > 0 {
+                let stream = &dst[..n];
+                let mut out = vec![0u8; len];
+                prop_assert_eq!(decompress(stream, &mut out).unwrap(), len);
+                prop_assert!(out == src);
+                prop_assert_eq!(reference_decode(stream, len), Some(src));
+            }
+        }
+
+        /// C-Blosc 1.21's encoder against its per-byte description, with
+        /// output limits from tiny to roomy.
+        #[test]
+        fn blosc1_encoder_matches_reference(kind in 0u8..5, len in 0usize..70_000, seed: u64, clevel in 1u8..=9, room in 0.0f64..1.2, split: bool) {
+            let src = shapes(kind, len, seed);
+            let maxout = (len as f64 * room) as usize;
+            let want = reference_compress_blosc1(clevel, &src, maxout, split);
+            let mut dst = vec![0xA5u8; maxout];
+            let n = BloscLz::default().compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+            prop_assert_eq!(n, want.len());
+            prop_assert!(dst[..n] == want[..]);
+        }
+
+        /// C-Blosc 1.21's probe, exactly, around every residue of the
+        /// literal runs (the ratio decides both whether to compress and
+        /// the match shift).
+        #[test]
+        fn blosc1_probe_matches_reference(kind in 0u8..5, len in 0usize..40_000, seed: u64, lits in 0usize..70, reps in 1usize..40) {
+            let mut src = shapes(kind, len, seed);
+            let noise = shapes(4, lits, seed ^ 1);
+            for _ in 0..reps {
+                src.extend_from_slice(&noise);
+                src.extend_from_slice(&[7; 20]);
+            }
+            let mut z = BloscLz::default();
+            prop_assert_eq!(z.probe_ratio_blosc1(&src).to_bits(), reference_probe_blosc1(&src).to_bits());
+        }
+
         /// Mutated real streams and random bytes: the fast decoder never
         /// panics, and when it succeeds it agrees with the reference.
         #[test]
@@ -916,6 +1115,69 @@ mod tests {
             assert!(reference_compress(clevel, &src, full.len() - 1).is_empty());
             assert_eq!(reference_compress(clevel, &src, hi), full);
         }
+    }
+
+    /// Hostile room for C-Blosc 1.21's encoder: every `dst` length up to
+    /// a little past the stream (dirty `dst`s, both match shifts) gives 0
+    /// or the whole stream, exactly where the per-byte description does,
+    /// and nothing past `dst` is needed.
+    #[test]
+    fn blosc1_every_room_near_the_stream_gives_0_or_the_stream() {
+        let mut z = BloscLz::default();
+        let mut streams = 0;
+        // Split blocks with probe ratios below and above 4 (match shift 3
+        // and 4).
+        let (mut low, mut high) = (false, false);
+        for (kind, len, clevel) in [
+            (0u8, 5000, 5u8),
+            (1, 20_000, 9),
+            (0, 30_000, 1),
+            (1, 9000, 4),
+            (0, 40_000, 7),
+            (1, 12_000, 2),
+            (1, 100, 9),
+            (1, 777, 3),
+            (1, 60, 6),
+        ] {
+            let src = shapes(kind, len, 99);
+            let ratio = reference_probe_blosc1(&src);
+            low |= ratio < 4.0;
+            high |= ratio >= 4.0;
+            for split in [false, true] {
+                let full = reference_compress_blosc1(clevel, &src, 2 * len + 100, split);
+                assert!(
+                    !full.is_empty(),
+                    "kind {kind} len {len} clevel {clevel} should compress"
+                );
+                let mut dst = vec![0u8; (full.len() + 3).max(66)];
+                let n = z.compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+                assert_eq!(dst[..n], full[..]);
+                let mut first_fit = None;
+                for maxout in (0..100).chain(full.len().saturating_sub(80)..full.len() + 3) {
+                    let want = reference_compress_blosc1(clevel, &src, maxout, split);
+                    let mut dst = vec![0x5Au8; maxout];
+                    let n = z.compress_blosc1(clevel, &src, &mut dst, split).unwrap();
+                    assert_eq!(
+                        n,
+                        want.len(),
+                        "kind {kind} clevel {clevel} split {split} maxout {maxout}"
+                    );
+                    assert!(
+                        n == 0 || dst[..n] == full[..],
+                        "a stream, not a part of one"
+                    );
+                    if n > 0 && first_fit.is_none() {
+                        first_fit = Some(maxout);
+                    }
+                }
+                // The switch from 0 to the whole stream is in the range.
+                let fit = first_fit.expect("the stream fits somewhere");
+                assert!(fit >= full.len() && fit >= 66);
+                streams += 1;
+            }
+        }
+        assert_eq!(streams, 18);
+        assert!(low && high);
     }
 
     #[test]

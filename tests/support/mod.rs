@@ -19,6 +19,7 @@
 //! closes, i.e. when the test binary ends.
 #![allow(dead_code)]
 
+pub mod cblosc1;
 pub mod pyenv;
 
 use std::fs::{self, File};

@@ -131,11 +131,16 @@ pub fn python_with(dir: &str, requirements: &[&str], probe: &str) -> Result<Py, 
 /// (C-Blosc 1.21.7 with BloscLZ 2.5.1, LZ4 1.10.0, zlib 1.3.1, Zstd 1.5.6),
 /// bloscpack 0.16.0 and NumPy.
 pub fn blosc1() -> Py {
-    python_with(
-        "pydeps-c1",
-        &["blosc==1.11.4", "bloscpack==0.16.0", "numpy"],
-        "import blosc, numpy; assert blosc.__version__ == '1.11.4'",
-    )
+    static PY: std::sync::OnceLock<Result<Py, String>> = std::sync::OnceLock::new();
+    PY.get_or_init(|| {
+        python_with(
+            "pydeps-c1",
+            &["blosc==1.11.4", "bloscpack==0.16.0", "numpy"],
+            "import blosc, numpy, importlib.util as u; assert blosc.__version__ == '1.11.4'; \
+             assert u.find_spec('bloscpack')",
+        )
+    })
+    .clone()
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
