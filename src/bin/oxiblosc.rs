@@ -19,7 +19,7 @@ mod files;
 #[path = "oxiblosc/info.rs"]
 mod info;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -72,6 +72,10 @@ enum Format {
     /// writes them, for C-Blosc 1.x readers (numcodecs, Zarr, HDF5);
     /// a sequence like `Chunk` for inputs over one chunk.
     Blosc1,
+    /// A packed super-chunk (the 96-byte header of early C-Blosc2 with its
+    /// chunks and data-starts array); has no magic, so reading it takes
+    /// `--format packed` too.
+    Packed,
 }
 
 /// Default frame chunk size (rounded down to whole items).
@@ -84,7 +88,8 @@ struct CompressArgs {
     /// Blosc2 chunk, the default for stdout; inputs over ~2 GiB become a
     /// sequence of chunks, each readable on its own) or `blosc1` (the same
     /// with Blosc1 chunks, as C-Blosc 1.x writes and reads them; filters:
-    /// shuffle, bitshuffle or none).
+    /// shuffle, bitshuffle or none) or `packed` (a packed super-chunk of
+    /// `--chunksize` chunks; decompress and info need `--format packed`).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     format: Option<Format>,
 
@@ -151,6 +156,11 @@ struct CompressArgs {
 
 #[derive(Args, Debug)]
 struct DecompressArgs {
+    /// Read IN as this format instead of recognising it: only `packed` (a
+    /// packed super-chunk has no magic bytes to recognise it by).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_read_format)]
+    format: Option<Format>,
+
     /// Threads decompressing the blocks (default: the `tdecomp` a frame
     /// records, 1 for chunks).
     #[arg(short, long, value_name = "NTHREADS",
@@ -168,6 +178,10 @@ struct DecompressArgs {
 
 #[derive(Args, Debug)]
 struct InfoArgs {
+    /// Read PATH as this format instead of recognising it: only `packed`.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_read_format)]
+    format: Option<Format>,
+
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -187,7 +201,17 @@ fn parse_format(s: &str) -> Result<Format, String> {
         "frame" | "cframe" => Ok(Format::Frame),
         "sframe" => Ok(Format::Sframe),
         "blosc1" => Ok(Format::Blosc1),
-        _ => Err("unknown format (known: frame, sframe, chunk, blosc1)".into()),
+        "packed" => Ok(Format::Packed),
+        _ => Err("unknown format (known: frame, sframe, chunk, blosc1, packed)".into()),
+    }
+}
+
+/// `--format` of `decompress` and `info`: the formats that cannot be
+/// recognised from their bytes.
+fn parse_read_format(s: &str) -> Result<Format, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "packed" => Ok(Format::Packed),
+        _ => Err("only `packed` needs naming; other formats are recognised".into()),
     }
 }
 
@@ -296,7 +320,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compress(args) => compress(args),
         Command::Decompress(args) => decompress(args),
-        Command::Info(args) => info::run(&args.path, args.json),
+        Command::Info(args) => match args.format {
+            Some(Format::Packed) => info::packed(&args.path, args.json).map(|s| print!("{s}")),
+            _ => info::run(&args.path, args.json),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -373,6 +400,12 @@ fn compress(args: CompressArgs) -> Result<(), String> {
         Place::File(_) => Format::Frame,
     });
     let chunks = matches!(format, Format::Chunk | Format::Blosc1);
+    if format == Format::Packed && !args.metas.is_empty() {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "--meta is for frames (--format frame or sframe)",
+        );
+    }
     if chunks && (args.chunksize.is_some() || !args.metas.is_empty()) {
         usage_error(
             ErrorKind::ArgumentConflict,
@@ -401,8 +434,50 @@ fn compress(args: CompressArgs) -> Result<(), String> {
     }
     match format {
         Format::Chunk | Format::Blosc1 => compress_chunks(params, &input, &output),
+        Format::Packed => compress_packed(&args, params, &input, &output),
         Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
     }
+}
+
+/// Compress into a packed super-chunk, built in memory (the format keeps
+/// its chunk offsets at the end).
+fn compress_packed(
+    args: &CompressArgs,
+    params: CParams,
+    input: &Place,
+    output: &Place,
+) -> Result<(), String> {
+    let name = input.as_input();
+    let mut data = Vec::new();
+    files::open_input(input)?
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let ts = params.typesize.max(1);
+    let chunksize = (args.chunksize.unwrap_or(DEFAULT_CHUNKSIZE) / ts * ts).max(ts);
+    let packed = oxiblosc::packed::pack(&data, &params, chunksize)
+        .map_err(|e| format!("cannot compress {name}: {e}"))?;
+    let mut out = files::Output::begin(output)?;
+    out.write(&packed)?;
+    out.finish()
+}
+
+/// Decompress a packed super-chunk (`decompress --format packed`).
+fn decompress_packed(input: &Place, output: &Place) -> Result<(), String> {
+    let name = input.as_input();
+    let mut data = Vec::new();
+    files::open_input(input)?
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let r = oxiblosc::packed::PackedReader::new(&data)
+        .map_err(|e| format!("{name} is not a packed super-chunk: {e}"))?;
+    let mut out = files::Output::begin(output)?;
+    for i in 0..r.nchunks() {
+        let chunk = r
+            .decompress_chunk(i)
+            .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?;
+        out.write(&chunk)?;
+    }
+    out.finish()
 }
 
 fn compress_chunks(params: CParams, input: &Place, output: &Place) -> Result<(), String> {
@@ -548,6 +623,9 @@ fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), St
 fn decompress(args: DecompressArgs) -> Result<(), String> {
     let input = Place::new(&args.input);
     let output = Place::new(&args.output);
+    if args.format == Some(Format::Packed) {
+        return decompress_packed(&input, &output);
+    }
     let name = input.as_input();
     let mut open = OpenOptions::new().read_only(true);
     if let Some(n) = args.nthreads {
