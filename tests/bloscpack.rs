@@ -8,16 +8,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use oxiblosc::bloscpack::{
-    self, Checksum, Header, MetaCodec, MetadataOptions, Options, Reader,
-};
+use oxiblosc::bloscpack::{self, Checksum, Header, MetaCodec, MetadataOptions, Options, Reader};
 use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 #[path = "support/counting.rs"]
 mod counting;
-#[allow(dead_code)]
 mod support;
 
 #[global_allocator]
@@ -28,10 +25,9 @@ fn repo() -> PathBuf {
 }
 
 fn manifest_entries() -> Vec<Value> {
-    let m: Value = serde_json::from_slice(
-        &std::fs::read(repo().join("tests/data/manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("tests/data/manifest.json")).unwrap())
+            .unwrap();
     m["vectors"]
         .as_array()
         .unwrap()
@@ -74,13 +70,22 @@ fn vectors_decode_to_their_data() {
     assert_eq!(entries.len(), 17);
     for v in &entries {
         let name = v["name"].as_str().unwrap();
-        let blp = std::fs::read(repo().join("tests/data").join(v["path"].as_str().unwrap())).unwrap();
+        let blp =
+            std::fs::read(repo().join("tests/data").join(v["path"].as_str().unwrap())).unwrap();
         let r = Reader::new(&blp[..]).unwrap_or_else(|e| panic!("{name}: {e}"));
         let out = r.decompress_all().unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(out.len() as u64, v["expected"]["nbytes"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            out.len() as u64,
+            v["expected"]["nbytes"].as_u64().unwrap(),
+            "{name}"
+        );
         assert_eq!(sha256_hex(&out), v["expected"]["sha256"], "{name}");
         if let Some(f) = v["expected"]["file"].as_str() {
-            assert_eq!(out, std::fs::read(repo().join("tests/data").join(f)).unwrap(), "{name}");
+            assert_eq!(
+                out,
+                std::fs::read(repo().join("tests/data").join(f)).unwrap(),
+                "{name}"
+            );
         }
         let want = &v["bloscpack"]["header"];
         let h = r.header();
@@ -94,10 +99,19 @@ fn vectors_decode_to_their_data() {
         assert_eq!(want["nchunks"], h.nchunks.unwrap(), "{name}");
         assert_eq!(want["max_app_chunks"], h.max_app_chunks, "{name}");
         if h.offsets {
-            let offs: Vec<Value> = r.offsets().unwrap().iter().map(|o| json!(o.unwrap())).collect();
+            let offs: Vec<Value> = r
+                .offsets()
+                .unwrap()
+                .iter()
+                .map(|o| json!(o.unwrap()))
+                .collect();
             assert_eq!(v["bloscpack"]["offsets"], json!(offs), "{name}");
         }
-        assert_eq!(r.metadata().cloned().unwrap_or(Value::Null), v["bloscpack"]["metadata"], "{name}");
+        assert_eq!(
+            r.metadata().cloned().unwrap_or(Value::Null),
+            v["bloscpack"]["metadata"],
+            "{name}"
+        );
         if let Some(mh) = r.metadata_header() {
             let w = &v["bloscpack"]["metadata_header"];
             assert_eq!(w["meta_size"], mh.meta_size, "{name}");
@@ -105,7 +119,11 @@ fn vectors_decode_to_their_data() {
             assert_eq!(w["meta_comp_size"], mh.meta_comp_size, "{name}");
             assert_eq!(w["meta_checksum"], mh.checksum.name(), "{name}");
             assert_eq!(w["meta_level"], mh.level, "{name}");
-            let codec = if mh.codec == MetaCodec::Zlib { "zlib" } else { "None" };
+            let codec = if mh.codec == MetaCodec::Zlib {
+                "zlib"
+            } else {
+                "None"
+            };
             assert_eq!(w["meta_codec"], codec, "{name}");
         }
         assert_eq!(bloscpack::unpack(&blp).unwrap(), out, "{name}");
@@ -156,7 +174,9 @@ fn spec_file() -> Vec<u8> {
     f.extend_from_slice(&[0, 0, 1, 0, 2, 0, 3, 0]);
     f.extend_from_slice(&[0x95, 0x90, 0x66, 0x3b]); // crc32 of chunk 0, from the dump
     assert_eq!(f.len(), 0xb8);
-    f.extend_from_slice(&[2, 1, 0x13, 2, 4, 0, 0, 0, 4, 0, 0, 0, 0x14, 0, 0, 0, 4, 0, 5, 0]);
+    f.extend_from_slice(&[
+        2, 1, 0x13, 2, 4, 0, 0, 0, 4, 0, 0, 0, 0x14, 0, 0, 0, 4, 0, 5, 0,
+    ]);
     f.extend_from_slice(&[0xdf, 0x57, 0x33, 0xdf]); // crc32 of chunk 1
     assert_eq!(f.len(), 208);
     f
@@ -184,8 +204,14 @@ fn known_answer_file_from_the_field_table() {
         }
     );
     let mh = r.metadata_header().unwrap();
-    assert_eq!((mh.meta_size, mh.max_meta_size, mh.meta_comp_size), (61, 64, 61));
-    assert_eq!((mh.checksum, mh.codec, mh.level), (Checksum::Adler32, MetaCodec::None, 6));
+    assert_eq!(
+        (mh.meta_size, mh.max_meta_size, mh.meta_comp_size),
+        (61, 64, 61)
+    );
+    assert_eq!(
+        (mh.checksum, mh.codec, mh.level),
+        (Checksum::Adler32, MetaCodec::None, 6)
+    );
     assert_eq!(
         r.metadata().unwrap(),
         &json!({"dtype": "'<i2'", "shape": [6], "order": "C", "container": "numpy"})
@@ -206,7 +232,11 @@ fn known_answer_file_from_the_field_table() {
         .checksum(Checksum::Crc32)
         .max_app_chunks(1)
         .metadata(meta.clone())
-        .metadata_options(MetadataOptions::default().codec(MetaCodec::None).max_meta_size(64));
+        .metadata_options(
+            MetadataOptions::default()
+                .codec(MetaCodec::None)
+                .max_meta_size(64),
+        );
     let ours = bloscpack::pack(&arange6_i16(), &opts).unwrap();
     assert_eq!(ours.len(), f.len());
     assert_eq!(ours[..0x40], f[..0x40], "headers");
@@ -220,13 +250,21 @@ fn all_option_files() -> Vec<(String, Vec<u8>, Vec<u8>, Options)> {
         for offsets in [true, false] {
             for meta in [false, true] {
                 for (len, chunk) in [(0usize, 1 << 20), (1, 1 << 20), (100_003, 30_000)] {
-                    let mut o = Options::default().checksum(cs).offsets(offsets).chunk_size(chunk);
+                    let mut o = Options::default()
+                        .checksum(cs)
+                        .offsets(offsets)
+                        .chunk_size(chunk);
                     if meta {
                         o = o.metadata(json!({"k": len, "cs": cs.name(), "list": [1, 2, 3]}));
                     }
                     let d = data(len, len as u32 ^ u32::from(cs.id()));
                     let blp = bloscpack::pack(&d, &o).unwrap();
-                    out.push((format!("{cs} offsets={offsets} meta={meta} len={len}"), d, blp, o));
+                    out.push((
+                        format!("{cs} offsets={offsets} meta={meta} len={len}"),
+                        d,
+                        blp,
+                        o,
+                    ));
                 }
             }
         }
@@ -244,8 +282,19 @@ fn roundtrip_every_option() {
         assert_eq!(h.typesize, 8);
         let n = r.nchunks() as u64;
         assert_eq!(h.nchunks, Some(n));
-        assert_eq!(n, if d.len() > o.chunk_size { d.len().div_ceil(o.chunk_size) as u64 } else { 1 });
-        assert_eq!(h.max_app_chunks, if o.offsets { 10 * n } else { 0 }, "{name}");
+        assert_eq!(
+            n,
+            if d.len() > o.chunk_size {
+                d.len().div_ceil(o.chunk_size) as u64
+            } else {
+                1
+            }
+        );
+        assert_eq!(
+            h.max_app_chunks,
+            if o.offsets { 10 * n } else { 0 },
+            "{name}"
+        );
         for i in 0..r.nchunks() {
             let c = r.chunk(i).unwrap();
             assert_eq!(c[0], 2, "{name}: Blosc1 chunks");
@@ -256,11 +305,25 @@ fn roundtrip_every_option() {
     let d = data(300_000, 9);
     for p in [
         CParams::default().codec(Codec::Lz4).typesize(4),
-        CParams::default().codec(Codec::Zstd).clevel(3).typesize(2).filters(&[Filter::BitShuffle]),
-        CParams::default().codec(Codec::Zlib).typesize(1).filters(&[]),
-        CParams::default().codec(Codec::Lz4Hc).clevel(9).format(ChunkFormat::Blosc2),
+        CParams::default()
+            .codec(Codec::Zstd)
+            .clevel(3)
+            .typesize(2)
+            .filters(&[Filter::BitShuffle]),
+        CParams::default()
+            .codec(Codec::Zlib)
+            .typesize(1)
+            .filters(&[]),
+        CParams::default()
+            .codec(Codec::Lz4Hc)
+            .clevel(9)
+            .format(ChunkFormat::Blosc2),
     ] {
-        let blp = bloscpack::pack(&d, &Options::default().cparams(p.clone()).chunk_size(65_536)).unwrap();
+        let blp = bloscpack::pack(
+            &d,
+            &Options::default().cparams(p.clone()).chunk_size(65_536),
+        )
+        .unwrap();
         assert_eq!(bloscpack::unpack(&blp).unwrap(), d, "{p:?}");
     }
     // Bad options.
@@ -269,7 +332,10 @@ fn roundtrip_every_option() {
     let tiny = Options::default()
         .metadata(json!({"a": "b".repeat(100)}))
         .metadata_options(MetadataOptions::default().max_meta_size(4));
-    assert!(matches!(bloscpack::pack(&d, &tiny), Err(Error::InvalidParam(_))));
+    assert!(matches!(
+        bloscpack::pack(&d, &tiny),
+        Err(Error::InvalidParam(_))
+    ));
 }
 
 #[test]
@@ -278,7 +344,9 @@ fn files_and_writers() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("a.blp");
     let d = data(250_000, 3);
-    let o = Options::default().chunk_size(100_000).metadata(json!({"x": 1}));
+    let o = Options::default()
+        .chunk_size(100_000)
+        .metadata(json!({"x": 1}));
     bloscpack::pack_to_file(&d, &path, &o).unwrap();
     let mut w = Vec::new();
     bloscpack::pack_to_writer(&d, &mut w, &o).unwrap();
@@ -288,7 +356,12 @@ fn files_and_writers() {
     let mut both = d.clone();
     both.extend_from_slice(&d);
     assert_eq!(bloscpack::unpack_file(&path).unwrap(), both);
-    bloscpack::rewrite_metadata_file(&path, &json!({"x": 2, "y": [true]}), &MetadataOptions::default()).unwrap();
+    bloscpack::rewrite_metadata_file(
+        &path,
+        &json!({"x": 2, "y": [true]}),
+        &MetadataOptions::default(),
+    )
+    .unwrap();
     let r = Reader::open(&path).unwrap();
     assert_eq!(r.metadata(), Some(&json!({"x": 2, "y": [true]})));
     assert_eq!(r.decompress_all().unwrap(), both);
@@ -298,7 +371,10 @@ fn files_and_writers() {
 #[test]
 fn append_fills_the_last_chunk_then_uses_reserved_slots() {
     let d = data(25_000, 5);
-    let o = Options::default().chunk_size(10_000).max_app_chunks(3).checksum(Checksum::Sha1);
+    let o = Options::default()
+        .chunk_size(10_000)
+        .max_app_chunks(3)
+        .checksum(Checksum::Sha1);
     let mut blp = bloscpack::pack(&d, &o).unwrap();
     let mut all = d.clone();
     // Fits in the last chunk (5,000 free): no new chunk.
@@ -306,14 +382,28 @@ fn append_fills_the_last_chunk_then_uses_reserved_slots() {
     assert_eq!(bloscpack::append(&mut blp, &a, None).unwrap(), 0);
     all.extend_from_slice(&a);
     let r = Reader::new(&blp[..]).unwrap();
-    assert_eq!((r.nchunks(), r.header().last_chunk, r.header().max_app_chunks), (3, Some(9_000), 3));
+    assert_eq!(
+        (
+            r.nchunks(),
+            r.header().last_chunk,
+            r.header().max_app_chunks
+        ),
+        (3, Some(9_000), 3)
+    );
     assert_eq!(r.decompress_all().unwrap(), all);
     // 1,000 fill the last chunk, 25,000 make three more: all the slots.
     let b = data(26_000, 7);
     assert_eq!(bloscpack::append(&mut blp, &b, None).unwrap(), 3);
     all.extend_from_slice(&b);
     let r = Reader::new(&blp[..]).unwrap();
-    assert_eq!((r.nchunks(), r.header().last_chunk, r.header().max_app_chunks), (6, Some(5_000), 0));
+    assert_eq!(
+        (
+            r.nchunks(),
+            r.header().last_chunk,
+            r.header().max_app_chunks
+        ),
+        (6, Some(5_000), 0)
+    );
     assert_eq!(r.offsets().unwrap().len(), 6);
     assert!(r.offsets().unwrap().iter().all(Option::is_some));
     assert_eq!(r.decompress_all().unwrap(), all);
@@ -332,10 +422,12 @@ fn append_fills_the_last_chunk_then_uses_reserved_slots() {
 #[test]
 fn rewrite_metadata_within_the_room() {
     let d = data(1000, 1);
-    let o = Options::default().metadata(json!({"a": 1})).metadata_options(MetadataOptions::default().max_meta_size(200));
+    let o = Options::default()
+        .metadata(json!({"a": 1}))
+        .metadata_options(MetadataOptions::default().max_meta_size(200));
     let mut blp = bloscpack::pack(&d, &o).unwrap();
     let len = blp.len();
-    let big = json!({"name": "x".repeat(150), "v": [1, 2, 3]});
+    let big = json!({"name": "x".repeat(190), "v": [1, 2, 3]});
     bloscpack::rewrite_metadata(&mut blp, &big, &MetadataOptions::default()).unwrap();
     assert_eq!(blp.len(), len);
     let r = Reader::new(&blp[..]).unwrap();
@@ -361,7 +453,10 @@ fn check_hostile(what: &str, blp: &[u8], want: &[u8], exact: bool) {
         }
         Err(e) => {
             let msg = e.to_string();
-            assert!(msg.contains("bloscpack"), "{what}: error without context: {msg}");
+            assert!(
+                msg.contains("bloscpack"),
+                "{what}: error without context: {msg}"
+            );
         }
     }
 }
@@ -390,7 +485,12 @@ fn hostile_files() -> Vec<(String, Vec<u8>, Vec<u8>, bool)> {
             .checksum(cs)
             .typesize(4)
             .metadata(json!({"dtype": "<i4", "shape": [750]}));
-        files.push((format!("own {cs}"), bloscpack::pack(&d, &o).unwrap(), d, cs != Checksum::None));
+        files.push((
+            format!("own {cs}"),
+            bloscpack::pack(&d, &o).unwrap(),
+            d,
+            cs != Checksum::None,
+        ));
     }
     files
 }
@@ -402,7 +502,10 @@ fn hostile_truncations_never_panic() {
             // A file cut anywhere has lost its last digest or chunk (or more).
             let r = bloscpack::unpack(&blp[..n]);
             let e = r.expect_err(&format!("{name} cut at {n} decoded"));
-            assert!(e.to_string().contains("bloscpack"), "{name} cut at {n}: {e}");
+            assert!(
+                e.to_string().contains("bloscpack"),
+                "{name} cut at {n}: {e}"
+            );
         }
         check_hostile(&name, &blp, &want, true);
     }
@@ -410,8 +513,13 @@ fn hostile_truncations_never_panic() {
     let (blp, _) = vector("p13_exact_multiple");
     let r = Reader::new(&blp[..]).unwrap();
     let last = r.chunk_range(r.nchunks() - 1).unwrap();
-    let e = bloscpack::unpack(&blp[..last.start + 20]).unwrap_err().to_string();
-    assert!(e.contains(&format!("bloscpack chunk {}", r.nchunks() - 1)), "{e}");
+    let e = bloscpack::unpack(&blp[..last.start + 20])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("bloscpack chunk {}", r.nchunks() - 1)),
+        "{e}"
+    );
 }
 
 #[test]
@@ -493,7 +601,9 @@ fn absurd_header_fields_fail_fast_without_big_allocations() {
     }
     // A chunk claiming 2 GiB of compressed bytes.
     let mut f = tiny_header(0, 1, 0);
-    f.extend_from_slice(&[2, 1, 0x11, 8, 0, 0, 0, 0x40, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0x7f]);
+    f.extend_from_slice(&[
+        2, 1, 0x11, 8, 0, 0, 0, 0x40, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0x7f,
+    ]);
     f.extend_from_slice(&[0; 64]);
     cases.push(("huge chunk", f));
     for (what, f) in &cases {
@@ -533,13 +643,20 @@ fn bloscpack_py(jobs: &[Value]) -> Vec<Value> {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "harness: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "harness: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     v["results"].as_array().unwrap().clone()
 }
 
 fn scratch(what: &str) -> PathBuf {
-    let d = repo().join("target").join("bloscpack-tests").join(format!("{what}-{}", std::process::id()));
+    let d = repo()
+        .join("target")
+        .join("bloscpack-tests")
+        .join(format!("{what}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -562,7 +679,13 @@ fn bloscpack_reads_what_we_write() {
     }
     // After appends (one that fills the last chunk, one that adds chunks).
     let d = data(70_000, 21);
-    let mut blp = bloscpack::pack(&d, &Options::default().chunk_size(32_768).checksum(Checksum::Sha384)).unwrap();
+    let mut blp = bloscpack::pack(
+        &d,
+        &Options::default()
+            .chunk_size(32_768)
+            .checksum(Checksum::Sha384),
+    )
+    .unwrap();
     bloscpack::append(&mut blp, &data(1_000, 22), None).unwrap();
     bloscpack::append(&mut blp, &data(100_000, 23), None).unwrap();
     let mut all = d.clone();
@@ -575,13 +698,22 @@ fn bloscpack_reads_what_we_write() {
     expect.push(("appended".into(), all, out, None));
     // Metadata rewritten; other codecs.
     let mut blp = bloscpack::pack(&d, &Options::default().metadata(json!({"a": 1}))).unwrap();
-    bloscpack::rewrite_metadata(&mut blp, &json!({"b": [2, 3]}), &MetadataOptions::default()).unwrap();
+    bloscpack::rewrite_metadata(&mut blp, &json!({"b": [2, 3]}), &MetadataOptions::default())
+        .unwrap();
     let f = dir.join("rewritten.blp");
     std::fs::write(&f, &blp).unwrap();
     let out = dir.join("rewritten.out");
     jobs.push(json!({"op": "unpack", "in": p(&f), "out": p(&out)}));
-    expect.push(("rewritten".into(), d.clone(), out, Some(json!({"b": [2, 3]}))));
-    for (i, c) in [Codec::Lz4, Codec::Lz4Hc, Codec::Zlib, Codec::Zstd].into_iter().enumerate() {
+    expect.push((
+        "rewritten".into(),
+        d.clone(),
+        out,
+        Some(json!({"b": [2, 3]})),
+    ));
+    for (i, c) in [Codec::Lz4, Codec::Lz4Hc, Codec::Zlib, Codec::Zstd]
+        .into_iter()
+        .enumerate()
+    {
         let cp = bloscpack::default_cparams().codec(c).typesize(4);
         let blp = bloscpack::pack(&d, &Options::default().cparams(cp).chunk_size(16_384)).unwrap();
         let f = dir.join(format!("codec{i}.blp"));
@@ -591,11 +723,17 @@ fn bloscpack_reads_what_we_write() {
         expect.push((format!("{c:?}"), d.clone(), out, None));
     }
     let results = bloscpack_py(&jobs);
-    assert_eq!(results[0], json!({"bloscpack": "0.16.0", "blosc": "1.11.4"}));
+    assert_eq!(
+        results[0],
+        json!({"bloscpack": "0.16.0", "blosc": "1.11.4"})
+    );
     assert_eq!(results.len(), expect.len() + 1);
     for ((name, d, out, meta), r) in expect.iter().zip(&results[1..]) {
         assert!(r.get("error").is_none(), "{name}: bloscpack says {}", r);
-        assert!(std::fs::read(out).unwrap() == *d, "{name}: bloscpack decodes other bytes");
+        assert!(
+            std::fs::read(out).unwrap() == *d,
+            "{name}: bloscpack decodes other bytes"
+        );
         assert_eq!(r["metadata"], meta.clone().unwrap_or(Value::Null), "{name}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -618,29 +756,60 @@ fn we_read_what_bloscpack_writes() {
     };
     let mut k = 0;
     for cs in Checksum::ALL {
-        for (len, chunk) in [(0usize, 1 << 20), (5, 1 << 20), (123_457, 10_000), (65_536, 16_384)] {
-            add(k, data(len, k as u32), json!({"chunk_size": chunk, "bloscpack": {"checksum": cs.name()}}));
+        for (len, chunk) in [
+            (0usize, 1 << 20),
+            (5, 1 << 20),
+            (123_457, 10_000),
+            (65_536, 16_384),
+        ] {
+            add(
+                k,
+                data(len, k as u32),
+                json!({"chunk_size": chunk, "bloscpack": {"checksum": cs.name()}}),
+            );
             k += 1;
         }
     }
-    for (cname, shuffle, typesize) in [("lz4", 1, 4), ("zlib", 0, 1), ("zstd", 2, 8), ("lz4hc", 1, 2), ("blosclz", 2, 16)] {
-        add(k, data(200_001, k as u32), json!({"chunk_size": 50_000,
-            "blosc": {"typesize": typesize, "clevel": 5, "shuffle": shuffle, "cname": cname}}));
+    for (cname, shuffle, typesize) in [
+        ("lz4", 1, 4),
+        ("zlib", 0, 1),
+        ("zstd", 2, 8),
+        ("lz4hc", 1, 2),
+        ("blosclz", 2, 16),
+    ] {
+        add(
+            k,
+            data(200_001, k as u32),
+            json!({"chunk_size": 50_000,
+            "blosc": {"typesize": typesize, "clevel": 5, "shuffle": shuffle, "cname": cname}}),
+        );
         k += 1;
     }
     for (offsets, max_app) in [(false, 0), (true, 0), (true, 3)] {
-        add(k, data(30_000, k as u32), json!({"chunk_size": 7_000,
-            "bloscpack": {"offsets": offsets, "max_app_chunks": max_app, "checksum": "crc32"}}));
+        add(
+            k,
+            data(30_000, k as u32),
+            json!({"chunk_size": 7_000,
+            "bloscpack": {"offsets": offsets, "max_app_chunks": max_app, "checksum": "crc32"}}),
+        );
         k += 1;
     }
-    for (codec, mcs, max_meta) in [("zlib", "adler32", Value::Null), ("None", "sha512", json!(1000)), ("zlib", "md5", json!(300))] {
+    for (codec, mcs, max_meta) in [
+        ("zlib", "adler32", Value::Null),
+        ("None", "sha512", json!(1000)),
+        ("zlib", "md5", json!(300)),
+    ] {
         let mut ma = json!({"meta_codec": codec, "meta_checksum": mcs});
         if !max_meta.is_null() {
             ma["max_meta_size"] = max_meta;
         }
-        add(k, data(40_000, k as u32), json!({"chunk_size": 8_192,
+        add(
+            k,
+            data(40_000, k as u32),
+            json!({"chunk_size": 8_192,
             "metadata": {"dtype": "<f8", "shape": [5000], "nested": {"x": [1, 2.5, "s"]}},
-            "metadata_args": ma}));
+            "metadata_args": ma}),
+        );
         k += 1;
     }
     let results = bloscpack_py(&jobs);
@@ -648,8 +817,15 @@ fn we_read_what_bloscpack_writes() {
         assert!(r.get("error").is_none(), "{job}: bloscpack says {r}");
         let blp = std::fs::read(f).unwrap();
         let rd = Reader::new(&blp[..]).unwrap_or_else(|e| panic!("{job}: {e}"));
-        assert!(rd.decompress_all().unwrap_or_else(|e| panic!("{job}: {e}")) == *d, "{job}");
-        assert_eq!(rd.metadata().cloned().unwrap_or(Value::Null), job["metadata"], "{job}");
+        assert!(
+            rd.decompress_all().unwrap_or_else(|e| panic!("{job}: {e}")) == *d,
+            "{job}"
+        );
+        assert_eq!(
+            rd.metadata().cloned().unwrap_or(Value::Null),
+            job["metadata"],
+            "{job}"
+        );
     }
     // bloscpack appends to our file, we read the result; we append to
     // theirs, bloscpack reads it.
@@ -666,12 +842,21 @@ fn we_read_what_bloscpack_writes() {
         json!({"op": "append", "file": p(&ours), "in": p(&extra)}),
         json!({"op": "unpack", "in": p(theirs), "out": p(&theirs_out)}),
     ]);
-    assert!(r[0].get("error").is_none() && r[1].get("error").is_none(), "{r:?}");
+    assert!(
+        r[0].get("error").is_none() && r[1].get("error").is_none(),
+        "{r:?}"
+    );
     let mut all = d.clone();
     all.extend(data(45_000, 100));
-    assert!(bloscpack::unpack_file(&ours).unwrap() == all, "bloscpack's append");
+    assert!(
+        bloscpack::unpack_file(&ours).unwrap() == all,
+        "bloscpack's append"
+    );
     let mut all = bloscpack::unpack(&theirs_before).unwrap();
     all.extend(data(25_000, 101));
-    assert!(std::fs::read(&theirs_out).unwrap() == all, "our append, read by bloscpack");
+    assert!(
+        std::fs::read(&theirs_out).unwrap() == all,
+        "our append, read by bloscpack"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

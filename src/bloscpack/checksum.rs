@@ -138,10 +138,7 @@ mod tests {
         // zlib.adler32(b"abc") = 0x024d0127, zlib.crc32(b"abc") = 0x352441c2.
         assert_eq!(Checksum::Adler32.digest(b"abc"), [0x27, 0x01, 0x4d, 0x02]);
         assert_eq!(Checksum::Crc32.digest(b"abc"), [0xc2, 0x41, 0x24, 0x35]);
-        assert_eq!(
-            Checksum::Md5.digest(b"abc")[..4],
-            [0x90, 0x01, 0x50, 0x98]
-        );
+        assert_eq!(Checksum::Md5.digest(b"abc")[..4], [0x90, 0x01, 0x50, 0x98]);
         for (i, c) in Checksum::ALL.iter().enumerate() {
             assert_eq!(c.id() as usize, i);
             assert_eq!(Checksum::from_id(i as u8).unwrap(), *c);

@@ -125,6 +125,10 @@ impl Header {
             nchunks,
             max_app_chunks,
         };
+        if nchunks == Some(0) {
+            // Empty input is one empty chunk: no writer makes zero chunks.
+            return Err(bad("nchunks 0 (a file holds at least one chunk)".into()));
+        }
         if header.offsets && nchunks.is_none() {
             return Err(bad("offsets present but nchunks unknown (-1)".into()));
         }
@@ -137,7 +141,8 @@ impl Header {
     /// [`Error::InvalidParam`] for a size that does not fit its field
     /// (chunk sizes over `i32::MAX`, counts over `i64::MAX`).
     pub fn to_bytes(&self) -> Result<[u8; HEADER_LEN]> {
-        let too_big = |name: &str| Error::InvalidParam(format!("bloscpack header: {name} too large"));
+        let too_big =
+            |name: &str| Error::InvalidParam(format!("bloscpack header: {name} too large"));
         if self.chunk_size.is_some_and(|v| v > i32::MAX as u32) {
             return Err(too_big("chunk size"));
         }
@@ -153,7 +158,7 @@ impl Header {
         let mut h = [0u8; HEADER_LEN];
         h[..4].copy_from_slice(MAGIC);
         h[4] = FORMAT_VERSION;
-        h[5] = u8::from(self.offsets) * OPT_OFFSETS | u8::from(self.metadata) * OPT_METADATA;
+        h[5] = (u8::from(self.offsets) * OPT_OFFSETS) | (u8::from(self.metadata) * OPT_METADATA);
         h[6] = self.checksum.id();
         h[7] = self.typesize;
         h[8..12].copy_from_slice(&opt_i32(self.chunk_size).to_le_bytes());
@@ -193,7 +198,15 @@ mod tests {
         let b = h.to_bytes().unwrap();
         assert_eq!(&b[..8], b"blpk\x03\x03\x02\x02");
         assert_eq!(Header::parse(&b).unwrap(), h);
-        for (at, v) in [(0, b'x'), (4, 2), (5, 4), (6, 9), (12, 9), (16, 0xfe), (31, 0x80)] {
+        for (at, v) in [
+            (0, b'x'),
+            (4, 2),
+            (5, 4),
+            (6, 9),
+            (12, 9),
+            (16, 0xfe),
+            (31, 0x80),
+        ] {
             let mut c = b;
             c[at] = v;
             if at == 16 {
@@ -201,6 +214,9 @@ mod tests {
             }
             assert!(Header::parse(&c).is_err(), "byte {at} = {v}");
         }
-        assert!(matches!(Header::parse(&b[..31]), Err(Error::Truncated { .. })));
+        assert!(matches!(
+            Header::parse(&b[..31]),
+            Err(Error::Truncated { .. })
+        ));
     }
 }

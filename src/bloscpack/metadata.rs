@@ -142,7 +142,11 @@ impl MetadataHeader {
                 "meta_size {} cannot come from {} stored {} bytes",
                 header.meta_size,
                 header.meta_comp_size,
-                if codec == MetaCodec::None { "raw" } else { "zlib" }
+                if codec == MetaCodec::None {
+                    "raw"
+                } else {
+                    "zlib"
+                }
             )));
         }
         Ok(header)
@@ -239,7 +243,7 @@ fn zlib_decompress(src: &[u8], len: usize) -> Result<Vec<u8>> {
     let mut dst = vec![0u8; len];
     let n = crate::codecs::zlib::Zlib::default()
         .decompress(src, &mut dst)
-        .map_err(|e| corrupt(e))?;
+        .map_err(corrupt)?;
     if n != len {
         return Err(corrupt(format_args!(
             "zlib data inflates to {n} bytes, header says {len}"

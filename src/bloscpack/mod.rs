@@ -53,9 +53,7 @@ mod writer;
 
 pub use checksum::Checksum;
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
-pub use metadata::{
-    JSON_MAGIC, METADATA_HEADER_LEN, MetaCodec, MetadataHeader, MetadataOptions,
-};
+pub use metadata::{JSON_MAGIC, METADATA_HEADER_LEN, MetaCodec, MetadataHeader, MetadataOptions};
 pub use reader::Reader;
 pub use writer::{
     DEFAULT_CHUNK_SIZE, DEFAULT_CLEVEL, Options, append, append_file, default_cparams, pack,

@@ -17,7 +17,9 @@ pub const SLOT_LEN: usize = 8;
 /// [`Error::Truncated`] when the slots run past `src`,
 /// [`Error::InvalidHeader`] for an offset below −1.
 pub fn parse(src: &[u8], slots: u64, used: u64) -> Result<Vec<Option<u64>>> {
-    let needed = slots.checked_mul(SLOT_LEN as u64).filter(|&n| n <= src.len() as u64);
+    let needed = slots
+        .checked_mul(SLOT_LEN as u64)
+        .filter(|&n| n <= src.len() as u64);
     let Some(needed) = needed else {
         return Err(Error::Truncated {
             what: "bloscpack offsets",
@@ -26,6 +28,20 @@ pub fn parse(src: &[u8], slots: u64, used: u64) -> Result<Vec<Option<u64>>> {
         });
     };
     let used = used.min(slots) as usize;
+    // The reserved slots must still be free: a real offset there means the
+    // header's nchunks is wrong.
+    for (i, b) in src[..needed as usize]
+        .chunks_exact(SLOT_LEN)
+        .enumerate()
+        .skip(used)
+    {
+        let v = i64::from_le_bytes(b.try_into().unwrap());
+        if v != -1 {
+            return Err(Error::InvalidHeader(format!(
+                "bloscpack offsets: slot {i} is reserved for appends (nchunks {used}) but holds {v}"
+            )));
+        }
+    }
     src[..needed as usize]
         .chunks_exact(SLOT_LEN)
         .take(used)
@@ -61,6 +77,7 @@ mod tests {
         assert_eq!(&b[16..], &[0xff; 8]);
         assert_eq!(parse(&b, 3, 2).unwrap(), vec![Some(0x9c), Some(0xb8)]);
         assert_eq!(parse(&b, 3, 3).unwrap()[2], None);
+        assert!(parse(&b, 3, 1).is_err());
         assert!(parse(&b, 4, 2).is_err());
         assert!(parse(&b, u64::MAX, 2).is_err());
     }

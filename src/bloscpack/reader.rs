@@ -189,9 +189,7 @@ impl<B: AsRef<[u8]>> Reader<B> {
 
     /// The uncompressed size chunk `i` must have, when the header says.
     fn expected_len(&self, i: usize) -> Option<usize> {
-        if self.header.nchunks.is_none() {
-            return None;
-        }
+        self.header.nchunks?;
         let v = if i + 1 == self.chunks.len() {
             self.header.last_chunk
         } else {
@@ -315,6 +313,14 @@ fn walk(src: &[u8], mut pos: usize, header: &Header) -> Result<Vec<Span>> {
         chunks.push(Span { start: pos, end });
         pos = end + dsize;
         i += 1;
+    }
+    // Only an append (which needs offsets) can leave bytes after the last
+    // chunk; without offsets they mean the header's nchunks is wrong.
+    if !header.offsets && pos != src.len() {
+        return Err(Error::Corrupt(format!(
+            "bloscpack: {} bytes after the last of {i} chunks",
+            src.len() - pos
+        )));
     }
     Ok(chunks)
 }

@@ -346,7 +346,11 @@ pub fn append(blp: &mut Vec<u8>, data: &[u8], cparams: Option<&CParams>) -> Resu
 ///
 /// # Errors
 /// As [`append`], plus [`Error::Io`].
-pub fn append_file(path: impl AsRef<Path>, data: &[u8], cparams: Option<&CParams>) -> Result<usize> {
+pub fn append_file(
+    path: impl AsRef<Path>,
+    data: &[u8],
+    cparams: Option<&CParams>,
+) -> Result<usize> {
     let path = path.as_ref();
     let mut blp = std::fs::read(path)?;
     let n = append(&mut blp, data, cparams)?;
@@ -389,7 +393,10 @@ pub fn rewrite_metadata_file(
     value: &Value,
     opts: &MetadataOptions,
 ) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
     let mut head = [0u8; HEADER_LEN + metadata::METADATA_HEADER_LEN];
     f.read_exact(&mut head).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => Error::Truncated {

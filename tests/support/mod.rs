@@ -517,8 +517,21 @@ pub fn python_with(
         dest.display()
     );
     let out = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-        .args(["--no-input", "--retries", "2", "--timeout", "30", "--target"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args([
+            "--no-input",
+            "--retries",
+            "2",
+            "--timeout",
+            "30",
+            "--target",
+        ])
         .arg(&tmp)
         .args(requirements)
         .stdin(Stdio::null())
