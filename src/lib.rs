@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bloscpack;
 pub mod chunk;
 mod codecs;
 mod error;

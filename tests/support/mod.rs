@@ -465,3 +465,105 @@ pub fn run_script(script: &str, args: &[&str]) -> Result<String, String> {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
+
+/// A Python that imports a set of pinned packages from a private
+/// `--target` directory under `<repo>/target` (e.g. `target/pydeps-c1`
+/// for python-blosc 1.x + bloscpack): returns the interpreter and that
+/// directory (to put on `PYTHONPATH`). `probe` is Python code that must run
+/// without error once the packages are importable. When it fails, the
+/// packages are installed with
+/// `python3 -m pip install --target <dir> <requirements>`, one test binary
+/// at a time (exclusive lock on `target/<dir>.lock`), into a private
+/// directory renamed into place when complete.
+pub fn python_with(
+    dir: &str,
+    requirements: &[&str],
+    probe: &str,
+) -> Result<(String, PathBuf), String> {
+    let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let target = repo().join("target");
+    let dest = target.join(dir);
+    let works = || {
+        PyEnv {
+            python: python.clone(),
+            path: Some(dest.clone()),
+        }
+        .command()
+        .args(["-c", probe])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    };
+    if works() {
+        return Ok((python, dest));
+    }
+    let hint = format!(
+        "install them with\n    {python} -m pip install --target {} {}",
+        dest.display(),
+        requirements.join(" ")
+    );
+    fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    let lock = File::create(target.join(format!("{dir}.lock")))
+        .map_err(|e| format!("cannot create target/{dir}.lock: {e}"))?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock target/{dir}.lock: {e}"))?;
+    if works() {
+        return Ok((python, dest)); // another binary installed them while we waited
+    }
+    let tmp = target.join(format!("{dir}.tmp-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    eprintln!(
+        "installing {} into {} (one time) ...",
+        requirements.join(" "),
+        dest.display()
+    );
+    let out = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args([
+            "--no-input",
+            "--retries",
+            "2",
+            "--timeout",
+            "30",
+            "--target",
+        ])
+        .arg(&tmp)
+        .args(requirements)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `{python} -m pip`: {e}\n{hint}"))?;
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&tmp);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(12).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "installing {} failed ({}):\n{}\n{hint}",
+            requirements.join(" "),
+            out.status,
+            tail.join("\n")
+        ));
+    }
+    if dest.exists() {
+        let old = target.join(format!("{dir}.old-{}", std::process::id()));
+        fs::rename(&dest, &old).map_err(|e| format!("cannot move {}: {e}", dest.display()))?;
+        let _ = fs::remove_dir_all(&old);
+    }
+    fs::rename(&tmp, &dest).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
+    if works() {
+        Ok((python, dest))
+    } else {
+        Err(format!(
+            "after installing into {}, the probe still fails\n{hint}",
+            dest.display()
+        ))
+    }
+}
