@@ -6,7 +6,7 @@
 //! allocation; and interop with the real bloscpack 0.16.0 both ways.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use oxiblosc::bloscpack::{self, Checksum, Header, MetaCodec, MetadataOptions, Options, Reader};
 use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter};
@@ -618,26 +618,14 @@ fn absurd_header_fields_fail_fast_without_big_allocations() {
 
 // ---------------------------------------------------------------- interop
 
-const PY_PROBE: &str = "import collections, collections.abc\n\
-collections.MutableMapping = collections.abc.MutableMapping\n\
-import blosc, bloscpack, numpy\n\
-assert bloscpack.__version__ == '0.16.0', bloscpack.__version__\n\
-assert blosc.__version__ == '1.11.4', blosc.__version__\n";
-
 /// Run the bloscpack harness on `jobs`; one result per job.
 fn bloscpack_py(jobs: &[Value]) -> Vec<Value> {
-    let (python, dir) = support::python_with(
-        "pydeps-c1",
-        &["blosc==1.11.4", "bloscpack==0.16.0", "numpy"],
-        PY_PROBE,
-    )
-    .unwrap_or_else(|e| panic!("the bloscpack interop tests need bloscpack 0.16.0: {e}"));
+    let py = support::pyenv::blosc1();
     let work = scratch("jobs");
     let job_file = work.join(format!("jobs-{:?}.json", std::thread::current().id()));
     std::fs::write(&job_file, serde_json::to_vec(jobs).unwrap()).unwrap();
-    let out = Command::new(python)
-        .env("PYTHONPATH", &dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
+    let out = py
+        .command()
         .arg(repo().join("tests/support/bloscpack_harness.py"))
         .arg(&job_file)
         .stdin(Stdio::null())
