@@ -1042,3 +1042,109 @@ fn blosc1_chunks() {
     assert_usage(&o, "blosc1 with delta");
     assert!(stderr(&o).contains("Blosc1"), "{}", stderr(&o));
 }
+
+#[test]
+fn bloscpack_and_packed_files() {
+    let dir = TempDir::new("blp");
+    let input = data(2_500_003);
+    let src = dir.path("in.bin");
+    fs::write(&src, &input).unwrap();
+    let s = src.to_str().unwrap();
+    for checksum in [
+        "none", "adler32", "crc32", "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+    ] {
+        let what = format!("blp with {checksum}");
+        let out = dir.path(&format!("{checksum}.blp"));
+        let o = out.to_str().unwrap();
+        let args = [
+            "compress",
+            "--format",
+            "blp",
+            "--checksum",
+            checksum,
+            "--chunksize",
+            "1M",
+            "-c",
+            "lz4",
+            s,
+            o,
+        ];
+        assert_ok(&run(&args, None), &what);
+        let blp = fs::read(&out).unwrap();
+        let r = oxiblosc::bloscpack::Reader::new(&blp[..]).unwrap();
+        assert!(
+            r.header().checksum.name().eq_ignore_ascii_case(checksum),
+            "{what}"
+        );
+        assert_eq!(r.nchunks(), 3, "{what}");
+        assert_eq!(r.decompress_all().unwrap(), input, "{what}");
+        let back = dir.path("back.bin");
+        let b = back.to_str().unwrap();
+        assert_ok(&run(&["decompress", o, b], None), &what);
+        assert!(fs::read(&back).unwrap() == input, "{what}: round trip");
+        let info = run(&["info", o], None);
+        assert_ok(&info, &what);
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert!(text.contains("Bloscpack file, format version 3"), "{text}");
+        assert!(text.contains(&format!("checksum {checksum}")), "{text}");
+        assert!(text.contains("offsets: ["), "{text}");
+    }
+    // A flipped byte inside a chunk is caught by the checksum.
+    let out = dir.path("sha256.blp");
+    let mut blp = fs::read(&out).unwrap();
+    let n = blp.len();
+    blp[n / 2] ^= 0x40;
+    let bad = dir.path("bad.blp");
+    fs::write(&bad, &blp).unwrap();
+    let o = run(
+        &[
+            "decompress",
+            bad.to_str().unwrap(),
+            dir.path("x").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_fails(&o, "checksum", "corrupt .blp");
+
+    // Packed super-chunks: the format is named for every command.
+    let pk = dir.path("in.packed");
+    let p = pk.to_str().unwrap();
+    let args = [
+        "compress",
+        "--format",
+        "packed",
+        "-c",
+        "zstd",
+        "-t",
+        "4",
+        "--chunksize",
+        "512K",
+        s,
+        p,
+    ];
+    assert_ok(&run(&args, None), "packed");
+    let bytes = fs::read(&pk).unwrap();
+    assert_eq!(oxiblosc::packed::unpack(&bytes).unwrap(), input);
+    assert_eq!(
+        oxiblosc::packed::PackedHeader::parse(&bytes)
+            .unwrap()
+            .nchunks,
+        5
+    );
+    let back = dir.path("back.bin");
+    let b = back.to_str().unwrap();
+    assert_ok(
+        &run(&["decompress", "--format", "packed", p, b], None),
+        "packed",
+    );
+    assert!(fs::read(&back).unwrap() == input, "packed round trip");
+    let info = run(&["info", "--format", "packed", p], None);
+    assert_ok(&info, "packed info");
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("packed super-chunk") && text.contains("5 chunks"),
+        "{text}"
+    );
+    // Without --format packed it is not recognised (it has no magic).
+    assert!(!run(&["decompress", p, b], None).status.success());
+}

@@ -76,6 +76,9 @@ enum Format {
     /// chunks and data-starts array); has no magic, so reading it takes
     /// `--format packed` too.
     Packed,
+    /// A Bloscpack file (`.blp`): Blosc1 chunks of `--chunksize` bytes,
+    /// each followed by its `--checksum`, with an offsets section.
+    Blp,
 }
 
 /// Default frame chunk size (rounded down to whole items).
@@ -89,14 +92,22 @@ struct CompressArgs {
     /// sequence of chunks, each readable on its own) or `blosc1` (the same
     /// with Blosc1 chunks, as C-Blosc 1.x writes and reads them; filters:
     /// shuffle, bitshuffle or none) or `packed` (a packed super-chunk of
-    /// `--chunksize` chunks; decompress and info need `--format packed`).
+    /// `--chunksize` chunks; decompress and info need `--format packed`) or
+    /// `blp` (a Bloscpack file of Blosc1 chunks, see `--checksum`).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     format: Option<Format>,
 
     /// Bytes of input per frame chunk (suffixes K, M, G: binary), rounded
-    /// down to whole items. Default 4M.
+    /// down to whole items. Default 4M (1M for `--format blp`, as
+    /// bloscpack).
     #[arg(long, value_name = "BYTES", value_parser = parse_chunksize)]
     chunksize: Option<usize>,
+
+    /// The checksum stored after every chunk of a Bloscpack file
+    /// (`--format blp`): none, adler32 (default), crc32, md5, sha1, sha224,
+    /// sha256, sha384 or sha512.
+    #[arg(long, value_name = "NAME", value_parser = parse_checksum)]
+    checksum: Option<oxiblosc::bloscpack::Checksum>,
 
     /// A metalayer for the frame, its VALUE stored as a msgpack string (the
     /// way python-blosc2 stores a `str`). Repeatable (up to 16); names up to
@@ -202,7 +213,8 @@ fn parse_format(s: &str) -> Result<Format, String> {
         "sframe" => Ok(Format::Sframe),
         "blosc1" => Ok(Format::Blosc1),
         "packed" => Ok(Format::Packed),
-        _ => Err("unknown format (known: frame, sframe, chunk, blosc1, packed)".into()),
+        "blp" | "bloscpack" => Ok(Format::Blp),
+        _ => Err("unknown format (known: frame, sframe, chunk, blosc1, packed, blp)".into()),
     }
 }
 
@@ -213,6 +225,14 @@ fn parse_read_format(s: &str) -> Result<Format, String> {
         "packed" => Ok(Format::Packed),
         _ => Err("only `packed` needs naming; other formats are recognised".into()),
     }
+}
+
+fn parse_checksum(s: &str) -> Result<oxiblosc::bloscpack::Checksum, String> {
+    oxiblosc::bloscpack::Checksum::from_name(&s.trim().to_ascii_lowercase()).ok_or_else(|| {
+        "unknown checksum (known: none, adler32, crc32, md5, sha1, sha224, sha256, sha384, \
+         sha512)"
+            .to_string()
+    })
 }
 
 fn parse_chunksize(s: &str) -> Result<usize, String> {
@@ -337,7 +357,7 @@ fn main() -> ExitCode {
 /// The compression parameters the arguments ask for; bad combinations are
 /// usage errors.
 fn cparams(args: &CompressArgs) -> CParams {
-    let format = if args.format == Some(Format::Blosc1) {
+    let format = if matches!(args.format, Some(Format::Blosc1 | Format::Blp)) {
         ChunkFormat::Blosc1
     } else {
         ChunkFormat::Blosc2
@@ -400,7 +420,13 @@ fn compress(args: CompressArgs) -> Result<(), String> {
         Place::File(_) => Format::Frame,
     });
     let chunks = matches!(format, Format::Chunk | Format::Blosc1);
-    if format == Format::Packed && !args.metas.is_empty() {
+    if args.checksum.is_some() && format != Format::Blp {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "--checksum is for Bloscpack files (--format blp)",
+        );
+    }
+    if matches!(format, Format::Packed | Format::Blp) && !args.metas.is_empty() {
         usage_error(
             ErrorKind::ArgumentConflict,
             "--meta is for frames (--format frame or sframe)",
@@ -435,6 +461,7 @@ fn compress(args: CompressArgs) -> Result<(), String> {
     match format {
         Format::Chunk | Format::Blosc1 => compress_chunks(params, &input, &output),
         Format::Packed => compress_packed(&args, params, &input, &output),
+        Format::Blp => compress_blp(&args, params, &input, &output),
         Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
     }
 }
@@ -458,6 +485,47 @@ fn compress_packed(
         .map_err(|e| format!("cannot compress {name}: {e}"))?;
     let mut out = files::Output::begin(output)?;
     out.write(&packed)?;
+    out.finish()
+}
+
+/// Compress into a Bloscpack file (built in memory: its offsets section
+/// precedes the chunks).
+fn compress_blp(
+    args: &CompressArgs,
+    params: CParams,
+    input: &Place,
+    output: &Place,
+) -> Result<(), String> {
+    use oxiblosc::bloscpack;
+    let name = input.as_input();
+    let mut data = Vec::new();
+    files::open_input(input)?
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let ts = params.typesize.max(1);
+    let chunksize = args.chunksize.unwrap_or(bloscpack::DEFAULT_CHUNK_SIZE);
+    let chunksize = (chunksize / ts * ts).max(ts);
+    let opts = bloscpack::Options::default()
+        .cparams(params)
+        .chunk_size(chunksize)
+        .checksum(args.checksum.unwrap_or(bloscpack::Checksum::Adler32));
+    let blp = bloscpack::pack(&data, &opts).map_err(|e| format!("cannot compress {name}: {e}"))?;
+    let mut out = files::Output::begin(output)?;
+    out.write(&blp)?;
+    out.finish()
+}
+
+/// Decompress a Bloscpack file, every chunk's checksum verified.
+fn decompress_blp(data: Vec<u8>, name: &str, output: &Place) -> Result<(), String> {
+    let r = oxiblosc::bloscpack::Reader::new(data)
+        .map_err(|e| format!("cannot open {name} as a Bloscpack file: {e}"))?;
+    let mut out = files::Output::begin(output)?;
+    for i in 0..r.nchunks() {
+        let chunk = r
+            .decompress_chunk(i)
+            .map_err(|e| format!("cannot decompress {name}: {e}"))?;
+        out.write(&chunk)?;
+    }
     out.finish()
 }
 
@@ -658,6 +726,11 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
         } else {
             format!(" (chunk {index})")
         };
+        if index == 0 && chunk.starts_with(oxiblosc::bloscpack::MAGIC) {
+            std::io::Read::read_to_end(&mut reader, &mut chunk)
+                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            return decompress_blp(std::mem::take(&mut chunk), &name.to_string(), &output);
+        }
         if index == 0 && is_frame(&chunk) {
             let sc = match &input {
                 Place::File(p) => open.open(p),
