@@ -620,7 +620,7 @@ fn blp(path: &Path, json: bool) -> Result<String, String> {
     let r = oxiblosc::bloscpack::Reader::open(path)
         .map_err(|e| format!("cannot open {what} as a Bloscpack file: {e}"))?;
     let h = *r.header();
-    let opt = |v: Option<u64>| v.map_or(J::Null, |v| int(v));
+    let opt = |v: Option<u64>| v.map_or(J::Null, int);
     let mut rows = Vec::new();
     for i in 0..r.nchunks() {
         let range = r
