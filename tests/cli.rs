@@ -970,7 +970,9 @@ fn blosc1_chunks() {
     let input = data(300_001);
     let src = dir.path("in.bin");
     fs::write(&src, &input).unwrap();
-    let cases: [(&[&str], Codec, u8, usize, &[Filter]); 4] = [
+    /// CLI arguments, then the parameters they stand for.
+    type Case<'a> = (&'a [&'a str], Codec, u8, usize, &'a [Filter]);
+    let cases: [Case; 4] = [
         (&[], CParams::default().codec, 5, 8, &[Filter::Shuffle]),
         (
             &["-c", "lz4", "-l", "9", "-t", "4", "--filter", "bitshuffle"],
