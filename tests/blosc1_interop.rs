@@ -256,7 +256,7 @@ fn blosc1_chunks_match_c_blosc_1_21() {
     );
 
     let mut r = Rng(seed());
-    let n = 1500 * scale();
+    let n = 2500 * scale();
     let cases: Vec<Case> = (0..n).map(|_| draw(&mut r)).collect();
     let ops: Vec<Value> = cases.iter().map(Case::op).collect();
     let blobs: Vec<&[u8]> = cases.iter().map(|c| c.data.as_slice()).collect();
