@@ -520,6 +520,9 @@ fn write_stream(
             Some(_) if p.codec == Codec::Lz4 => {
                 codecs.compress_lz4_blosc1(p.clevel, stream, out)?
             }
+            Some(_) if p.codec == Codec::Zlib => {
+                codecs.compress_zlib_blosc1(p.clevel, stream, out)?
+            }
             _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
         };
         if c == 0 || c >= neblock {

@@ -155,6 +155,25 @@ impl CodecCtx {
         self.lz4.compress_accel(src, dst, None, accel)
     }
 
+    /// Compress one stream with zlib as C-Blosc 1.x does (classic zlib's
+    /// `compress2`); without the `zlib` feature, unsupported.
+    pub(crate) fn compress_zlib_blosc1(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        #[cfg(feature = "zlib")]
+        return self.zlib.compress_classic(clevel, src, dst);
+        #[cfg(not(feature = "zlib"))]
+        {
+            let _ = (clevel, src, dst);
+            Err(Error::Unsupported(
+                "codec zlib is not compiled into this build".into(),
+            ))
+        }
+    }
+
     /// Decompress one stream of codec `format` (`flags >> 5`, or the codec id
     /// for format 6) into exactly `dst.len()` bytes.
     pub(crate) fn decompress(

@@ -28,6 +28,9 @@ pub(crate) struct Zlib {
     /// level, reset for every block.
     quick: Option<(u8, Deflate)>,
     decompressor: Option<Decompressor>,
+    /// Classic zlib's stream (C libz through flate2) for Blosc1 chunks and
+    /// its level, reset for every block.
+    classic: Option<(u8, flate2::Compress)>,
 }
 
 impl Zlib {
@@ -90,6 +93,35 @@ impl Zlib {
         Ok(c.zlib_compress(src, dst).unwrap_or(0))
     }
 
+    /// Compress as C-Blosc 1.x does, with classic zlib's `compress2` at
+    /// `clevel` (window 15, memory level 8, default strategy): C-Blosc
+    /// 1.21's bundled zlib 1.3.1 and the system's zlib write the same
+    /// streams, so Blosc1 chunks get C-Blosc 1.x's bytes. `Ok(0)` when the
+    /// stream does not fit in `dst`.
+    pub(crate) fn compress_classic(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let c = match self.classic.take() {
+            Some((l, mut c)) if l == clevel => {
+                c.reset();
+                c
+            }
+            _ => flate2::Compress::new(flate2::Compression::new(u32::from(clevel)), true),
+        };
+        let c = &mut self.classic.insert((clevel, c)).1;
+        match c.compress(src, dst, flate2::FlushCompress::Finish) {
+            Ok(flate2::Status::StreamEnd) => Ok(c.total_out() as usize),
+            Ok(_) => Ok(0),
+            Err(e) => Err(Error::Codec {
+                codec: "zlib",
+                message: format!("zlib: {e}"),
+            }),
+        }
+    }
+
     pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         let d = self.decompressor.get_or_insert_with(Decompressor::new);
         d.zlib_decompress(src, dst)
@@ -135,6 +167,15 @@ mod tests {
                     let mut again = vec![0; 60_000];
                     let m = z.compress(clevel, &src, &mut again).unwrap();
                     assert_eq!(&again[..m], &dst[..n], "clevel {clevel} not deterministic");
+                    // Classic zlib (Blosc1 chunks) likewise.
+                    let n = z.compress_classic(clevel, &src, &mut dst).unwrap();
+                    assert!(n > 0);
+                    z.decompress(&dst[..n], &mut back).unwrap();
+                    assert!(back == src, "classic clevel {clevel}");
+                    let mut short = vec![0; n - 1];
+                    assert_eq!(z.compress_classic(clevel, &src, &mut short).unwrap(), 0);
+                    let m = z.compress_classic(clevel, &src, &mut again).unwrap();
+                    assert_eq!(&again[..m], &dst[..n], "classic clevel {clevel}");
                 }
             }
         }
