@@ -1150,3 +1150,24 @@ fn bloscpack_and_packed_files() {
     // Without --format packed it is not recognised (it has no magic).
     assert!(!run(&["decompress", p, b], None).status.success());
 }
+
+#[test]
+fn a_bad_kernel_choice_is_an_error_not_a_panic() {
+    let dir = TempDir::new("isa");
+    let src = dir.path("in.bin");
+    fs::write(&src, data(100_000)).unwrap();
+    let out = Command::new(BIN)
+        .env("OXIBLOSC_KERNELS", "no-such-isa")
+        .args(["compress", "--format", "chunk"])
+        .arg(&src)
+        .arg(dir.path("out.b2"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no-such-isa") && !stderr(&out).contains("panicked"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path("out.b2").exists());
+}

@@ -353,13 +353,11 @@ macro_rules! free_fn {
     ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*)) => {
         $(#[$doc])*
         ///
-        /// Runs on [`Kernels::active`].
-        ///
-        /// # Panics
-        /// Only when `OXIBLOSC_KERNELS` names an implementation this CPU cannot
-        /// run (see [`Kernels::active`]); bad arguments are an `Err`.
+        /// Runs on [`Kernels::selected`]; an `OXIBLOSC_KERNELS` naming an
+        /// implementation this CPU cannot run is an `Err`, as are bad
+        /// arguments.
         pub fn $name($($arg: $ty),*) -> Result<(), Error> {
-            Kernels::active().$name($($arg),*)
+            Kernels::selected()?.$name($($arg),*)
         }
     };
 }

@@ -287,7 +287,7 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
     if nbytes == 0 {
         return Ok(0);
     }
-    let k = Kernels::active();
+    let k = Kernels::selected()?;
     let bs = h.blocksize;
     let delta = plan.pipeline.has_delta();
     let warm = |s: &mut Scratch| {
@@ -337,7 +337,7 @@ fn decompress_vl(
     workers: &mut Workers,
 ) -> Result<usize> {
     let total = plan.h.nbytes;
-    let k = Kernels::active();
+    let k = Kernels::selected()?;
     let mut outs: Vec<&mut [u8]> = Vec::with_capacity(blocks.len());
     let mut rest = &mut dst[..total];
     for &(size, _) in blocks {
@@ -503,7 +503,7 @@ pub(crate) fn getitem_into(
         dst.copy_from_slice(&plan.chunk[hlen + begin..hlen + end]);
         return Ok(len);
     }
-    let k = Kernels::active();
+    let k = Kernels::selected()?;
     let bs = h.blocksize;
     let first = begin / bs;
     let last = (end - 1) / bs;

@@ -245,7 +245,7 @@ pub(crate) fn compress_into(
     if p.clevel == 0 || nbytes < min_buffersize || hlen + bstarts_len > destsize {
         return write_memcpyed(&mut h, src, dst, raw_flags);
     }
-    let k = Kernels::active();
+    let k = Kernels::selected()?;
     let normal_flags = h.flags;
 
     // Dictionary: trained on the filtered blocks (CHUNK-NOTES §7).
