@@ -187,6 +187,9 @@ pub struct Options {
     /// 2 ours decompress, 3 C decompress) for this long per row, untimed
     /// by rounds: for profilers (`perf record`, callgrind).
     pub solo: Option<(usize, Duration)>,
+    /// Print the main job's narrower table (no chunk, volume, memcpy and
+    /// same-bytes columns) instead of the full one.
+    pub compact: bool,
 }
 
 /// The contestants' names for `--solo`.
@@ -216,6 +219,7 @@ impl Options {
                 csv: None,
                 svg: None,
                 solo: None,
+                compact: false,
             }
         } else {
             Options {
@@ -233,8 +237,40 @@ impl Options {
                 csv: None,
                 svg: None,
                 solo: None,
+                compact: false,
             }
         }
+    }
+
+    /// The main job's grid (`perf/run`, `perf/run main`): what a user of
+    /// python-blosc2 compresses, in a few minutes on 2 cores. Every codec at
+    /// clevel 1 (python-blosc2's default) and 5 (C-Blosc2's), shuffle and
+    /// bitshuffle, 1 and 2 threads, 4 MiB chunks of three workloads (floats
+    /// from a simulation, a noisy sensor signal, small integer labels),
+    /// 16 MiB each, 5 interleaved rounds of >= 8 ms: 120 rows.
+    pub fn main_job() -> Self {
+        Options {
+            timing: Config::quick(),
+            codecs: Codec::ALL.to_vec(),
+            clevels: vec![1, 5],
+            filters: vec![Filter::Shuffle, Filter::BitShuffle],
+            nthreads: vec![1, 2],
+            chunks: vec![4 << 20],
+            workloads: Workload::QUICK.to_vec(),
+            clevel5_except_blosclz: false,
+            threads_on_largest_chunk_only: false,
+            total: 16 << 20,
+            budget: Duration::from_millis(100),
+            csv: None,
+            svg: None,
+            solo: None,
+            compact: true,
+        }
+    }
+
+    /// The number of rows [`run`] measures.
+    pub fn rows(&self) -> usize {
+        self.grid().len()
     }
 
     fn grid(&self) -> Vec<RowConfig> {
@@ -272,9 +308,16 @@ impl Options {
     }
 }
 
-/// `perf/results/chunks.csv`.
-pub fn default_csv() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/chunks.csv")
+/// Where `name` (e.g. `chunks.csv`) goes by default: `target/perf/`, or
+/// `perf/results/` (tracked) when `save`.
+pub fn output_path(name: &str, save: bool) -> PathBuf {
+    if save {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("results")
+            .join(name)
+    } else {
+        crate::pydeps::target_dir().join("perf").join(name)
+    }
 }
 
 impl RowConfig {
@@ -445,7 +488,12 @@ pub fn run(opts: &Options) -> Result<bool, String> {
             r.cfg.workload,
         )
     });
-    print_table(opts, &rows);
+    if opts.compact {
+        print_compact(opts, &rows);
+    } else {
+        print_table(opts, &rows);
+    }
+    print_summary(&rows);
     if let Some(path) = &opts.csv {
         csv_table(&rows)
             .write_csv(path)
@@ -706,6 +754,148 @@ const HEADER: [&str; 20] = [
     "check",
 ];
 
+/// The legend shared by both tables.
+fn print_legend(opts: &Options) {
+    println!();
+    println!(
+        "GB/s = 10^9 uncompressed bytes per second (compress: read, decompress: written), median \
+         of {} interleaved rounds of >= {} ms ({} time; rows with threads > 1: wall time);",
+        opts.timing.rounds,
+        opts.timing.target.as_millis(),
+        match opts.timing.clock {
+            Clock::ThreadCpu => "thread CPU",
+            Clock::Wall => "wall",
+        }
+    );
+    println!(
+        "ours/C = median over the rounds of C's time / ours in the same round (> 1: ours is \
+         faster); ratio = nbytes / cbytes (higher: smaller chunks);"
+    );
+}
+
+/// The main job's table: one line per row, what a user compares.
+fn print_compact(opts: &Options, rows: &[Row]) {
+    let mut t = Table::new([
+        "codec",
+        "filter",
+        "workload",
+        "clevel",
+        "threads",
+        "comp ours",
+        "comp C",
+        "comp ours/C",
+        "dec ours",
+        "dec C",
+        "dec ours/C",
+        "ratio ours",
+        "ratio C",
+        "spread",
+        "check",
+    ]);
+    for r in rows {
+        t.push(vec![
+            r.cfg.codec().name().to_owned(),
+            r.cfg.filter().name().to_owned(),
+            r.cfg.workload.name().to_owned(),
+            r.cfg.clevel.to_string(),
+            r.cfg.nthreads.to_string(),
+            gbps(r.comp_ours),
+            gbps(r.comp_c),
+            x(r.comp_x),
+            gbps(r.dec_ours),
+            gbps(r.dec_c),
+            x(r.dec_x),
+            ratio(r.ratio_ours),
+            ratio(r.ratio_c),
+            if r.spread.is_nan() {
+                "-".to_owned()
+            } else {
+                format!("{:.0}%", r.spread * 100.0)
+            },
+            if r.ok() { "ok" } else { "MISMATCH" }.to_owned(),
+        ]);
+    }
+    print_legend(opts);
+    let chunks: Vec<String> = opts.chunks.iter().map(|&c| size_label(c)).collect();
+    println!(
+        "chunks of {} over up to {} MiB per workload; spread = (slowest - fastest round) / \
+         median of the noisiest contestant; check = each library decoded the other's chunks \
+         (and its own) to the input.",
+        chunks.join(", "),
+        mib(opts.total)
+    );
+    println!();
+    print!("{}", t.markdown());
+}
+
+/// Geometric mean of the finite, positive values (NaN when there are none).
+fn geomean(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        sum += v.ln();
+        n += 1;
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        (sum / n as f64).exp()
+    }
+}
+
+/// Per codec and thread count: geometric means of ours/C over the rows.
+fn print_summary(rows: &[Row]) {
+    let mut keys: Vec<(usize, u8, usize)> = rows
+        .iter()
+        .map(|r| {
+            (
+                Codec::ALL
+                    .iter()
+                    .position(|c| c.id() == r.cfg.codec_id)
+                    .unwrap_or(usize::MAX),
+                r.cfg.codec_id,
+                r.cfg.nthreads,
+            )
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut t = Table::new([
+        "codec",
+        "threads",
+        "rows",
+        "comp ours/C",
+        "dec ours/C",
+        "ratio ours/C",
+        "check ok",
+    ]);
+    let mut line = |name: String, threads: String, sel: Vec<&Row>| {
+        t.push(vec![
+            name,
+            threads,
+            sel.len().to_string(),
+            x(geomean(sel.iter().map(|r| r.comp_x))),
+            x(geomean(sel.iter().map(|r| r.dec_x))),
+            x(geomean(sel.iter().map(|r| r.ratio_ours / r.ratio_c))),
+            format!("{}/{}", sel.iter().filter(|r| r.ok()).count(), sel.len()),
+        ]);
+    };
+    for &(_, id, n) in &keys {
+        let sel: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.cfg.codec_id == id && r.cfg.nthreads == n)
+            .collect();
+        let name = Codec::from_id(id).map_or("?", Codec::name).to_owned();
+        line(name, n.to_string(), sel);
+    }
+    if keys.len() > 1 {
+        line("all".to_owned(), "-".to_owned(), rows.iter().collect());
+    }
+    println!();
+    println!("Summary: geometric mean of ours/C over the rows (> 1: ours faster / smaller):");
+    println!();
+    print!("{}", t.markdown());
+}
+
 fn print_table(opts: &Options, rows: &[Row]) {
     let mut t = Table::new(HEADER);
     for r in rows {
@@ -736,27 +926,13 @@ fn print_table(opts: &Options, rows: &[Row]) {
             if r.ok() { "ok" } else { "MISMATCH" }.to_owned(),
         ]);
     }
-    println!();
+    print_legend(opts);
     println!(
-        "GB/s = 10^9 uncompressed bytes per second (compress: read, decompress: written), median \
-         of {} interleaved rounds of >= {} ms ({} time; rows with threads > 1: wall time);",
-        opts.timing.rounds,
-        opts.timing.target.as_millis(),
-        match opts.timing.clock {
-            Clock::ThreadCpu => "thread CPU",
-            Clock::Wall => "wall",
-        }
-    );
-    println!(
-        "MiB = data per timed call ({} MiB, or less where compressing it took longer than {} ms); \
-         ratio = nbytes / cbytes;",
+        "MiB = data per timed call ({} MiB, or less where compressing it took longer than {} ms);",
         mib(opts.total),
         opts.budget.as_millis()
     );
-    println!(
-        "ours/C = median over the rounds of C's time / ours in the same round (> 1: ours is \
-         faster); ratio ours/C > 1: ours compresses better;"
-    );
+    println!("ratio ours/C > 1: ours compresses better;");
     println!(
         "memcpy = single-thread copy of the same bytes (the ceiling); spread = (slowest - \
          fastest round) / median, noisiest contestant; same bytes = our chunks equal C's byte for \
@@ -906,6 +1082,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The main job's plumbing on a tiny grid (against the static C-Blosc2
+    /// here): every row checked and measured, table printed, CSV and plot
+    /// written where asked, directories made.
+    #[test]
+    fn a_tiny_main_job_writes_its_csv_and_plot() {
+        let dir = crate::pydeps::target_dir()
+            .join(format!("perf-main-test-{}", std::process::id()))
+            .join("new");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut o = Options::main_job();
+        o.codecs = vec![Codec::BloscLz, Codec::Lz4];
+        o.clevels = vec![5];
+        o.filters = vec![Filter::Shuffle];
+        o.nthreads = vec![1, 2];
+        o.chunks = vec![64 << 10];
+        o.workloads = vec![Workload::Sine];
+        o.total = 128 << 10;
+        o.timing = Config {
+            rounds: 1,
+            target: Duration::from_millis(1),
+            clock: Clock::Wall,
+        };
+        o.csv = Some(dir.join("main.csv"));
+        o.svg = Some(dir.join("main.svg"));
+        assert_eq!(o.rows(), 4);
+        assert!(run(&o).unwrap());
+        let csv = std::fs::read_to_string(dir.join("main.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
+        assert!(csv.lines().skip(1).all(|l| l.ends_with(",ok")), "{csv}");
+        let svg = std::fs::read_to_string(dir.join("main.svg")).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("4 rows"),
+            "{svg:.200}"
+        );
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn geometric_means() {
+        assert!((geomean([2.0, 8.0].into_iter()) - 4.0).abs() < 1e-12);
+        assert!((geomean([f64::NAN, 0.0, 3.0].into_iter()) - 3.0).abs() < 1e-12);
+        assert!(geomean(std::iter::empty()).is_nan());
     }
 
     #[test]

@@ -97,11 +97,6 @@ impl Options {
     }
 }
 
-/// `perf/results/kernels.csv`.
-pub fn default_csv() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/kernels.csv")
-}
-
 /// Something that can run a kernel.
 #[derive(Clone, Copy, Debug)]
 enum Impl {

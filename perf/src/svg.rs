@@ -114,8 +114,9 @@ pub fn render(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="20" text-anchor="middle" font-size="15">oxiblosc vs C-Blosc2: speed against compression ratio ({} rows; hover a marker for its row)</text>"#,
+        r#"<text x="{}" y="20" text-anchor="middle" font-size="15">oxiblosc vs C-Blosc2 {}: speed against compression ratio ({} rows; hover a marker for its row)</text>"#,
         width / 2.0,
+        crate::c::loaded_library().map_or_else(crate::c::version, |(_, v)| v),
         rows.len()
     );
     for (panel, (title, which)) in [("compression", 1usize), ("decompression", 2)]
