@@ -356,14 +356,16 @@ impl Case {
     }
 
     /// Whether oxiblosc's chunk must be byte-identical to C's: BloscLZ is a
-    /// port, LZ4HC and ZSTD are the same C libraries; LZ4 (lz4_flex) and zlib
-    /// (libdeflate) write other streams. Excluded: what C gets wrong on the
+    /// port, LZ4, LZ4HC and ZSTD are the same C libraries (LZ4 only with
+    /// liblz4, the `lz4hc` feature; lz4_flex writes other streams); zlib
+    /// (zlib-rs, libdeflate) writes other streams than C's zlib-ng. Excluded: what C gets wrong on the
     /// way (clobbered input, a broken block size, unwritten DELTA /
     /// TRUNC_PREC tail bytes that reach its codec, tiny dict inputs) and
     /// TRUNC_PREC before DELTA, which oxiblosc should stop writing C's way
     /// (`bug_trunc_prec_then_delta`).
     fn same_streams_as_c(&self) -> bool {
-        matches!(self.codec, Codec::BloscLz | Codec::Lz4Hc | Codec::Zstd)
+        (matches!(self.codec, Codec::BloscLz | Codec::Lz4Hc | Codec::Zstd)
+            || (self.codec == Codec::Lz4 && cfg!(feature = "lz4hc")))
             && !self.c_clobbers_input()
             && !self.c_writes_broken_blocksize()
             && self.c_undefined_tail() == 0

@@ -2,8 +2,8 @@
 //!
 //! With the `lz4hc` feature (on by default) both go through C liblz4 (the
 //! `lzzzz` crate, liblz4 1.10.0): LZ4 compresses with `LZ4_compress_fast`
-//! at acceleration 1, as C-Blosc2 does whatever the clevel, so its streams
-//! are C-Blosc2's bytes; LZ4HC with `LZ4_compress_HC` at the clevel; and
+//! at acceleration `10 - clevel`, as C-Blosc2 and C-Blosc 1.x do, so its
+//! streams are their bytes; LZ4HC with `LZ4_compress_HC` at the clevel; and
 //! both decode with `LZ4_decompress_safe[_usingDict]`, the bounds-checked
 //! decoder C-Blosc2 uses. liblz4's compression state lives in `lzzzz`'s
 //! thread-local slot, allocated once per thread.
@@ -26,16 +26,6 @@ pub(crate) struct Lz4 {
 
 #[cfg(feature = "lz4hc")]
 impl Lz4 {
-    pub(crate) fn compress(
-        &mut self,
-        _clevel: u8,
-        src: &[u8],
-        dst: &mut [u8],
-        dict: Option<&[u8]>,
-    ) -> Result<usize> {
-        self.compress_accel(src, dst, dict, 1)
-    }
-
     /// `LZ4_compress_fast` at `acceleration` (C-Blosc 1.x uses
     /// `10 - clevel`; C-Blosc2 always 1).
     pub(crate) fn compress_accel(

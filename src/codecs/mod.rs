@@ -109,7 +109,12 @@ impl CodecCtx {
     ) -> Result<usize> {
         match codec {
             Codec::BloscLz => self.blosclz.compress(clevel, src, dst),
-            Codec::Lz4 => self.lz4.compress(clevel, src, dst, lz4_dict(dict)),
+            // C-Blosc2 and C-Blosc 1.x both run LZ4 at acceleration
+            // `10 - clevel` (`get_accel`).
+            Codec::Lz4 => {
+                let accel = 10 - i32::from(clevel.clamp(1, 9));
+                self.lz4.compress_accel(src, dst, lz4_dict(dict), accel)
+            }
             Codec::Lz4Hc => lz4::compress_hc(clevel, src, dst, lz4_dict(dict)),
             #[cfg(feature = "zlib")]
             Codec::Zlib => self.zlib.compress(clevel, src, dst),
@@ -144,7 +149,7 @@ impl CodecCtx {
     }
 
     /// Compress one stream with LZ4 as C-Blosc 1.x does: acceleration
-    /// `10 - clevel` (C-Blosc2 always uses 1).
+    /// `10 - clevel`, as in C-Blosc2.
     pub(crate) fn compress_lz4_blosc1(
         &mut self,
         clevel: u8,
