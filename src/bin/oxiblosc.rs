@@ -607,8 +607,11 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
             let rest = chunk.split_off(cbytes);
             reader = Box::new(std::io::Read::chain(std::io::Cursor::new(rest), reader));
         }
-        let header = ChunkHeader::parse(&chunk)
-            .map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
+        // Checked whole before the output is sized by its header: a few
+        // bytes claiming gigabytes fail here, not after the allocation.
+        ChunkHeader::parse(&chunk).map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
+        let header = oxiblosc::chunk::validate(&chunk)
+            .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
         decoded.resize(header.nbytes, 0);
         let n = d
             .decompress_into(&chunk, &mut decoded)
