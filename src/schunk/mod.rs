@@ -1544,8 +1544,23 @@ impl SChunk {
             )));
         }
         // The range is checked against the header's nbytes only: the
-        // buffer grows as chunks actually decode, never sized by a header.
-        let mut out = Vec::with_capacity(((stop - start) as usize).min(1 << 20));
+        // buffer grows as chunks actually decode, never sized by a header,
+        // and a failed allocation is an error, not an abort.
+        let len = stop - start;
+        if let Some(limit) = self.dparams.max_output
+            && len > limit as u64
+        {
+            return Err(invalid_param(format!(
+                "slice of {len} bytes is over the output limit of {limit}"
+            )));
+        }
+        let grow = |out: &mut Vec<u8>, n: u64| -> Result<()> {
+            usize::try_from(n)
+                .ok()
+                .and_then(|n| out.try_reserve(n).ok())
+                .ok_or_else(|| invalid_param(format!("slice of {len} bytes: out of memory")))
+        };
+        let mut out = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.min(1 << 20)));
         let (first, mut pos) = self.first_chunk_at(start);
         for i in first..self.nchunks() {
             if pos >= stop {
@@ -1555,10 +1570,25 @@ impl SChunk {
             if pos + n > start {
                 let a = start.max(pos) - pos;
                 let b = stop.min(pos + n) - pos;
+                if let ChunkEntry::Special(kind) = self.entry(i)? {
+                    // An index code: the pattern, without materialising the
+                    // whole chunk (a header may declare 2 GiB chunks).
+                    let ts = match kind {
+                        SpecialValue::Nan => usize::try_from(self.header.typesize).unwrap_or(1),
+                        _ => 1,
+                    };
+                    let one = frame::materialize_special(&self.header, ts, kind)?;
+                    let item = self.decompressor.decompress(&one)?;
+                    grow(&mut out, b - a)?;
+                    out.extend((a..b).map(|k| item[(k % ts as u64) as usize]));
+                    pos += n;
+                    continue;
+                }
                 let data = self.decompress_chunk_vec(i)?;
                 if data.len() as u64 != n {
                     return Err(corrupt(format!("chunk {i} has the wrong size")));
                 }
+                grow(&mut out, b - a)?;
                 out.extend_from_slice(&data[a as usize..b as usize]);
             }
             pos += n;
@@ -1690,6 +1720,7 @@ impl SChunk {
             return self.trim();
         }
         // The final layout: distinct stored chunks in index order.
+        self.check_index_editable()?;
         let entries = self.offsets.to_vec();
         let mut place: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
         let mut order = Vec::new();
@@ -1832,6 +1863,7 @@ impl SChunk {
             &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
         ) -> Result<Vec<i64>>,
     {
+        self.check_index_editable()?;
         let mut offs = self.offsets.to_vec();
         let mut pending: Vec<Vec<u8>> = Vec::new();
         // Placeholder entries for new stored chunks: -1 - k (never a valid
@@ -1938,6 +1970,22 @@ impl SChunk {
                     let _ = fs::remove_file(chunk_file(dir, g as u64));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An edit writes an explicit index of every entry: refuse it when that
+    /// index is over what a reader decodes ([`frame::decode_limit`]) — a
+    /// 40-byte repeated index may stand for 2^28 entries, which an edit would
+    /// expand to 2 GiB and write a frame that does not reopen.
+    fn check_index_editable(&self) -> Result<()> {
+        let n = self.offsets.len().saturating_add(1);
+        let limit = frame::decode_limit(self.header.frame_len);
+        if n.saturating_mul(8) > limit {
+            return Err(Error::Unsupported(format!(
+                "an index of {n} entries is over the {limit}-byte decode limit: \
+                 this frame cannot be edited"
+            )));
         }
         Ok(())
     }
