@@ -71,7 +71,7 @@ pub(crate) fn compute_blocksize(p: &CParams, nbytes: usize) -> usize {
 /// is raised to it (`MIN_BUFFERSIZE`).
 pub(crate) const BLOSC1_MIN_BUFFERSIZE: usize = 128;
 /// C-Blosc 1.x splits blocks of at most this many bytes per item.
-const BLOSC1_MAX_SPLITS: usize = 16;
+pub(crate) const BLOSC1_MAX_SPLITS: usize = 16;
 
 /// C-Blosc 1.21's split rule (`split_block` in its blosc.c): it ignores the
 /// filters, and AUTO splits only BloscLZ (and Snappy, which we do not

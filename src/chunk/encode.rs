@@ -9,8 +9,8 @@ use rayon::prelude::*;
 
 use super::Scratch;
 use super::blocksize::{
-    BLOSC1_MIN_BUFFERSIZE, compute_blocksize, compute_blocksize_blosc1, split_block,
-    split_block_blosc1,
+    BLOSC1_MAX_SPLITS, BLOSC1_MIN_BUFFERSIZE, compute_blocksize, compute_blocksize_blosc1,
+    split_block, split_block_blosc1,
 };
 use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, MIN_HEADER_LEN, bflags, flags};
 use crate::codecs::EncDict;
@@ -127,8 +127,13 @@ fn whole_items(blocksize: usize, typesize: usize) -> bool {
 fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
     let blocksize = compute_blocksize_blosc1(p, typesize, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
-    let dont_split =
-        !split_block_blosc1(p, typesize, blocksize) || !whole_items(blocksize, typesize);
+    // The version-2 decoder (ours, as C-Blosc 1.x before the flag existed)
+    // splits only blocks of at most 16-byte items and 128 items or more:
+    // SplitMode::Always must not split others, or they do not decode back.
+    let decodable = typesize <= BLOSC1_MAX_SPLITS && blocksize / typesize >= BLOSC1_MIN_BUFFERSIZE;
+    let dont_split = !split_block_blosc1(p, typesize, blocksize)
+        || !whole_items(blocksize, typesize)
+        || !decodable;
     let mut fl = p.codec.format() << 5;
     let mut ids = [0u8; 6];
     match p.blosc1_shuffle() {
