@@ -274,7 +274,7 @@ fn oom_probe_huge_nchunks_get_slice() {
 }
 
 /// A sparse frame whose index is at the decode limit (8 Mi entries, all
-/// naming chunk file 0): opening it looks at that file once, not once per
+/// naming chunk files 0 and 1): opening it looks at that file once, not once per
 /// entry (5.9 s before).
 #[test]
 fn sframe_index_at_the_limit_opens_quickly() {
@@ -294,7 +294,10 @@ fn sframe_index_at_the_limit_opens_quickly() {
     let f = Frame::parse(&old).unwrap();
     let mut h = f.header.clone();
     let n = MIN_INDEX_DECODE_LIMIT / 8;
-    let index = frame::encode_index(&vec![0i64; n]).unwrap();
+    // Entries 0, 1, 0, 1, ...: an explicit index (all zeros would be a
+    // repeated one), every entry naming an existing file.
+    let entries: Vec<i64> = (0..n as i64).map(|i| i % 2).collect();
+    let index = frame::encode_index(&entries).unwrap();
     let hl = h.header_len as usize;
     let mut new = old[..hl].to_vec();
     new.extend_from_slice(&index);
@@ -302,12 +305,13 @@ fn sframe_index_at_the_limit_opens_quickly() {
     h.frame_len = new.len() as u64;
     h.nbytes = 100 * n as i64;
     new[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-    assert!(new.len() < 400, "{}", new.len());
+    assert!(new.len() < 1 << 20, "{}", new.len());
     std::fs::write(&index_path, &new).unwrap();
     let t = std::time::Instant::now();
     let sc = OpenOptions::new().read_only(true).open(&d).unwrap();
     let took = t.elapsed();
     assert_eq!(sc.nchunks(), n);
+    eprintln!("open took {took:?}");
     assert!(took.as_secs_f64() < 3.0, "open took {took:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
