@@ -70,15 +70,15 @@ fn cframe_1_edits_do_not_allocate_by_header() {
         let bytes = finding(name);
         let bound = (1 << 20) + 16 * bytes.len();
         bounded(name, bound, || {
-            if let Ok(mut sc) = SChunk::from_cframe(bytes.clone()) {
-                if sc.append_buffer(&[1u8; 64]).is_ok() {
-                    reopens(sc.to_cframe().unwrap(), name);
-                }
+            if let Ok(mut sc) = SChunk::from_cframe(bytes.clone())
+                && sc.append_buffer(&[1u8; 64]).is_ok()
+            {
+                reopens(sc.to_cframe().unwrap(), name);
             }
-            if let Ok(mut sc) = SChunk::from_cframe(bytes.clone()) {
-                if sc.insert_chunk(0, &small_chunk(64)).is_ok() {
-                    reopens(sc.to_cframe().unwrap(), name);
-                }
+            if let Ok(mut sc) = SChunk::from_cframe(bytes.clone())
+                && sc.insert_chunk(0, &small_chunk(64)).is_ok()
+            {
+                reopens(sc.to_cframe().unwrap(), name);
             }
         });
     }
@@ -140,10 +140,10 @@ fn tmp(name: &str) -> PathBuf {
 fn sframe_1_to_cframe_never_writes_a_frame_that_does_not_reopen() {
     let d = tmp("sframe-1");
     copy_dir(&dir().join("sframe-1.dir"), &d);
-    if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&d) {
-        if let Ok(frame) = sc.to_cframe() {
-            reopens(frame, "sframe-1 to_cframe");
-        }
+    if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&d)
+        && let Ok(frame) = sc.to_cframe()
+    {
+        reopens(frame, "sframe-1 to_cframe");
     }
     let _ = std::fs::remove_dir_all(&d);
 }
