@@ -316,15 +316,19 @@ fn sframe_index_at_the_limit_opens_quickly() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// `oxiblosc decompress` of a 72-byte chunk claiming 2^31 - 33 bytes fails
-/// fast with a clear message, under a 256 MB address-space limit (it
-/// peaked at 2 GiB before).
+/// `oxiblosc decompress` of a 72-byte chunk claiming 2^31 - 33 bytes, or
+/// of a frame holding it, fails fast with a clear message, under a 256 MB
+/// address-space limit (it peaked at 2 GiB before).
 #[test]
 fn cli_decompress_of_a_tiny_chunk_claiming_2_gib_fails_fast() {
     let Some(bin) = option_env!("CARGO_BIN_EXE_oxiblosc") else {
         return; // built without the `cli` feature
     };
-    for name in ["chunk-filter-fail.b2", "chunk-hdr-only.b2"] {
+    for name in [
+        "chunk-filter-fail.b2",
+        "chunk-hdr-only.b2",
+        "frame-tdecomp.b2frame",
+    ] {
         let input = dir().join("oom-probes").join(name);
         let out = tmp(&format!("cli-{name}.out"));
         let script = format!(
