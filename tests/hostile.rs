@@ -216,3 +216,33 @@ fn tiny_chunks_claiming_huge_sizes_allocate_little() {
     }
     assert!(tried >= 400);
 }
+
+/// getitem on the short last block of a chunk whose header claims 512 MiB
+/// blocks sizes its buffer by that block, not by the header's block size.
+#[test]
+fn getitem_of_a_short_last_block_allocates_by_that_block() {
+    let bs = oxiblosc::MAX_BLOCKSIZE;
+    let nbytes = bs + 16;
+    let mut c = vec![0u8; 32];
+    c[0] = 5;
+    c[1] = 1;
+    c[2] = 0x05 | 0x10; // extended, BloscLZ, no split
+    c[3] = 1;
+    c[4..8].copy_from_slice(&(nbytes as u32).to_le_bytes());
+    c[8..12].copy_from_slice(&(bs as u32).to_le_bytes());
+    c.extend_from_slice(&40u32.to_le_bytes()); // block 0: a stream past the end
+    c.extend_from_slice(&44u32.to_le_bytes()); // block 1: 16 raw bytes
+    c.extend_from_slice(&1000u32.to_le_bytes());
+    c.extend_from_slice(&16u32.to_le_bytes());
+    c.extend(1..=16u8);
+    let len = c.len() as u32;
+    c[12..16].copy_from_slice(&len.to_le_bytes());
+    let mut d = Decompressor::new(DParams::default());
+    counting::reset_largest();
+    let got = d.getitem(&c, bs, 16).unwrap();
+    assert_eq!(got, (1..=16u8).collect::<Vec<_>>());
+    assert!(d.getitem(&c, 0, 1).is_err());
+    assert!(d.decompress(&c).is_err());
+    let largest = counting::largest();
+    assert!(largest <= 64 << 10, "allocated {largest}");
+}

@@ -581,7 +581,9 @@ pub(crate) fn getitem_into(
     } else {
         None
     };
-    let mut block = vec![0u8; bs];
+    // Sized by the blocks checked above (the first is the longest), not by
+    // the header's block size: a short last block may be all that is read.
+    let mut block = vec![0u8; h.block_len(first)];
     for i in first..=last {
         let blen = h.block_len(i);
         let out = &mut block[..blen];
