@@ -349,3 +349,15 @@ fn cli_decompress_of_a_tiny_chunk_claiming_2_gib_fails_fast() {
         let _ = std::fs::remove_file(&out);
     }
 }
+
+/// Found by the cframe_edit fuzz target: a sparse frame's index file (frame
+/// type 1) held in memory was taken as a contiguous frame; appending wrote a
+/// frame that did not reopen. `from_cframe` refuses sparse frames now.
+#[test]
+fn fuzz_cframe_edit_1_sparse_index_is_not_a_cframe() {
+    let bytes = mut_frame("fuzz-cframe_edit-1.bin");
+    assert!(oxiblosc::Frame::parse(&bytes).is_ok());
+    let e = SChunk::from_cframe(bytes.clone()).unwrap_err();
+    assert!(e.to_string().contains("sparse"), "{e}");
+    every_edit_reopens(&bytes, "fuzz-cframe_edit-1");
+}

@@ -507,6 +507,13 @@ impl OpenOptions {
     /// Every frame check of [`Frame::parse`].
     pub fn from_cframe(&self, bytes: Vec<u8>) -> Result<SChunk> {
         let f = Frame::parse(&bytes)?;
+        // A sparse frame's index names chunk files, not offsets into these
+        // bytes: held as a contiguous frame, reads and edits would go wrong.
+        if f.header.kind != FrameKind::Contiguous {
+            return Err(crate::error::invalid_header(
+                "a sparse frame's index (open its directory), not a contiguous frame",
+            ));
+        }
         let mut sc = self.assemble(
             Backend::Frame {
                 io: Box::new(bytes),
