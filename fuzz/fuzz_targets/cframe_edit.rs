@@ -4,8 +4,8 @@
 //! reopen.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::schunk::SChunk;
 use oxiblosc::CParams;
+use oxiblosc::schunk::SChunk;
 
 #[path = "common.rs"]
 mod common;

@@ -25,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
         if !h.is_vlblocks() && items > 0 {
             for (start, n) in [(0, 1), (items / 2, items - items / 2), (items - 1, 1)] {
                 if let Ok(got) = d1.getitem(data, start, n) {
-                    assert_eq!(got, out[start * ts..(start + n) * ts], "getitem {start} {n}");
+                    assert_eq!(
+                        got,
+                        out[start * ts..(start + n) * ts],
+                        "getitem {start} {n}"
+                    );
                 }
             }
         }

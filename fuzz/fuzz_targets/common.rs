@@ -1,8 +1,8 @@
 //! What the targets share: the output limit and the checks on a super-chunk.
 #![allow(dead_code)]
 
-use oxiblosc::schunk::SChunk;
 use oxiblosc::DParams;
+use oxiblosc::schunk::SChunk;
 
 /// Decoded sizes above this are refused (run-length streams may stand for
 /// 2 GiB legitimately; libFuzzer's RSS limit is 2 GiB).

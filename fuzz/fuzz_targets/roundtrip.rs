@@ -21,8 +21,13 @@ struct Input {
 }
 
 fuzz_target!(|inp: Input| {
-    let codec = [Codec::BloscLz, Codec::Lz4, Codec::Lz4Hc, Codec::Zlib, Codec::Zstd]
-        [usize::from(inp.codec) % 5];
+    let codec = [
+        Codec::BloscLz,
+        Codec::Lz4,
+        Codec::Lz4Hc,
+        Codec::Zlib,
+        Codec::Zstd,
+    ][usize::from(inp.codec) % 5];
     let filters: Vec<Filter> = inp
         .filters
         .iter()
@@ -35,8 +40,12 @@ fuzz_target!(|inp: Input| {
             _ => None,
         })
         .collect();
-    let split = [SplitMode::Always, SplitMode::Never, SplitMode::Auto, SplitMode::ForwardCompat]
-        [usize::from(inp.splitmode) % 4];
+    let split = [
+        SplitMode::Always,
+        SplitMode::Never,
+        SplitMode::Auto,
+        SplitMode::ForwardCompat,
+    ][usize::from(inp.splitmode) % 4];
     let mut p = CParams::default()
         .codec(codec)
         .clevel(inp.clevel % 10)
