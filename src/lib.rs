@@ -114,7 +114,7 @@ pub fn compress_typed<T: bytemuck::Pod>(src: &[T], params: &CParams) -> Result<V
 /// As [`decompress`], plus [`Error::Corrupt`] when the size is not a whole
 /// number of items.
 pub fn decompress_typed<T: bytemuck::Pod>(src: &[u8]) -> Result<Vec<T>> {
-    let h = ChunkHeader::parse(src)?;
+    let h = chunk::validate(src)?;
     let size = std::mem::size_of::<T>().max(1);
     if h.nbytes % size != 0 {
         return Err(Error::Corrupt(format!(
@@ -204,7 +204,10 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress`].
     pub fn decompress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
-        let h = ChunkHeader::parse(src)?;
+        // The output is sized by the header: only once the chunk's streams
+        // are known to back that size.
+        let h = chunk::validate(src)?;
+        self.params.check_output(h.nbytes)?;
         let mut out = vec![0u8; h.nbytes];
         let n = self.decompress_into(src, &mut out)?;
         out.truncate(n);
@@ -216,6 +219,9 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress_into`].
     pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        if self.params.max_output.is_some() {
+            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
+        }
         chunk::decode::decompress_into(src, dst, &mut self.workers)
     }
 
@@ -226,6 +232,10 @@ impl Decompressor {
     pub fn getitem(&mut self, src: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>> {
         let h = ChunkHeader::parse(src)?;
         let len = nitems.saturating_mul(usize::from(h.typesize)).min(h.nbytes);
+        if len > 4096 {
+            // The output is sized by the header: check the chunk backs it.
+            chunk::validate(src)?;
+        }
         let mut out = vec![0u8; len];
         let n = self.getitem_into(src, start, nitems, &mut out)?;
         out.truncate(n);
@@ -243,6 +253,11 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> Result<usize> {
+        if self.params.max_output.is_some() {
+            // getitem decodes whole blocks.
+            let h = ChunkHeader::parse(src)?;
+            self.params.check_output(h.blocksize.min(h.nbytes))?;
+        }
         chunk::decode::getitem_into(src, start, nitems, dst, self.workers.inline())
     }
 
@@ -251,6 +266,9 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress`], plus [`Error::InvalidParam`] for other chunks.
     pub fn vl_blocks(&mut self, src: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if self.params.max_output.is_some() {
+            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
+        }
         chunk::decode::vl_blocks(src, &mut self.workers)
     }
 }

@@ -16,8 +16,9 @@
 //!   vCPU) holds back the chunk by at most one block, not by a fixed share
 //!   of them. Each pool thread `t` works with scratch `t`, so after one
 //!   chunk of a given shape every scratch buffer and codec context is warm
-//!   (each scratch is readied for the chunk's blocks as the run starts,
-//!   whether or not its thread gets one) and the next chunk allocates
+//!   (each scratch, up to one per block of the chunk, is readied for the
+//!   chunk's blocks as the run starts, whether or not its thread gets one)
+//!   and the next chunk allocates
 //!   nothing (tests/alloc.rs). The scratch
 //!   sits behind a mutex that is never contended: only thread `t` takes
 //!   lock `t` during a run, and it holds it only around leaf code (one
@@ -52,6 +53,14 @@ fn min_parallel_bytes() -> usize {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(MIN_PARALLEL_BYTES)
     })
+}
+
+/// A thread count read from a file (a frame's `tcomp` / `tdecomp`), capped
+/// to the machine's parallelism: a header cannot make a reader start
+/// hundreds of threads, each with its own scratch.
+pub(crate) fn cap_header_threads(n: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    n.clamp(1, cores)
 }
 
 type Registry = Mutex<HashMap<usize, Arc<ThreadPool>>>;
@@ -165,7 +174,10 @@ impl Workers {
             self.scratch
                 .resize_with(threads, || Mutex::new(Scratch::default()));
         }
-        for s in &mut self.scratch[..threads] {
+        // At most `nblocks` threads work on this chunk at once: warming more
+        // scratches than blocks would size memory by the thread count, not
+        // by the chunk (the others are readied on their first block).
+        for s in &mut self.scratch[..threads.min(nblocks)] {
             warm(s.get_mut().unwrap_or_else(PoisonError::into_inner))?;
         }
         Ok(Some(Team {

@@ -508,11 +508,20 @@ impl CParams {
 pub struct DParams {
     /// Threads used to decompress the blocks of one chunk.
     pub nthreads: usize,
+    /// The largest decoded size accepted (`None`: any). A chunk declaring
+    /// more fails with [`crate::Error::InvalidParam`] before anything is
+    /// allocated or decoded. Run-length streams let a few bytes stand for
+    /// up to 2 GiB legitimately: a caller decoding untrusted input sets a
+    /// limit.
+    pub max_output: Option<usize>,
 }
 
 impl Default for DParams {
     fn default() -> Self {
-        DParams { nthreads: 1 }
+        DParams {
+            nthreads: 1,
+            max_output: None,
+        }
     }
 }
 
@@ -521,5 +530,22 @@ impl DParams {
     pub fn nthreads(mut self, nthreads: usize) -> Self {
         self.nthreads = nthreads;
         self
+    }
+
+    /// Refuse chunks that decode to more than `limit` bytes (see
+    /// [`DParams::max_output`](DParams#structfield.max_output)).
+    pub fn max_output(mut self, limit: usize) -> Self {
+        self.max_output = Some(limit);
+        self
+    }
+
+    /// Check a chunk's declared size against the limit.
+    pub(crate) fn check_output(&self, nbytes: usize) -> crate::Result<()> {
+        match self.max_output {
+            Some(limit) if nbytes > limit => Err(crate::Error::InvalidParam(format!(
+                "chunk decodes to {nbytes} bytes, over the output limit of {limit}"
+            ))),
+            _ => Ok(()),
+        }
     }
 }

@@ -236,3 +236,100 @@ fn safe_reader_checklist() {
     let mut sc = SChunk::from_cframe(b).unwrap();
     assert!(sc.get_chunk(0).is_err());
 }
+
+/// A few KB plus a small multiple of the input.
+fn small_bound(input: usize) -> usize {
+    (512 << 10) + 64 * input
+}
+
+fn finding(name: &str) -> Vec<u8> {
+    std::fs::read(data_dir().join("findings").join(name)).unwrap()
+}
+
+/// Tiny contiguous frames claiming huge sizes (nchunks, nbytes, tdecomp,
+/// chunks of 2 GiB): opening and every read allocate a few KB plus a small
+/// multiple of the input.
+#[test]
+fn tiny_cframes_claiming_huge_sizes_allocate_little() {
+    for name in [
+        "oom-probes/frame-tdecomp.b2frame",
+        "oom-probes/frame-huge-nchunks.b2frame",
+        "cframe-1.bin",
+        "cframe-1b-dup-offsets.b2frame",
+    ] {
+        let bytes = finding(name);
+        counting::reset_largest();
+        let _ = Frame::parse(&bytes);
+        if let Ok(mut sc) = OpenOptions::new()
+            .read_only(true)
+            .from_cframe(bytes.clone())
+        {
+            exercise(&mut sc);
+            let _ = sc.get_slice(0, 4096.min(sc.nbytes()));
+            let _ = sc.dead_bytes();
+        }
+        let largest = counting::largest();
+        assert!(
+            largest <= small_bound(bytes.len()),
+            "{name}: allocated {largest}"
+        );
+    }
+}
+
+/// A sparse frame whose chunk file is 72 bytes claiming 2 GiB: open and
+/// every read allocate a few KB.
+#[test]
+fn tiny_sframe_chunk_claiming_huge_sizes_allocates_little() {
+    use oxiblosc::CParams;
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hostile-tiny-sframe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let mut sc = SChunk::builder()
+        .cparams(CParams::default().typesize(1))
+        .fsync(false)
+        .create_dir(&d)
+        .unwrap();
+    sc.append_buffer(&[1u8; 100]).unwrap();
+    sc.append_buffer(&[2u8; 50]).unwrap();
+    drop(sc);
+    let probe = finding("oom-probes/chunk-filter-fail.b2");
+    let claimed = oxiblosc::ChunkHeader::parse(&probe).unwrap().nbytes;
+    std::fs::write(d.join("00000000.chunk"), &probe).unwrap();
+    let index_path = d.join("chunks.b2frame");
+    let mut index = std::fs::read(&index_path).unwrap();
+    let f = Frame::parse(&index).unwrap();
+    let mut h = f.header.clone();
+    h.nbytes = claimed as i64 + 50;
+    index[..oxiblosc::frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+    std::fs::write(&index_path, &index).unwrap();
+    counting::reset_largest();
+    if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&d) {
+        exercise(&mut sc);
+        assert!(sc.decompress_chunk_vec(0).is_err());
+        let _ = sc.to_cframe();
+    }
+    let largest = counting::largest();
+    assert!(
+        largest <= small_bound(index.len() + probe.len()),
+        "allocated {largest}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A 40-byte repeated index may stand for 2^27 chunks: an edit would expand
+/// it to a 1 GiB explicit index (and a frame no reader opens); it is refused.
+#[test]
+fn edits_of_a_huge_repeated_index_are_refused() {
+    use oxiblosc::CParams;
+    use oxiblosc::schunk::Fill;
+    let mut sc = SChunk::new(CParams::default().typesize(1)).unwrap();
+    sc.fill_special(1 << 27, Fill::Zeros, 1).unwrap();
+    let frame = sc.to_cframe().unwrap();
+    assert!(frame.len() < 1024);
+    counting::reset_largest();
+    let mut sc = SChunk::from_cframe(frame.clone()).unwrap();
+    assert!(sc.append_buffer(&[1u8]).is_err());
+    assert!(sc.delete_chunk(0).is_err());
+    let largest = counting::largest();
+    assert!(largest <= small_bound(frame.len()), "allocated {largest}");
+}

@@ -144,3 +144,105 @@ proptest! {
         attempt(&mut d, &m, "garbage");
     }
 }
+
+/// A tiny chunk claiming a huge size (every codec format, with and without
+/// a filter, blocks of every scale, streams that end early, stored-raw
+/// sizes and small codec streams): every entry point fails or succeeds
+/// allocating at most a few KB plus the codec's expansion ratio times the
+/// input (what the input could back), never what the header claims.
+#[test]
+fn tiny_chunks_claiming_huge_sizes_allocate_little() {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut tried = 0;
+    for format in 0u8..=4 {
+        // The largest expansion per input byte of each codec format.
+        let ratio = [256usize, 256, 32, 1040, 32 * 1024][format as usize];
+        for filtered in [false, true] {
+            for (nbytes, blocksize) in [
+                (i32::MAX as usize - 32, i32::MAX as usize - 32),
+                (i32::MAX as usize - 32, 1 << 29),
+                (1 << 28, 1 << 20),
+                (1 << 24, 4096),
+            ] {
+                for csize in [1u32, 5, 40, 1000, blocksize as u32] {
+                    for nthreads in [1, 2] {
+                        let mut c = vec![0u8; 32];
+                        c[0] = 5;
+                        c[1] = 1;
+                        c[2] = 0x05 | 0x10 | (format << 5); // extended, no split
+                        c[3] = 4;
+                        c[4..8].copy_from_slice(&(nbytes as u32).to_le_bytes());
+                        c[8..12].copy_from_slice(&(blocksize as u32).to_le_bytes());
+                        if filtered {
+                            c[21] = 1; // shuffle
+                        }
+                        let nblocks = nbytes.div_ceil(blocksize).min(4);
+                        let table = 32 + 4 * nblocks;
+                        for b in 0..nblocks {
+                            c.extend_from_slice(&((table + 9 * b) as u32).to_le_bytes());
+                        }
+                        for _ in 0..nblocks {
+                            c.extend_from_slice(&csize.to_le_bytes());
+                            c.extend((0..5).map(|_| next() as u8));
+                        }
+                        let len = c.len() as u32;
+                        c[12..16].copy_from_slice(&len.to_le_bytes());
+                        let bound = (512 << 10) + ratio * c.len();
+                        counting::reset_largest();
+                        let mut d = Decompressor::new(DParams::default().nthreads(nthreads));
+                        let _ = oxiblosc::chunk::validate(&c);
+                        let _ = d.decompress(&c);
+                        let _ = d.getitem(&c, 0, 16);
+                        let _ = d.getitem(&c, 0, 1 << 20);
+                        let mut small = vec![0u8; 1 << 16];
+                        let _ = d.decompress_into(&c, &mut small);
+                        let largest = counting::largest();
+                        assert!(
+                            largest <= bound,
+                            "format {format} filtered {filtered} nbytes {nbytes} blocksize \
+                             {blocksize} csize {csize} nthreads {nthreads}: allocated {largest}"
+                        );
+                        tried += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(tried >= 400);
+}
+
+/// getitem on the short last block of a chunk whose header claims 512 MiB
+/// blocks sizes its buffer by that block, not by the header's block size.
+#[test]
+fn getitem_of_a_short_last_block_allocates_by_that_block() {
+    let bs = oxiblosc::MAX_BLOCKSIZE;
+    let nbytes = bs + 16;
+    let mut c = vec![0u8; 32];
+    c[0] = 5;
+    c[1] = 1;
+    c[2] = 0x05 | 0x10; // extended, BloscLZ, no split
+    c[3] = 1;
+    c[4..8].copy_from_slice(&(nbytes as u32).to_le_bytes());
+    c[8..12].copy_from_slice(&(bs as u32).to_le_bytes());
+    c.extend_from_slice(&40u32.to_le_bytes()); // block 0: a stream past the end
+    c.extend_from_slice(&44u32.to_le_bytes()); // block 1: 16 raw bytes
+    c.extend_from_slice(&1000u32.to_le_bytes());
+    c.extend_from_slice(&16u32.to_le_bytes());
+    c.extend(1..=16u8);
+    let len = c.len() as u32;
+    c[12..16].copy_from_slice(&len.to_le_bytes());
+    let mut d = Decompressor::new(DParams::default());
+    counting::reset_largest();
+    let got = d.getitem(&c, bs, 16).unwrap();
+    assert_eq!(got, (1..=16u8).collect::<Vec<_>>());
+    assert!(d.getitem(&c, 0, 1).is_err());
+    assert!(d.decompress(&c).is_err());
+    let largest = counting::largest();
+    assert!(largest <= 64 << 10, "allocated {largest}");
+}

@@ -676,9 +676,15 @@ fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), St
     let mut out = files::Output::begin(output)?;
     let mut buf = Vec::new();
     for i in 0..sc.nchunks() {
-        let n = sc
-            .chunk_nbytes(i)
+        // The chunk is checked whole before the buffer is sized by the
+        // frame's header: a corrupt chunk claiming 2 GiB fails here.
+        let chunk = sc
+            .get_chunk(i)
             .map_err(|e| format!("cannot read {name} (chunk {i}): {e}"))?;
+        let n = oxiblosc::chunk::validate(&chunk)
+            .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?
+            .nbytes;
+        drop(chunk);
         buf.resize(n, 0);
         let got = sc
             .decompress_chunk(i, &mut buf)
@@ -772,8 +778,11 @@ fn decompress(args: DecompressArgs) -> Result<(), String> {
             let rest = chunk.split_off(cbytes);
             reader = Box::new(std::io::Read::chain(std::io::Cursor::new(rest), reader));
         }
-        let header = ChunkHeader::parse(&chunk)
-            .map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
+        // Checked whole before the output is sized by its header: a few
+        // bytes claiming gigabytes fail here, not after the allocation.
+        ChunkHeader::parse(&chunk).map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
+        let header = oxiblosc::chunk::validate(&chunk)
+            .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
         decoded.resize(header.nbytes, 0);
         let n = d
             .decompress_into(&chunk, &mut decoded)

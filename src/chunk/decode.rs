@@ -109,6 +109,78 @@ impl<'a> Plan<'a> {
         if split { ts } else { 1 }
     }
 
+    /// Check, without decoding, that the streams of block `i` lie inside the
+    /// chunk and can decode to the block's size (a codec stream expands at
+    /// most by its codec's ratio; runs stand for any size). Run before any
+    /// buffer is sized by the header, so a few bytes claiming gigabytes
+    /// fail fast.
+    fn check_block(&self, i: usize) -> Result<()> {
+        // Version-2 chunks decode with either split rule (see
+        // `decode_streams`): either layout may pass.
+        let first = self.nstreams(i, true);
+        match self.check_block_n(i, first) {
+            Err(e) if self.h.version <= 2 && self.nstreams(i, false) != first => self
+                .check_block_n(i, self.nstreams(i, false))
+                .map_err(|_| e),
+            r => r,
+        }
+    }
+
+    /// [`Plan::check_block`] with `nstreams` streams.
+    fn check_block_n(&self, i: usize, nstreams: usize) -> Result<()> {
+        let bsize = self.h.block_len(i);
+        let neblock = bsize / nstreams;
+        let mut ip = self.bstart(i)?;
+        let src = self.chunk;
+        for s in 0..nstreams {
+            let csize = i32_at(src, ip, "stream size").map_err(|_| {
+                corrupt(format!(
+                    "block {i} stream {s}: size word past the chunk end"
+                ))
+            })?;
+            ip += 4;
+            if csize < 0 {
+                if csize < -255 {
+                    return Err(corrupt(format!("block {i} stream {s}: run size {csize}")));
+                }
+                if ip >= src.len() {
+                    return Err(corrupt(format!("block {i} stream {s}: run token missing")));
+                }
+                ip += 1;
+            } else if csize > 0 {
+                let csize = csize as usize;
+                if csize > src.len() - ip {
+                    return Err(corrupt(format!(
+                        "block {i} stream {s}: {csize} bytes declared, the chunk ends first"
+                    )));
+                }
+                if csize != neblock {
+                    let max = crate::codecs::max_decoded_len(
+                        self.h.codec_format(),
+                        self.h.udcodec,
+                        csize,
+                    )?;
+                    if neblock > max {
+                        return Err(corrupt(format!(
+                            "block {i} stream {s}: {csize} compressed bytes cannot decode \
+                             to {neblock}"
+                        )));
+                    }
+                }
+                ip += csize;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Plan::check_block`] for every block of a regular chunk.
+    fn check_blocks(&self) -> Result<()> {
+        if self.h.is_memcpyed() || self.h.special().is_some() || self.h.is_vlblocks() {
+            return Ok(());
+        }
+        (0..self.nblocks).try_for_each(|i| self.check_block(i))
+    }
+
     /// Decode the streams of block `i` into `out` (exactly the block size).
     /// Version-2 chunks are read with C-Blosc 1.x's split rule; when that
     /// fails and the flag alone says otherwise, with the flag (C-Blosc
@@ -287,11 +359,15 @@ pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers)
     if nbytes == 0 {
         return Ok(0);
     }
+    plan.check_blocks()?;
     let k = Kernels::selected()?;
     let bs = h.blocksize;
     let delta = plan.pipeline.has_delta();
+    let filtered = !plan.pipeline_is_empty();
     let warm = |s: &mut Scratch| {
-        s.reserve(bs);
+        if filtered {
+            s.reserve(bs);
+        }
         s.codecs.warm_decompress(plan.h.codec_format())
     };
     let Some(team) = workers.team(nbytes, plan.nblocks, warm)? else {
@@ -346,8 +422,11 @@ fn decompress_vl(
         rest = tail;
     }
     let largest = blocks.iter().map(|b| b.0).max().unwrap_or(0);
+    let filtered = !plan.pipeline_is_empty();
     let warm = |s: &mut Scratch| {
-        s.reserve(largest);
+        if filtered {
+            s.reserve(largest);
+        }
         s.codecs.warm_decompress(plan.h.codec_format())
     };
     let Some(team) = workers.team(total, blocks.len(), warm)? else {
@@ -380,10 +459,10 @@ fn decode_vl_block(
     out: &mut [u8],
 ) -> Result<()> {
     let size = out.len();
-    scratch.reserve(size);
     let stage: &mut [u8] = if plan.pipeline_is_empty() {
         out
     } else {
+        scratch.reserve(size);
         &mut scratch.a[..size]
     };
     plan.decode_payload(&mut scratch.codecs, payload, stage)
@@ -419,7 +498,21 @@ fn vl_block_spans<'a>(plan: &Plan<'a>) -> Result<Vec<(usize, &'a [u8])>> {
         if size > plan.h.nbytes {
             return Err(corrupt(format!("VL block {i} is larger than the chunk")));
         }
-        out.push((size, &chunk[start + 4..end]));
+        let payload = &chunk[start + 4..end];
+        if payload.len() != size
+            && size
+                > crate::codecs::max_decoded_len(
+                    plan.h.codec_format(),
+                    plan.h.udcodec,
+                    payload.len(),
+                )?
+        {
+            return Err(corrupt(format!(
+                "VL block {i}: {} compressed bytes cannot decode to {size}",
+                payload.len()
+            )));
+        }
+        out.push((size, payload));
     }
     let total = out.iter().fold(0usize, |t, b| t.saturating_add(b.0));
     if total != plan.h.nbytes {
@@ -491,11 +584,18 @@ pub(crate) fn getitem_into(
     if len == 0 {
         return Ok(0);
     }
-    if h.special().is_some() {
-        // Synthesise the whole range from the pattern, aligned as in the chunk.
-        let mut tmp = vec![0u8; end];
-        fill_special(h, plan.chunk, &mut tmp)?;
-        dst.copy_from_slice(&tmp[begin..end]);
+    if let Some(sp) = h.special() {
+        // Synthesise the range from the pattern, aligned as in the chunk.
+        match sp {
+            SpecialValue::Value => {
+                let value = &plan.chunk[h.header_len()..h.cbytes];
+                for (k, b) in dst.iter_mut().enumerate() {
+                    *b = value[(begin + k) % value.len()];
+                }
+            }
+            // Zeros; NaN items start at a multiple of the type size.
+            _ => fill_special(h, plan.chunk, dst)?,
+        }
         return Ok(len);
     }
     if h.is_memcpyed() {
@@ -507,6 +607,10 @@ pub(crate) fn getitem_into(
     let bs = h.blocksize;
     let first = begin / bs;
     let last = (end - 1) / bs;
+    if plan.pipeline.has_delta() && first > 0 {
+        plan.check_block(0)?;
+    }
+    (first..=last).try_for_each(|i| plan.check_block(i))?;
     let block0: Option<Vec<u8>> = if plan.pipeline.has_delta() && last > 0 {
         let mut b0 = vec![0u8; h.block_len(0)];
         plan.decode_block(k, scratch, 0, None, &mut b0)?;
@@ -514,7 +618,9 @@ pub(crate) fn getitem_into(
     } else {
         None
     };
-    let mut block = vec![0u8; bs];
+    // Sized by the blocks checked above (the first is the longest), not by
+    // the header's block size: a short last block may be all that is read.
+    let mut block = vec![0u8; h.block_len(first)];
     for i in first..=last {
         let blen = h.block_len(i);
         let out = &mut block[..blen];
@@ -531,4 +637,18 @@ pub(crate) fn getitem_into(
         dst[from - begin..to - begin].copy_from_slice(&out[from - bstart..to - bstart]);
     }
     Ok(len)
+}
+
+/// Check a chunk without decoding it: its header, and that every block's
+/// streams lie inside it and can decode to the sizes the header declares
+/// (so that a buffer of the declared size is backed by the input; see
+/// [`crate::chunk::validate`]).
+pub(crate) fn validate(src: &[u8]) -> Result<ChunkHeader> {
+    let plan = Plan::new(src)?;
+    if plan.h.is_vlblocks() {
+        vl_block_spans(&plan)?;
+    } else if plan.h.nbytes > 0 {
+        plan.check_blocks()?;
+    }
+    Ok(plan.h)
 }

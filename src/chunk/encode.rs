@@ -74,7 +74,9 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
             }
         }
     }
-    let dont_split = !split_block(p, typesize, blocksize);
+    // A block is split into `typesize` streams only when it holds whole
+    // items (a forced block smaller than one item cannot be split).
+    let dont_split = !split_block(p, typesize, blocksize) || !whole_items(blocksize, typesize);
     let mut fl = flags::EXTENDED | (p.codec.format() << 5);
     if p.filters.contains(&Some(Filter::Delta)) {
         fl |= flags::DELTA;
@@ -112,6 +114,12 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
     })
 }
 
+/// Whether a block of `blocksize` bytes holds a whole number (at least one)
+/// of `typesize`-byte items: only such a block can be split into streams.
+fn whole_items(blocksize: usize, typesize: usize) -> bool {
+    blocksize >= typesize && blocksize.is_multiple_of(typesize)
+}
+
 /// The layout C-Blosc 1.21 gives `nbytes` with `p` (CHUNK-NOTES §11.2): its
 /// tuner and split rule on the capped type size, the shuffle / bitshuffle
 /// flag bits instead of filter slots (shuffle only runs when the type size
@@ -119,6 +127,9 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
 fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
     let blocksize = compute_blocksize_blosc1(p, typesize, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
+    // C's flag, also where C-Blosc 1.x readers will not split (items over
+    // 16 bytes, under 128 items, a block under one item): `Blocks::nstreams`
+    // writes one stream there, which every reader decodes.
     let dont_split = !split_block_blosc1(p, typesize, blocksize);
     let mut fl = p.codec.format() << 5;
     let mut ids = [0u8; 6];

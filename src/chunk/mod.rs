@@ -11,6 +11,25 @@ use crate::error::{Error, Result};
 use crate::params::CParams;
 pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
 
+/// Check a chunk without decoding it, and return its header: the header
+/// checks of [`ChunkHeader::parse`], plus, for regular and VL-block chunks,
+/// that the block start table and every stream lie inside the chunk and
+/// that each stream can decode to the size the header declares (no codec
+/// expands its input beyond a known ratio; only run-length streams stand
+/// for any size). Costs a few word reads per stream.
+///
+/// A chunk that passes may still fail to decode (its payload can be
+/// corrupt), but a buffer of its declared size is then backed by what the
+/// input could produce: a 64-byte chunk claiming 2 GiB of codec output is
+/// refused here, before anything is allocated. [`crate::Decompressor`]
+/// calls it before allocating its output.
+///
+/// # Errors
+/// As [`crate::decompress`], for the structure only.
+pub fn validate(src: &[u8]) -> Result<ChunkHeader> {
+    decode::validate(src)
+}
+
 /// One worker's reusable buffers and codec contexts.
 #[derive(Default)]
 pub(crate) struct Scratch {

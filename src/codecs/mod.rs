@@ -239,6 +239,48 @@ impl CodecCtx {
     }
 }
 
+/// The most bytes a stream of `csize` compressed bytes of codec `format`
+/// (`flags >> 5`, or the codec id `udcodec` for format 6) can decode to:
+/// each codec's largest expansion per input byte, plus a little. A block
+/// whose declared size is above this is corrupt, and is rejected before any
+/// buffer is sized by it.
+///
+/// - BloscLZ and LZ4 (and LZ4HC): a match length grows by 255 per extra
+///   byte.
+/// - Snappy: a 3-byte copy writes at most 64 bytes.
+/// - zlib (deflate): at most 258 bytes per 2 bits, 1032:1.
+/// - ZSTD: a block writes at most 128 KiB and takes at least 4 bytes (its
+///   3-byte header and one byte).
+///
+/// # Errors
+/// [`Error::Unsupported`] for a codec this build cannot decode.
+pub(crate) fn max_decoded_len(format: u8, udcodec: u8, csize: usize) -> Result<usize> {
+    let format = if format == crate::chunk::header::FORMAT_UDCODEC {
+        match Codec::from_id(udcodec) {
+            Some(c) => c.format(),
+            None => {
+                return Err(Error::Unsupported(format!(
+                    "codec id {udcodec} (plugin or user codec) is not registered"
+                )));
+            }
+        }
+    } else {
+        format
+    };
+    let (per_byte, extra) = match format {
+        0 | 1 => (256, 64),
+        2 => (32, 64),
+        3 if cfg!(feature = "zlib") => (1040, 1024),
+        4 if cfg!(feature = "zstd") => (32 * 1024, 128 * 1024),
+        f => {
+            return Err(Error::Unsupported(format!(
+                "codec format {f} is not compiled into this build or unknown"
+            )));
+        }
+    };
+    Ok(csize.saturating_mul(per_byte).saturating_add(extra))
+}
+
 fn lz4_dict(dict: Option<&EncDict>) -> Option<&[u8]> {
     match dict {
         Some(EncDict::Lz4(d)) => Some(d),

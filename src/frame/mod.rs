@@ -1015,11 +1015,10 @@ impl Frame {
 
     fn read_index(&mut self, io: &mut dyn FrameIo, tstart: u64) -> Result<()> {
         let h = &self.header;
-        if h.nbytes == 0 {
-            return Ok(());
-        }
         let hlen = u64::from(h.header_len);
         let cbytes = h.cbytes as u64;
+        // The chunks section lies between the header and the trailer, with
+        // or without chunks: writers append at its end.
         let ipos = match h.kind {
             FrameKind::Contiguous => hlen
                 .checked_add(cbytes)
@@ -1027,6 +1026,9 @@ impl Frame {
                 .ok_or_else(|| corrupt("cbytes runs past the trailer"))?,
             FrameKind::Sparse => hlen,
         };
+        if h.nbytes == 0 {
+            return Ok(());
+        }
         let span = tstart - ipos;
         if span < 32 {
             return Err(corrupt(format!(

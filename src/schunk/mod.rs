@@ -507,6 +507,13 @@ impl OpenOptions {
     /// Every frame check of [`Frame::parse`].
     pub fn from_cframe(&self, bytes: Vec<u8>) -> Result<SChunk> {
         let f = Frame::parse(&bytes)?;
+        // A sparse frame's index names chunk files, not offsets into these
+        // bytes: held as a contiguous frame, reads and edits would go wrong.
+        if f.header.kind != FrameKind::Contiguous {
+            return Err(crate::error::invalid_header(
+                "a sparse frame's index (open its directory), not a contiguous frame",
+            ));
+        }
         let mut sc = self.assemble(
             Backend::Frame {
                 io: Box::new(bytes),
@@ -548,13 +555,20 @@ impl OpenOptions {
 
     fn assemble(&self, backend: Backend, f: Frame) -> Result<SChunk> {
         let mut cparams = f.header.cparams();
+        // The thread counts the frame records (`tcomp`, `tdecomp`) are
+        // reported as they are (and written back unchanged), but the
+        // threads actually started are capped to the machine's.
+        let mut run_c = crate::parallel::cap_header_threads(cparams.nthreads);
         if let Some(n) = self.nthreads_comp {
             cparams.nthreads = n;
+            run_c = n;
         }
         let mut dparams =
             DParams::default().nthreads(usize::try_from(f.header.tdecomp).unwrap_or(1).max(1));
+        let mut run_d = crate::parallel::cap_header_threads(dparams.nthreads);
         if let Some(n) = self.nthreads_decomp {
             dparams.nthreads = n;
+            run_d = n;
         }
         if cparams.nthreads == 0 || dparams.nthreads == 0 {
             return Err(invalid_param("nthreads must be at least 1"));
@@ -566,8 +580,8 @@ impl OpenOptions {
         };
         Ok(SChunk {
             backend,
-            compressor: Compressor::new(cparams.clone()),
-            decompressor: Decompressor::new(dparams.clone()),
+            compressor: Compressor::new(cparams.clone().nthreads(run_c)),
+            decompressor: Decompressor::new(dparams.clone().nthreads(run_d)),
             cparams,
             dparams,
             header: f.header,
@@ -676,15 +690,29 @@ impl SChunk {
             Backend::Dir(dir) => {
                 let dir = dir.clone();
                 let mut section = Vec::new();
-                let mut offs = Vec::with_capacity(self.offsets.len());
-                for i in 0..self.offsets.len() {
+                let n = self.offsets.len();
+                let mut offs = Vec::with_capacity(n.min(1 << 20));
+                let mut held = 0u64;
+                for i in 0..n {
                     match self.entry(i)? {
                         ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
                         ChunkEntry::Stored(id) => {
+                            // Checked as a reader checks it: a corrupt chunk
+                            // file is an error here, not a frame that does
+                            // not reopen.
+                            let bytes = read_chunk_file(&dir, id)?;
+                            frame::check_stored_chunk(&self.header, n, &bytes, i)?;
+                            held += ChunkHeader::parse(&bytes)?.nbytes as u64;
                             offs.push(section.len() as i64);
-                            section.extend_from_slice(&read_chunk_file(&dir, id)?);
+                            section.extend_from_slice(&bytes);
                         }
                     }
+                }
+                if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
+                    return Err(corrupt(format!(
+                        "the chunks hold {held} bytes, the header says {}",
+                        self.header.nbytes
+                    )));
                 }
                 let mut h = self.header.clone();
                 h.kind = FrameKind::Contiguous;
@@ -697,6 +725,8 @@ impl SChunk {
                 out.extend_from_slice(&frame::encode_trailer(&self.vlmetalayers)?);
                 h.frame_len = out.len() as u64;
                 out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+                // The frame must open as written (index, sizes, trailer).
+                Frame::parse(&out)?;
                 Ok(out)
             }
         }
@@ -811,16 +841,30 @@ impl SChunk {
         }
         if let Offsets::Explicit(v) = &self.offsets {
             let v = v.clone();
+            // Each distinct chunk is looked at once (entries may repeat: a
+            // directory index of millions of entries naming one file costs
+            // one metadata call), and counted once in the live bytes.
+            let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
             for &o in v.iter() {
                 if let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(o)? {
-                    let len = self.stored_len(loc)?;
-                    total += len;
-                    spans.push((loc, len));
-                    if variable && let Backend::Frame { io, .. } = &mut self.backend {
-                        let mut b = [0u8; 4];
-                        io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
-                        nbytes += u64::from(u32::from_le_bytes(b));
-                    }
+                    let chunk_nbytes = match seen.get(&loc) {
+                        Some(&nb) => nb,
+                        None => {
+                            let len = self.stored_len(loc)?;
+                            total += len;
+                            spans.push((loc, len));
+                            let mut nb = 0;
+                            if variable && let Backend::Frame { io, .. } = &mut self.backend {
+                                let mut b = [0u8; 4];
+                                let at = u64::from(self.header.header_len) + loc + 4;
+                                io.read_exact_at(at, &mut b)?;
+                                nb = u64::from(u32::from_le_bytes(b));
+                            }
+                            seen.insert(loc, nb);
+                            nb
+                        }
+                    };
+                    nbytes = nbytes.saturating_add(chunk_nbytes);
                 }
             }
         }
@@ -1506,7 +1550,24 @@ impl SChunk {
                 self.nbytes()
             )));
         }
-        let mut out = Vec::with_capacity((stop - start) as usize);
+        // The range is checked against the header's nbytes only: the
+        // buffer grows as chunks actually decode, never sized by a header,
+        // and a failed allocation is an error, not an abort.
+        let len = stop - start;
+        if let Some(limit) = self.dparams.max_output
+            && len > limit as u64
+        {
+            return Err(invalid_param(format!(
+                "slice of {len} bytes is over the output limit of {limit}"
+            )));
+        }
+        let grow = |out: &mut Vec<u8>, n: u64| -> Result<()> {
+            usize::try_from(n)
+                .ok()
+                .and_then(|n| out.try_reserve(n).ok())
+                .ok_or_else(|| invalid_param(format!("slice of {len} bytes: out of memory")))
+        };
+        let mut out = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.min(1 << 20)));
         let (first, mut pos) = self.first_chunk_at(start);
         for i in first..self.nchunks() {
             if pos >= stop {
@@ -1516,10 +1577,25 @@ impl SChunk {
             if pos + n > start {
                 let a = start.max(pos) - pos;
                 let b = stop.min(pos + n) - pos;
+                if let ChunkEntry::Special(kind) = self.entry(i)? {
+                    // An index code: the pattern, without materialising the
+                    // whole chunk (a header may declare 2 GiB chunks).
+                    let ts = match kind {
+                        SpecialValue::Nan => usize::try_from(self.header.typesize).unwrap_or(1),
+                        _ => 1,
+                    };
+                    let one = frame::materialize_special(&self.header, ts, kind)?;
+                    let item = self.decompressor.decompress(&one)?;
+                    grow(&mut out, b - a)?;
+                    out.extend((a..b).map(|k| item[(k % ts as u64) as usize]));
+                    pos += n;
+                    continue;
+                }
                 let data = self.decompress_chunk_vec(i)?;
                 if data.len() as u64 != n {
                     return Err(corrupt(format!("chunk {i} has the wrong size")));
                 }
+                grow(&mut out, b - a)?;
                 out.extend_from_slice(&data[a as usize..b as usize]);
             }
             pos += n;
@@ -1572,10 +1648,16 @@ impl SChunk {
     pub fn dead_bytes(&self) -> u64 {
         match &self.backend {
             Backend::Frame { .. } => {
-                let tail = self.header.frame_len
-                    - u64::from(self.header.header_len)
-                    - self.header.cbytes as u64;
-                self.header.frame_len - u64::from(self.header.header_len) - self.live_cbytes - tail
+                // The chunks section less its live chunks. Saturating: the
+                // header's cbytes lies inside the frame (checked on open),
+                // but index entries may share a chunk, so the live sum can
+                // exceed the section.
+                let body = self
+                    .header
+                    .frame_len
+                    .saturating_sub(u64::from(self.header.header_len));
+                let section = (self.header.cbytes.max(0) as u64).min(body);
+                section.saturating_sub(self.live_cbytes)
             }
             Backend::Dir(_) => 0,
         }
@@ -1645,6 +1727,7 @@ impl SChunk {
             return self.trim();
         }
         // The final layout: distinct stored chunks in index order.
+        self.check_index_editable()?;
         let entries = self.offsets.to_vec();
         let mut place: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
         let mut order = Vec::new();
@@ -1787,6 +1870,7 @@ impl SChunk {
             &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
         ) -> Result<Vec<i64>>,
     {
+        self.check_index_editable()?;
         let mut offs = self.offsets.to_vec();
         let mut pending: Vec<Vec<u8>> = Vec::new();
         // Placeholder entries for new stored chunks: -1 - k (never a valid
@@ -1848,6 +1932,13 @@ impl SChunk {
                 dead.push((loc, self.stored_len(loc).unwrap_or(0)));
             }
         }
+        // Turning variable: a reader then checks that the stored chunks'
+        // sizes add up to nbytes (chunks of a fixed-size frame are checked
+        // only when read), so check it here first and never write a frame
+        // that would not reopen.
+        if new_cs == 0 && self.header.chunksize != 0 && nbytes > 0 {
+            self.check_variable_sum(&offs, &pending, nbytes)?;
+        }
         let mut h = self.header.clone();
         h.chunksize = if offs.is_empty() && new_cs <= 0 && h.chunksize < 0 {
             -1
@@ -1886,6 +1977,63 @@ impl SChunk {
                     let _ = fs::remove_file(chunk_file(dir, g as u64));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An edit writes an explicit index of every entry: refuse it when that
+    /// index is over what a reader decodes ([`frame::decode_limit`]) — a
+    /// 40-byte repeated index may stand for 2^28 entries, which an edit would
+    /// expand to 2 GiB and write a frame that does not reopen.
+    fn check_index_editable(&self) -> Result<()> {
+        let n = self.offsets.len().saturating_add(1);
+        let limit = frame::decode_limit(self.header.frame_len);
+        if n.saturating_mul(8) > limit {
+            return Err(Error::Unsupported(format!(
+                "an index of {n} entries is over the {limit}-byte decode limit: \
+                 this frame cannot be edited"
+            )));
+        }
+        Ok(())
+    }
+
+    /// For a frame becoming one of variable-size chunks: the chunks of
+    /// `offs` (existing entries, and tags `-1 - k` for `pending[k]`) must
+    /// hold `nbytes` bytes in all, as [`OpenOptions`] checks on open.
+    fn check_variable_sum(&mut self, offs: &[i64], pending: &[Vec<u8>], nbytes: i64) -> Result<()> {
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(());
+        };
+        let mut sum = 0u64;
+        for (i, &e) in offs.iter().enumerate() {
+            let nb = if e < 0 && e > -(1 << 40) {
+                let k = (-1 - e) as usize;
+                let c = pending
+                    .get(k)
+                    .ok_or_else(|| corrupt("pending chunk missing"))?;
+                ChunkHeader::parse(c)?.nbytes as u64
+            } else {
+                match ChunkEntry::from_raw(e)? {
+                    ChunkEntry::Special(_) => continue,
+                    ChunkEntry::Stored(loc) => {
+                        let (pos, _) = self.header.chunk_span(io.as_mut(), loc)?;
+                        let mut b = [0u8; 4];
+                        io.read_exact_at(pos + 4, &mut b)?;
+                        let nb = u64::from(u32::from_le_bytes(b));
+                        if nb > i32::MAX as u64 {
+                            return Err(corrupt(format!("chunk {i} has a corrupt header")));
+                        }
+                        nb
+                    }
+                }
+            };
+            sum += nb;
+        }
+        if sum != nbytes as u64 {
+            return Err(corrupt(format!(
+                "the frame's chunks hold {sum} bytes, not the {nbytes} its header implies: \
+                 a corrupt chunk cannot go into a frame of variable-size chunks"
+            )));
         }
         Ok(())
     }

@@ -1,0 +1,52 @@
+//! Chunk decoding: validate, decompress (serial and parallel, which must
+//! agree), decompress_into a small buffer, getitem, VL blocks.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use oxiblosc::{ChunkHeader, Decompressor};
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    let valid = oxiblosc::chunk::validate(data);
+    let mut d1 = Decompressor::new(common::dparams(1));
+    let serial = d1.decompress(data);
+    if let Ok(out) = &serial {
+        let h = ChunkHeader::parse(data).unwrap();
+        assert_eq!(out.len(), h.nbytes);
+        assert!(valid.is_ok(), "decoded but does not validate");
+        // Parallel decoding gives the same bytes.
+        let mut d2 = Decompressor::new(common::dparams(2));
+        let par = d2.decompress(data).expect("serial Ok, parallel Err");
+        assert_eq!(&par, out);
+        // getitem agrees with the whole.
+        let ts = usize::from(h.typesize);
+        let items = h.nbytes / ts;
+        if !h.is_vlblocks() && items > 0 {
+            for (start, n) in [(0, 1), (items / 2, items - items / 2), (items - 1, 1)] {
+                if let Ok(got) = d1.getitem(data, start, n) {
+                    assert_eq!(
+                        got,
+                        out[start * ts..(start + n) * ts],
+                        "getitem {start} {n}"
+                    );
+                }
+            }
+        }
+        if h.is_vlblocks() {
+            if let Ok(blocks) = d1.vl_blocks(data) {
+                assert_eq!(blocks.concat(), *out);
+            }
+        }
+    } else {
+        let _ = d1.getitem(data, 0, 4);
+        let _ = d1.getitem(data, 3, 1 << 12);
+        let _ = d1.vl_blocks(data);
+    }
+    let mut small = vec![0u8; 4096];
+    let _ = d1.decompress_into(data, &mut small);
+    // decompress_typed has no output limit: only for chunks within it.
+    if valid.is_ok_and(|h| h.nbytes <= common::MAX_OUTPUT) {
+        let _ = oxiblosc::decompress_typed::<u32>(data);
+    }
+});

@@ -1,0 +1,34 @@
+//! Sparse frames: the input is an index file and up to three chunk files.
+//! Layout: three `(id: u8, len: u16 LE)` records, then the chunk files'
+//! bytes in that order, then the index (`chunks.b2frame`). Open, every
+//! read, and to_cframe, which must give a frame that reopens.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use oxiblosc::schunk::OpenOptions;
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 9 {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxiblosc-fuzz-sframe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (head, mut rest) = data.split_at(9);
+    for r in head.chunks_exact(3) {
+        let len = usize::from(u16::from_le_bytes([r[1], r[2]])).min(rest.len());
+        let (piece, tail) = rest.split_at(len);
+        rest = tail;
+        if !piece.is_empty() {
+            std::fs::write(dir.join(format!("{:08X}.chunk", r[0])), piece).unwrap();
+        }
+    }
+    std::fs::write(dir.join("chunks.b2frame"), rest).unwrap();
+    if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&dir) {
+        common::read_all(&mut sc);
+        common::must_reopen(&mut sc, "sframe to_cframe");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+});

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Seed corpora for the fuzz targets from tests/data (the interop vectors
+and the findings). Writes fuzz/corpus/<target>/ (not committed; libFuzzer
+adds what it finds there). Usage: python3 fuzz/seed.py"""
+import hashlib, json, os, pathlib, struct
+
+root = pathlib.Path(__file__).resolve().parent.parent
+data = root / "tests" / "data"
+out = root / "fuzz" / "corpus"
+
+def put(target, blob):
+    d = out / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / hashlib.sha1(blob).hexdigest()).write_bytes(blob)
+
+manifest = json.loads((data / "manifest.json").read_text())
+for v in manifest["vectors"]:
+    p = data / v["path"]
+    kind = v["kind"]
+    if p.is_file() and p.stat().st_size <= 64 * 1024:
+        b = p.read_bytes()
+        if kind in ("chunk", "blosc1"):
+            put("chunk_decode", b)
+        elif kind in ("frame", "compat") and b[2:10] == b"b2frame\0":
+            put("cframe_read", b)
+            put("cframe_edit", bytes([0, 9, 17, 3]) + b)
+            put("cframe_edit", bytes([1, 2, 4, 5]) + b)
+        elif kind == "compat":
+            put("chunk_decode", b)
+    if p.is_dir():
+        put_sframe = True
+        files = sorted(f for f in p.iterdir() if f.name.endswith(".chunk"))[:3]
+        head, body = b"", b""
+        for f in files:
+            fb = f.read_bytes()
+            head += struct.pack("<BH", int(f.stem, 16) & 0xFF, len(fb))
+            body += fb
+        head += b"\0\0\0" * (3 - len(files))
+        put("sframe_read", head + body + (p / "chunks.b2frame").read_bytes())
+
+f = data / "findings"
+for name in ["cframe-1.bin", "cframe-1b-dup-offsets.b2frame",
+             "oom-probes/frame-huge-nchunks.b2frame", "oom-probes/frame-tdecomp.b2frame"]:
+    put("cframe_read", (f / name).read_bytes())
+for name in ["cframe_mut-1.bin", "cframe_mut-2-oom.bin"]:
+    put("cframe_edit", (f / name).read_bytes())
+for name in ["chunk-filter-fail.b2", "chunk-hdr-only.b2", "chunk-zero-runs.b2"]:
+    put("chunk_decode", (f / "oom-probes" / name).read_bytes())
+sd = f / "sframe-1.dir"
+files = sorted(x for x in sd.iterdir() if x.name.endswith(".chunk"))[:3]
+head = b"".join(struct.pack("<BH", int(x.stem, 16), x.stat().st_size) for x in files)
+put("sframe_read", head + b"".join(x.read_bytes() for x in files) + (sd / "chunks.b2frame").read_bytes())
+put("roundtrip", (f / "roundtrip-1.bin").read_bytes())
+for t in sorted(os.listdir(out)):
+    print(t, len(os.listdir(out / t)))
