@@ -47,7 +47,20 @@ impl Drop for TempDir {
 }
 
 /// Run the tool with `args`, feeding `stdin` (empty when `None`).
+/// Run the tool; `compress` and `decompress` get `-f` (the tests write
+/// their outputs over and over; `run_exact` runs the arguments as given).
 fn run<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Output {
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(AsRef::as_ref).collect();
+    if matches!(
+        all.first().and_then(|a| a.to_str()),
+        Some("compress" | "decompress")
+    ) {
+        all.insert(1, "-f".as_ref());
+    }
+    run_exact(&all, stdin)
+}
+
+fn run_exact<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(BIN)
         .args(args)
         .stdin(Stdio::piped())
@@ -589,9 +602,7 @@ fn bad_arguments_exit_2() {
         &[],
         &["frobnicate", s, o],
         &["compress"],
-        &["compress", s],
         &["compress", s, o, "extra"],
-        &["decompress", s],
         &["compress", "-c", "snappy", s, o],
         &["compress", "-l", "10", s, o],
         &["compress", "-l", "-1", s, o],
@@ -674,8 +685,11 @@ fn replaced_out_keeps_mode_and_special_files_work() {
     // A symlink OUT: the file it points to is replaced, the link stays.
     let link = dir.path("link");
     std::os::unix::fs::symlink("out", &link).unwrap();
+    // (Not from `out` itself: that would write over the input.)
+    let copy = dir.path("copy.b2");
+    fs::copy(&out, &copy).unwrap();
     let o = run(
-        &["decompress".as_ref(), out.as_os_str(), link.as_os_str()],
+        &["decompress".as_ref(), copy.as_os_str(), link.as_os_str()],
         None,
     );
     assert_ok(&o, "decompress through a symlink");
@@ -692,7 +706,7 @@ fn replaced_out_keeps_mode_and_special_files_work() {
         None,
     );
     assert_ok(&o, "compress to /dev/null");
-    assert_eq!(dir.listing(), ["in.bin", "link", "out"]);
+    assert_eq!(dir.listing(), ["copy.b2", "in.bin", "link", "out"]);
 }
 
 /// Frames and sparse frames from the command line: metalayers, chunk size,
@@ -1170,4 +1184,154 @@ fn a_bad_kernel_choice_is_an_error_not_a_panic() {
         stderr(&out)
     );
     assert!(!dir.path("out.b2").exists());
+}
+
+#[test]
+fn conventions_default_out_no_overwrite_never_the_input() {
+    let dir = TempDir::new("conv");
+    let input = data(200_000);
+    let src = dir.path("data.bin");
+    fs::write(&src, &input).unwrap();
+    let s = src.to_str().unwrap();
+    // No OUT: IN.b2frame, and decompress strips the extension again.
+    assert_ok(&run_exact(&["compress", s], None), "default OUT");
+    let frame = dir.path("data.bin.b2frame");
+    assert!(frame.exists(), "{:?}", dir.listing());
+    // An existing OUT is refused without -f, and left untouched.
+    let before = fs::read(&frame).unwrap();
+    let o = run_exact(&["compress", "-l", "9", s], None);
+    assert_fails(&o, "already exists; use -f", "existing OUT");
+    assert_eq!(fs::read(&frame).unwrap(), before);
+    // With -f it is replaced.
+    assert_ok(&run_exact(&["compress", "-f", "-l", "9", s], None), "-f");
+    fs::remove_file(&src).unwrap();
+    assert_ok(
+        &run_exact(&["decompress", frame.to_str().unwrap()], None),
+        "default decompress OUT",
+    );
+    assert!(
+        fs::read(&src).unwrap() == input,
+        "round trip through defaults"
+    );
+    // Other formats get their own extension.
+    for (fmt, ext) in [
+        ("chunk", "b2"),
+        ("blosc1", "b1"),
+        ("blp", "blp"),
+        ("packed", "packed"),
+    ] {
+        assert_ok(&run_exact(&["compress", "--format", fmt, s], None), fmt);
+        assert!(dir.path(&format!("data.bin.{ext}")).exists(), "{fmt}");
+    }
+    // Never over the input, not even with -f (also through a link).
+    let o = run_exact(&["compress", "-f", s, s], None);
+    assert_fails(&o, "is the input", "compress x x");
+    assert!(fs::read(&src).unwrap() == input, "input intact");
+    let link = dir.path("alias");
+    std::os::unix::fs::symlink("data.bin", &link).unwrap();
+    let o = run_exact(
+        &[
+            "compress",
+            "-f",
+            "--format",
+            "chunk",
+            s,
+            link.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_fails(&o, "is the input", "compress x link-to-x");
+    assert!(fs::read(&src).unwrap() == input, "input intact");
+    // -v prints one summary line; -q and the default (not a terminal) print nothing.
+    let o = run_exact(&["compress", "-f", "-v", s], None);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.lines().count() == 1 && err.contains("->") && err.contains("x)"),
+        "{err:?}"
+    );
+    assert_ok(&run_exact(&["compress", "-f", "-q", s], None), "-q");
+    // --dtype sets the type size; a conflicting -t is a usage error.
+    let out = dir.path("typed.b2");
+    let o = run_exact(
+        &[
+            "compress",
+            "--format",
+            "chunk",
+            "--dtype",
+            "<f4",
+            s,
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_ok(&o, "--dtype");
+    assert_eq!(fs::read(&out).unwrap()[3], 4, "typesize from <f4");
+    let o = run_exact(
+        &[
+            "compress",
+            "-f",
+            "--dtype",
+            "<c16",
+            "-t",
+            "4",
+            s,
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_usage(&o, "--dtype vs -t");
+    assert_usage(
+        &run_exact(
+            &["compress", "--dtype", "q9", s, out.to_str().unwrap()],
+            None,
+        ),
+        "bad dtype",
+    );
+    // No temporary file is left anywhere.
+    assert!(
+        dir.listing().iter().all(|n| !n.contains(".tmp")),
+        "{:?}",
+        dir.listing()
+    );
+}
+
+/// SIGTERM in the middle of a run leaves no temporary file behind.
+#[test]
+fn an_interrupted_run_leaves_no_temporary_file() {
+    let dir = TempDir::new("sig");
+    let fifo = dir.path("in.fifo");
+    let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(st.success());
+    let out = dir.path("out.b2frame");
+    let mut child = Command::new(BIN)
+        .arg("compress")
+        .arg(&fifo)
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Feed a little, keep the writer open: the tool is mid-run, its
+    // temporary frame exists.
+    let mut w = fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    w.write_all(&data(100_000)).unwrap();
+    let t0 = std::time::Instant::now();
+    while !dir.listing().iter().any(|n| n.contains(".tmp")) {
+        assert!(t0.elapsed().as_secs() < 20, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    drop(w);
+    assert_eq!(status.code(), Some(128 + 15), "exit status after SIGTERM");
+    assert!(!out.exists());
+    assert!(
+        dir.listing().iter().all(|n| !n.contains(".tmp")),
+        "left behind: {:?}",
+        dir.listing()
+    );
 }

@@ -38,12 +38,26 @@ use files::{Place, TempTarget};
 #[derive(Parser, Debug)]
 #[command(name = "oxiblosc", version, about, long_about = None)]
 #[command(
-    after_help = "Use `-` for stdin or stdout. OUT is replaced only when the command \
-succeeds.\nExit status: 0 on success, 1 on errors, 2 on bad arguments."
+    after_help = "Use `-` for stdin or stdout. Without OUT, compress writes IN.b2frame (or \
+the format's extension: .b2sframe, .b2, .b1, .blp, .packed) and decompress writes IN without \
+that extension (else IN.out); stdin goes to stdout. An existing OUT is replaced only with \
+-f, and only when the command succeeds; the input is never overwritten. An interrupted \
+run (SIGINT, SIGTERM, a full disk, a file size limit) leaves no temporary file.\n\
+Exit status: 0 on success, 1 on errors, 2 on bad arguments."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// Print nothing but errors (no progress line, no summary).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+
+    /// Print a one-line summary (sizes, ratio, speed) on stderr; it is also
+    /// printed, with a progress line while running, when stderr is a
+    /// terminal.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -126,9 +140,19 @@ struct CompressArgs {
     clevel: u8,
 
     /// Size in bytes of the items in the data (shuffle works per item).
-    #[arg(short, long, value_name = "TYPESIZE", default_value_t = CParams::default().typesize as u64,
+    /// Default 8 (C-Blosc2's), or the size of `--dtype`.
+    #[arg(short, long, value_name = "TYPESIZE",
           value_parser = clap::value_parser!(u64).range(1..=MAX_BLOCKSIZE as u64))]
-    typesize: u64,
+    typesize: Option<u64>,
+
+    /// The items' NumPy type (e.g. `<f4`, `i8`, `u2`, `c16`, `S10`, `<U3`),
+    /// which sets the type size.
+    #[arg(long, value_name = "DTYPE", value_parser = parse_dtype)]
+    dtype: Option<u64>,
+
+    /// Replace OUT if it exists.
+    #[arg(short, long)]
+    force: bool,
 
     /// A filter, run before the codec; repeat to fill the six filter slots
     /// in order from slot 0. NAME is shuffle, bitshuffle, delta, bytedelta or
@@ -160,13 +184,17 @@ struct CompressArgs {
     #[arg(value_name = "IN")]
     input: PathBuf,
 
-    /// Output file, or `-` for stdout.
+    /// Output file, or `-` for stdout (default: see below).
     #[arg(value_name = "OUT")]
-    output: PathBuf,
+    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 struct DecompressArgs {
+    /// Replace OUT if it exists.
+    #[arg(short, long)]
+    force: bool,
+
     /// Read IN as this format instead of recognising it: only `packed` (a
     /// packed super-chunk has no magic bytes to recognise it by).
     #[arg(long, value_name = "FORMAT", value_parser = parse_read_format)]
@@ -182,9 +210,9 @@ struct DecompressArgs {
     #[arg(value_name = "IN")]
     input: PathBuf,
 
-    /// Output file, or `-` for stdout.
+    /// Output file, or `-` for stdout (default: see below).
     #[arg(value_name = "OUT")]
-    output: PathBuf,
+    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -233,6 +261,32 @@ fn parse_checksum(s: &str) -> Result<oxiblosc::bloscpack::Checksum, String> {
          sha512)"
             .to_string()
     })
+}
+
+/// The item size of a NumPy dtype string: optional byte order (`<`, `>`,
+/// `=`, `|`), a kind letter and a size (`U` counts 4-byte characters).
+fn parse_dtype(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_prefix(['<', '>', '=', '|']).unwrap_or(t);
+    let mut chars = t.chars();
+    let kind = chars.next().ok_or("an empty dtype")?;
+    let digits = chars.as_str();
+    let n: u64 = match (kind, digits) {
+        ('?', "") | ('b' | 'B', "") => 1,
+        ('b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'V' | 'a' | 'm' | 'M' | 'U', d) if !d.is_empty() => {
+            d.parse().map_err(|_| format!("bad size in dtype {s:?}"))?
+        }
+        _ => {
+            return Err(format!(
+                "unknown dtype {s:?} (e.g. <f4, i8, u2, c16, S10, <U3)"
+            ));
+        }
+    };
+    let n = if kind == 'U' { n * 4 } else { n };
+    if n == 0 || n > MAX_BLOCKSIZE as u64 {
+        return Err(format!("dtype {s:?} has item size {n}"));
+    }
+    Ok(n)
 }
 
 fn parse_chunksize(s: &str) -> Result<usize, String> {
@@ -337,9 +391,14 @@ fn usage_error(kind: ErrorKind, msg: impl std::fmt::Display) -> ! {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    files::cleanup_on_signals();
+    files::progress::start(!cli.quiet);
+    let talk = Talk {
+        summary: cli.verbose || (!cli.quiet && std::io::stderr().is_terminal()),
+    };
     let result = match cli.command {
-        Command::Compress(args) => compress(args),
-        Command::Decompress(args) => decompress(args),
+        Command::Compress(args) => compress(args, talk),
+        Command::Decompress(args) => decompress(args, talk),
         Command::Info(args) => match args.format {
             Some(Format::Packed) => info::packed(&args.path, args.json).map(|s| print!("{s}")),
             _ => info::run(&args.path, args.json),
@@ -351,6 +410,66 @@ fn main() -> ExitCode {
             eprintln!("oxiblosc: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What to say on stderr besides errors.
+#[derive(Clone, Copy, Debug)]
+struct Talk {
+    /// The one-line summary at the end.
+    summary: bool,
+}
+
+impl Talk {
+    /// `IN: 1.0 MiB -> 360.0 KiB (2.84x) in 0.01 s, 95.3 MiB/s -> OUT`.
+    fn summary(self, input: &Place, output: &Place, out_bytes: u64) {
+        files::progress::clear();
+        if !self.summary {
+            return;
+        }
+        let in_bytes = files::progress::bytes_read().max(match input {
+            Place::File(p) => files::size_on_disk(p),
+            Place::Std => 0,
+        });
+        let secs = files::progress::elapsed().max(1e-9);
+        let name = |p: &Place, std: &str| match p {
+            Place::File(p) => p.display().to_string(),
+            Place::Std => std.to_string(),
+        };
+        let ratio = if out_bytes > 0 {
+            in_bytes as f64 / out_bytes as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "{}: {} -> {} ({ratio:.2}x) in {secs:.2} s, {}/s -> {}",
+            name(input, "stdin"),
+            files::progress::human(in_bytes),
+            files::progress::human(out_bytes),
+            files::progress::human((in_bytes.max(out_bytes) as f64 / secs) as u64),
+            name(output, "stdout"),
+        );
+    }
+}
+
+/// How big the output came out.
+fn output_size(output: &Place) -> u64 {
+    match output {
+        Place::File(p) => files::size_on_disk(p),
+        Place::Std => files::progress::bytes_written(),
+    }
+}
+
+/// The type size: `-t`, else `--dtype`'s, else C-Blosc2's default; both
+/// given and different is a usage error.
+fn typesize(args: &CompressArgs) -> u64 {
+    match (args.typesize, args.dtype) {
+        (Some(t), Some(d)) if t != d => usage_error(
+            ErrorKind::ArgumentConflict,
+            format!("--typesize {t} and --dtype (item size {d}) disagree"),
+        ),
+        (Some(t), _) | (None, Some(t)) => t,
+        (None, None) => CParams::default().typesize as u64,
     }
 }
 
@@ -366,7 +485,7 @@ fn cparams(args: &CompressArgs) -> CParams {
         .format(format)
         .codec(args.codec)
         .clevel(args.clevel)
-        .typesize(args.typesize as usize)
+        .typesize(typesize(args) as usize)
         .blocksize(args.blocksize)
         .splitmode(args.split)
         .nthreads(args.nthreads as usize)
@@ -411,14 +530,44 @@ fn piece_len(typesize: usize) -> usize {
     MAX_BUFFERSIZE / ts * ts
 }
 
-fn compress(args: CompressArgs) -> Result<(), String> {
+fn compress(args: CompressArgs, talk: Talk) -> Result<(), String> {
     let params = cparams(&args);
     let input = Place::new(&args.input);
-    let output = Place::new(&args.output);
+    let output = match (&args.output, &input) {
+        (Some(p), _) => Place::new(p),
+        (None, Place::Std) => Place::Std,
+        (None, Place::File(p)) => {
+            let ext = match args.format.unwrap_or(Format::Frame) {
+                Format::Frame => ".b2frame",
+                Format::Sframe => ".b2sframe",
+                Format::Chunk => ".b2",
+                Format::Blosc1 => ".b1",
+                Format::Blp => ".blp",
+                Format::Packed => ".packed",
+            };
+            let mut name = p.as_os_str().to_os_string();
+            name.push(ext);
+            Place::File(PathBuf::from(name))
+        }
+    };
     let format = args.format.unwrap_or(match output {
         Place::Std => Format::Chunk,
         Place::File(_) => Format::Frame,
     });
+    let r = compress_to(&args, params, format, &input, &output);
+    if r.is_ok() {
+        talk.summary(&input, &output, output_size(&output));
+    }
+    r
+}
+
+fn compress_to(
+    args: &CompressArgs,
+    params: CParams,
+    format: Format,
+    input: &Place,
+    output: &Place,
+) -> Result<(), String> {
     let chunks = matches!(format, Format::Chunk | Format::Blosc1);
     if args.checksum.is_some() && format != Format::Blp {
         usage_error(
@@ -453,16 +602,17 @@ fn compress(args: CompressArgs) -> Result<(), String> {
             "a sparse frame is a directory: give OUT, not `-`",
         );
     }
+    files::check_output(input, output, args.force)?;
     if matches!(output, Place::Std) && std::io::stdout().is_terminal() {
         return Err(
             "refusing to write compressed data to a terminal (redirect stdout or give OUT)".into(),
         );
     }
     match format {
-        Format::Chunk | Format::Blosc1 => compress_chunks(params, &input, &output),
-        Format::Packed => compress_packed(&args, params, &input, &output),
-        Format::Blp => compress_blp(&args, params, &input, &output),
-        Format::Frame | Format::Sframe => compress_frame(&args, params, format, &input, &output),
+        Format::Chunk | Format::Blosc1 => compress_chunks(params, input, output),
+        Format::Packed => compress_packed(args, params, input, output),
+        Format::Blp => compress_blp(args, params, input, output),
+        Format::Frame | Format::Sframe => compress_frame(args, params, format, input, output),
     }
 }
 
@@ -694,9 +844,23 @@ fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), St
     out.finish()
 }
 
-fn decompress(args: DecompressArgs) -> Result<(), String> {
+fn decompress(args: DecompressArgs, talk: Talk) -> Result<(), String> {
     let input = Place::new(&args.input);
-    let output = Place::new(&args.output);
+    let output = match (&args.output, &input) {
+        (Some(p), _) => Place::new(p),
+        (None, Place::Std) => Place::Std,
+        (None, Place::File(p)) => Place::File(files::decompressed_name(p)),
+    };
+    files::check_output(&input, &output, args.force)?;
+    let r = decompress_to(&args, &input, &output);
+    if r.is_ok() {
+        talk.summary(&input, &output, output_size(&output));
+    }
+    r
+}
+
+fn decompress_to(args: &DecompressArgs, input: &Place, output: &Place) -> Result<(), String> {
+    let (input, output) = (input.clone(), output.clone());
     if args.format == Some(Format::Packed) {
         return decompress_packed(&input, &output);
     }

@@ -46,6 +46,60 @@ impl Place {
     }
 }
 
+/// Temporary files and directories being written: removed by
+/// [`cleanup_on_signals`]'s handler when the process is interrupted.
+static LIVE_TEMPS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn track(path: &Path) {
+    LIVE_TEMPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_path_buf());
+}
+
+fn untrack(path: &Path) {
+    LIVE_TEMPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
+fn remove_path(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP remove every temporary file or directory
+/// being written and exit with 128 + the signal number, as a shell reports
+/// a killed process; SIGXFSZ (a file size limit reached) is caught so that
+/// the write fails with an error (EFBIG) instead of killing the process,
+/// and the ordinary error path removes the temporary file.
+pub fn cleanup_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+    let xfsz = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _ = signal_hook::flag::register(SIGXFSZ, xfsz);
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            let temps = std::mem::take(&mut *LIVE_TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
+            for t in temps {
+                remove_path(&t);
+            }
+            eprintln!("oxiblosc: interrupted (signal {sig}); temporary files removed");
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
 /// A temporary file removed on drop unless persisted.
 struct TempFile {
     path: PathBuf,
@@ -69,6 +123,7 @@ impl TempFile {
             let path = dir.join(tmp_name);
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
+                    track(&path);
                     return Ok(TempFile {
                         path,
                         file: Some(file),
@@ -86,6 +141,7 @@ impl TempFile {
     fn persist(mut self, target: &Path) -> io::Result<()> {
         drop(self.file.take());
         fs::rename(&self.path, target)?;
+        untrack(&self.path);
         self.path = PathBuf::new();
         Ok(())
     }
@@ -96,6 +152,7 @@ impl Drop for TempFile {
         drop(self.file.take());
         if !self.path.as_os_str().is_empty() {
             let _ = fs::remove_file(&self.path);
+            untrack(&self.path);
         }
     }
 }
@@ -103,7 +160,7 @@ impl Drop for TempFile {
 /// Open `place` for reading (stdin for `-`); a directory is an error.
 pub fn open_input(place: &Place) -> Result<Box<dyn Read>, String> {
     match place {
-        Place::Std => Ok(Box::new(io::stdin().lock())),
+        Place::Std => Ok(Box::new(Counted(io::stdin().lock()))),
         Place::File(path) => {
             let what = format!("'{}'", path.display());
             let file = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;
@@ -113,7 +170,122 @@ pub fn open_input(place: &Place) -> Result<Box<dyn Read>, String> {
             if meta.is_dir() {
                 return Err(format!("{what} is a directory"));
             }
-            Ok(Box::new(io::BufReader::with_capacity(1 << 20, file)))
+            progress::set_total(meta.len());
+            Ok(Box::new(Counted(io::BufReader::with_capacity(
+                1 << 20,
+                file,
+            ))))
+        }
+    }
+}
+
+/// A reader that reports what it reads to [`progress`].
+struct Counted<R>(R);
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        progress::read(n as u64);
+        Ok(n)
+    }
+}
+
+/// Bytes read and written by this run, a progress line on stderr while it
+/// runs (only when stderr is a terminal and not `-q`), and the one-line
+/// summary at the end.
+pub mod progress {
+    use std::io::{IsTerminal, Write};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    static READ: AtomicU64 = AtomicU64::new(0);
+    static WRITTEN: AtomicU64 = AtomicU64::new(0);
+    static TOTAL: AtomicU64 = AtomicU64::new(0);
+    static SHOW: AtomicBool = AtomicBool::new(false);
+    static STATE: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+
+    /// Start the clock; show a progress line if `show` and stderr is a
+    /// terminal.
+    pub fn start(show: bool) {
+        SHOW.store(show && std::io::stderr().is_terminal(), Ordering::Relaxed);
+        let now = Instant::now();
+        *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some((now, now));
+    }
+
+    /// The input's size, when known.
+    pub fn set_total(n: u64) {
+        TOTAL.store(n, Ordering::Relaxed);
+    }
+
+    /// `n` more bytes read.
+    pub fn read(n: u64) {
+        let done = READ.fetch_add(n, Ordering::Relaxed) + n;
+        if !SHOW.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut st = STATE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, last)) = st.as_mut()
+            && last.elapsed() >= Duration::from_millis(200)
+        {
+            *last = Instant::now();
+            let total = TOTAL.load(Ordering::Relaxed);
+            let mut err = std::io::stderr().lock();
+            if total > 0 {
+                let pct = (done as f64 / total as f64 * 100.0).min(100.0);
+                let _ = write!(err, "\r{pct:5.1}%  {} / {}   ", human(done), human(total));
+            } else {
+                let _ = write!(err, "\r{}   ", human(done));
+            }
+            let _ = err.flush();
+        }
+    }
+
+    /// `n` more bytes written to the output.
+    pub fn written(n: u64) {
+        WRITTEN.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read() -> u64 {
+        READ.load(Ordering::Relaxed)
+    }
+
+    /// Bytes written so far through [`super::Output`].
+    pub fn bytes_written() -> u64 {
+        WRITTEN.load(Ordering::Relaxed)
+    }
+
+    /// Clear the progress line.
+    pub fn clear() {
+        if SHOW.load(Ordering::Relaxed) {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r{:40}\r", "");
+            let _ = err.flush();
+        }
+    }
+
+    /// Seconds since [`start`].
+    pub fn elapsed() -> f64 {
+        STATE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(0.0, |(t, _)| t.elapsed().as_secs_f64())
+    }
+
+    /// `1.5 MiB`, `12 KiB`, `300 B`.
+    pub fn human(n: u64) -> String {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut v = n as f64;
+        let mut u = 0;
+        while v >= 1024.0 && u + 1 < UNITS.len() {
+            v /= 1024.0;
+            u += 1;
+        }
+        if u == 0 {
+            format!("{n} B")
+        } else {
+            format!("{v:.1} {}", UNITS[u])
         }
     }
 }
@@ -202,6 +374,7 @@ impl Output {
 
     /// Append `data`.
     pub fn write(&mut self, data: &[u8]) -> Result<(), String> {
+        progress::written(data.len() as u64);
         let r = match &mut self.sink {
             Sink::Stdout(w) => w.write_all(data),
             Sink::InPlace(f) => f.write_all(data),
@@ -271,6 +444,7 @@ impl TempTarget {
             .map_err(|e| format!("cannot create a temporary file next to {what}: {e}"))?;
         let path = tmp.path.clone();
         drop(tmp); // removes the reservation
+        track(&path);
         Ok(TempTarget {
             tmp: path,
             target: target.to_path_buf(),
@@ -320,6 +494,7 @@ impl TempTarget {
             return Err(format!("cannot replace {what}: {e}"));
         }
         self.persisted = true;
+        untrack(&self.tmp);
         if let Some(aside) = old {
             let _ = fs::remove_dir_all(aside);
         }
@@ -330,15 +505,8 @@ impl TempTarget {
 impl Drop for TempTarget {
     fn drop(&mut self) {
         if !self.persisted {
-            match fs::metadata(&self.tmp) {
-                Ok(m) if m.is_dir() => {
-                    let _ = fs::remove_dir_all(&self.tmp);
-                }
-                Ok(_) => {
-                    let _ = fs::remove_file(&self.tmp);
-                }
-                Err(_) => {}
-            }
+            remove_path(&self.tmp);
+            untrack(&self.tmp);
         }
     }
 }
@@ -354,4 +522,81 @@ fn sync_tree(path: &Path) -> io::Result<()> {
         }
     }
     File::open(path)?.sync_all()
+}
+
+/// The file (or directory) `output` will be, checked before anything is
+/// written: never the input itself (whatever `force` says: `compress x x`
+/// would destroy the data), and not an existing path unless `force`.
+pub fn check_output(input: &Place, output: &Place, force: bool) -> Result<(), String> {
+    let Place::File(out) = output else {
+        return Ok(());
+    };
+    let Ok(out_meta) = fs::metadata(out) else {
+        return Ok(()); // does not exist (or cannot be seen: the write will say)
+    };
+    if let Place::File(inp) = input
+        && let Ok(in_meta) = fs::metadata(inp)
+        && same_file(&in_meta, &out_meta)
+    {
+        return Err(format!(
+            "'{}' is the input; refusing to write the output over it",
+            out.display()
+        ));
+    }
+    if !force && (out_meta.is_file() || out_meta.is_dir()) {
+        return Err(format!(
+            "'{}' already exists; use -f/--force to replace it",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &fs::Metadata, _: &fs::Metadata) -> bool {
+    false
+}
+
+/// Extensions `compress` gives a default OUT, per container.
+pub const EXTENSIONS: [&str; 6] = [".b2frame", ".b2sframe", ".b2", ".b1", ".blp", ".packed"];
+
+/// The default OUT of `decompress IN`: IN without a known extension
+/// (`.b2frame`, `.b2nd`, `.b2sframe`, `.b2`, `.b1`, `.blp`, `.packed`),
+/// else IN plus `.out`.
+pub fn decompressed_name(input: &Path) -> PathBuf {
+    let name = input.as_os_str().to_string_lossy();
+    for ext in EXTENSIONS.iter().chain(&[".b2nd"]) {
+        if let Some(stem) = name.strip_suffix(ext)
+            && !stem.is_empty()
+            && !stem.ends_with('/')
+        {
+            return PathBuf::from(stem);
+        }
+    }
+    let mut s = input.as_os_str().to_os_string();
+    s.push(".out");
+    PathBuf::from(s)
+}
+
+/// Bytes a file holds, or all the files of a directory (a sparse frame).
+pub fn size_on_disk(path: &Path) -> u64 {
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => fs::read_dir(path)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .filter(fs::Metadata::is_file)
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
 }
