@@ -1,0 +1,1 @@
+//! The C-Blosc2 ABI (to come).
