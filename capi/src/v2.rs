@@ -253,6 +253,28 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// `BLOSC_NTHREADS`, when set: it must be in `1..=INT16_MAX`, and becomes
+/// the global thread count.
+fn env_nthreads() -> Result<(), c_int> {
+    if let Some(v) = env("BLOSC_NTHREADS") {
+        let v = strtol(&v);
+        if !(1..=i64::from(i16::MAX)).contains(&v) {
+            return Err(err::INVALID_PARAM);
+        }
+        settings().nthreads = v as i16;
+    }
+    Ok(())
+}
+
+/// C-Blosc2's checks before decoding: a 32-byte header with flag bits
+/// from a future format is refused with `BLOSC2_ERROR_VERSION_SUPPORT`.
+fn precheck(chunk: &[u8]) -> Result<(), c_int> {
+    if chunk.len() >= EXTENDED_HEADER_LENGTH && chunk[2] & 0x05 == 0x05 && chunk[30] & !0x01 != 0 {
+        return Err(err::VERSION_SUPPORT);
+    }
+    Ok(())
+}
+
 /// Compress `src[..nbytes]` into `dest[..destsize]` with `p`; C-Blosc2's
 /// return convention (0 when it does not fit).
 fn compress_raw(
@@ -264,6 +286,9 @@ fn compress_raw(
 ) -> c_int {
     if nbytes > MAX_BUFFERSIZE {
         return err::MAX_BUFSIZE_EXCEEDED;
+    }
+    if destsize < MAX_OVERHEAD {
+        return err::WRITE_BUFFER;
     }
     if (src.is_null() && nbytes > 0) || (dest.is_null() && destsize > 0) {
         return err::NULL_POINTER;
@@ -327,11 +352,8 @@ fn compress_global(
             settings().blocksize = v as usize;
         }
     }
-    if let Some(v) = env("BLOSC_NTHREADS") {
-        let v = strtol(&v);
-        if v > 0 && blosc2_set_nthreads(v.min(i64::from(i16::MAX)) as i16) < 0 {
-            return err::INVALID_PARAM;
-        }
+    if let Err(e) = env_nthreads() {
+        return e;
     }
     if let Some(v) = env("BLOSC_SPLITMODE") {
         let mode = match v.as_str() {
@@ -374,6 +396,9 @@ fn compress_global(
 fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i16) -> c_int {
     if dest.is_null() && destsize > 0 {
         return err::NULL_POINTER;
+    }
+    if let Err(e) = precheck(chunk) {
+        return e;
     }
     // SAFETY: the caller gives `destsize` writable bytes at dest, not
     // overlapping src.
@@ -646,6 +671,9 @@ pub unsafe extern "C" fn blosc1_decompress(
         let Some(chunk) = (unsafe { chunk_at(src) }) else {
             return err::INVALID_HEADER;
         };
+        if let Err(e) = env_nthreads() {
+            return e;
+        }
         let nthreads = settings().nthreads;
         decompress_raw(chunk, dest, destsize.min(i32::MAX as usize), nthreads)
     })
@@ -661,6 +689,9 @@ fn getitem_raw(
 ) -> c_int {
     if start < 0 || nitems < 0 {
         return err::INVALID_PARAM;
+    }
+    if let Err(e) = precheck(chunk) {
+        return e;
     }
     let h = match ChunkHeader::parse(chunk) {
         Ok(h) => h,
@@ -922,6 +953,9 @@ pub unsafe extern "C" fn blosc2_decompress(
             Ok(c) => c,
             Err(e) => return e,
         };
+        if let Err(e) = env_nthreads() {
+            return e;
+        }
         let nthreads = settings().nthreads;
         decompress_raw(chunk, dest, destsize as usize, nthreads)
     })
@@ -1347,6 +1381,9 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
             return 0;
         }
         let ts = usize::from(h.typesize).max(1);
+        if s % ts != 0 || n % ts != 0 {
+            return err::INVALID_PARAM;
+        }
         let first = s / ts;
         let last = (s + n).div_ceil(ts).min(h.nbytes / ts);
         let mut d = Decompressor::new(DParams::default());
