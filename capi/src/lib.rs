@@ -12,5 +12,6 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod common;
+pub mod schunk;
 pub mod v1;
 pub mod v2;
