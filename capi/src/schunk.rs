@@ -139,6 +139,12 @@ pub struct Handle {
     urlpath: Option<CString>,
     metas: Vec<Box<MetaC>>,
     vlmetas: Vec<Box<MetaC>>,
+    /// For an in-memory super-chunk without a frame (C's `data` array):
+    /// a copy of each chunk, and the pointers C reads.
+    chunks: Vec<Box<[u8]>>,
+    data_ptrs: Vec<*mut u8>,
+    /// Chunks changed other than by appending: rebuild `chunks`.
+    data_dirty: bool,
 }
 
 impl Drop for Handle {
@@ -202,6 +208,9 @@ impl Handle {
             urlpath: urlpath.and_then(|u| CString::new(u).ok()),
             metas: Vec::new(),
             vlmetas: Vec::new(),
+            chunks: Vec::new(),
+            data_ptrs: Vec::new(),
+            data_dirty: true,
         });
         let p = Box::into_raw(h);
         // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
@@ -217,8 +226,33 @@ impl Handle {
         p as *mut blosc2_schunk
     }
 
+    /// Refresh C's `data` array (in-memory super-chunks without a frame).
+    fn sync_data(&mut self) {
+        if self.urlpath.is_some() || self.storage.contiguous {
+            return;
+        }
+        let n = self.sc.nchunks();
+        if self.data_dirty || n < self.chunks.len() {
+            self.chunks.clear();
+            self.data_dirty = false;
+        }
+        for i in self.chunks.len()..n {
+            match self.sc.get_chunk(i) {
+                Ok(c) => self.chunks.push(c.into_owned().into_boxed_slice()),
+                Err(_) => {
+                    self.data_dirty = true;
+                    break;
+                }
+            }
+        }
+        self.data_ptrs = self.chunks.iter_mut().map(|c| c.as_mut_ptr()).collect();
+        self.c.data = self.data_ptrs.as_mut_ptr();
+        self.c.data_len = self.data_ptrs.len();
+    }
+
     /// Refresh the C view (and the metalayer arrays when `metas`).
     fn sync(&mut self, metas: bool) {
+        self.sync_data();
         let self_ptr: *mut Handle = self;
         let p = self.sc.cparams().clone();
         self.cparams = cparams_of_rust(&p);
@@ -301,6 +335,17 @@ unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<&'a mut Handle> {
 
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+}
+
+/// With `copy` false C-Blosc2 takes the chunk over: once stored (as a
+/// copy here), free it, as C does.
+fn take_over(chunk: *mut u8, copy: bool, stored: bool) {
+    if !copy && stored && !chunk.is_null() {
+        // SAFETY: with copy == false the caller hands us a malloc'ed chunk
+        // it will not use again (C-Blosc2's contract).
+        unsafe { free(chunk as *mut c_void) };
+    }
 }
 
 /// A malloc'ed copy of `b` (the caller `free()`s it).
@@ -470,7 +515,7 @@ fn with<T>(
 fn index(h: &Handle, nchunk: i64, inclusive: bool) -> Result<usize, i64> {
     let n = h.sc.nchunks() as i64;
     if nchunk < 0 || nchunk > n || (!inclusive && nchunk == n) {
-        return Err(i64::from(err::INVALID_INDEX));
+        return Err(i64::from(err::INVALID_PARAM));
     }
     Ok(nchunk as usize)
 }
@@ -515,18 +560,17 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
 pub unsafe extern "C" fn blosc2_schunk_append_chunk(
     schunk: *mut blosc2_schunk,
     chunk: *mut u8,
-    _copy: bool,
+    copy: bool,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
-        with(
-            schunk,
-            i64::from(err::NULL_POINTER),
-            false,
-            |h| match chunk_arg(chunk) {
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            let r = match chunk_arg(chunk) {
                 Ok(c) => r64(h.sc.append_chunk(c)),
                 Err(e) => e,
-            },
-        )
+            };
+            take_over(chunk, copy, r >= 0);
+            r
+        })
     })
 }
 
@@ -536,7 +580,7 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
     schunk: *mut blosc2_schunk,
     nchunk: i64,
     chunk: *mut u8,
-    _copy: bool,
+    copy: bool,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
@@ -544,10 +588,16 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
                 Ok(i) => i,
                 Err(e) => return e,
             };
-            match chunk_arg(chunk) {
-                Ok(c) => r64(h.sc.insert_chunk(i, c).map(|()| h.sc.nchunks())),
+            let r = match chunk_arg(chunk) {
+                Ok(c) => r64({
+                    h.data_dirty = true;
+                    h.sc.insert_chunk(i, c)
+                }
+                .map(|()| h.sc.nchunks())),
                 Err(e) => e,
-            }
+            };
+            take_over(chunk, copy, r >= 0);
+            r
         })
     })
 }
@@ -558,7 +608,7 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
     schunk: *mut blosc2_schunk,
     nchunk: i64,
     chunk: *mut u8,
-    _copy: bool,
+    copy: bool,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
@@ -566,10 +616,16 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
                 Ok(i) => i,
                 Err(e) => return e,
             };
-            match chunk_arg(chunk) {
-                Ok(c) => r64(h.sc.update_chunk(i, c).map(|()| h.sc.nchunks())),
+            let r = match chunk_arg(chunk) {
+                Ok(c) => r64({
+                    h.data_dirty = true;
+                    h.sc.update_chunk(i, c)
+                }
+                .map(|()| h.sc.nchunks())),
                 Err(e) => e,
-            }
+            };
+            take_over(chunk, copy, r >= 0);
+            r
         })
     })
 }
@@ -586,7 +642,11 @@ pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
                 Ok(i) => i,
                 Err(e) => return e,
             };
-            r64(h.sc.delete_chunk(i).map(|()| h.sc.nchunks()))
+            r64({
+                h.data_dirty = true;
+                h.sc.delete_chunk(i)
+            }
+            .map(|()| h.sc.nchunks()))
         })
     })
 }
@@ -826,7 +886,10 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
             }
             // SAFETY: buffer holds (stop - start) items.
             let data = unsafe { slice_in(buffer, ((stop - start) * ts) as usize) };
-            match h.sc.set_slice((start * ts) as u64, data) {
+            match {
+                h.data_dirty = true;
+                h.sc.set_slice((start * ts) as u64, data)
+            } {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
             }
@@ -939,11 +1002,14 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
             let mut order = Vec::with_capacity(n);
             for &v in o {
                 if v < 0 || v as usize >= n {
-                    return err::INVALID_INDEX;
+                    return err::DATA;
                 }
                 order.push(v as usize);
             }
-            match h.sc.reorder_chunks(&order) {
+            match {
+                h.data_dirty = true;
+                h.sc.reorder_chunks(&order)
+            } {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
             }
@@ -971,7 +1037,10 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
                 4 => Fill::Uninit,
                 _ => return i64::from(err::INVALID_PARAM),
             };
-            match h.sc.fill_special(nitems as u64, fill, chunksize as usize) {
+            match {
+                h.data_dirty = true;
+                h.sc.fill_special(nitems as u64, fill, chunksize as usize)
+            } {
                 Ok(()) => h.sc.nchunks() as i64,
                 Err(e) => i64::from(code_of(&e)),
             }
