@@ -325,6 +325,11 @@ impl Handle {
     }
 }
 
+/// C-Blosc2 takes `file:///PATH` for `PATH`.
+fn strip_file_scheme(u: &str) -> &str {
+    u.strip_prefix("file:///").unwrap_or(u)
+}
+
 /// # Safety
 /// `s` is null or a live super-chunk from this library.
 unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<&'a mut Handle> {
@@ -371,6 +376,16 @@ fn params_of_storage(st: &blosc2_storage) -> Result<(blosc2_cparams, blosc2_dpar
     Ok((cp, dp))
 }
 
+/// C-Blosc2 creates super-chunks that ask for a dictionary with a codec
+/// that has none (the chunks are then made without one).
+fn schunk_cparams(mut p: CParams) -> CParams {
+    use oxiblosc::Codec;
+    if p.use_dict && !matches!(p.codec, Codec::Zstd | Codec::Lz4 | Codec::Lz4Hc) {
+        p.use_dict = false;
+    }
+    p
+}
+
 /// A new, empty super-chunk: in memory (`urlpath` NULL), in a file
 /// (`contiguous`) or in a directory.
 #[unsafe(no_mangle)]
@@ -392,10 +407,11 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
         let Ok(p) = to_cparams(&cp) else {
             return std::ptr::null_mut();
         };
+        let p = schunk_cparams(p);
         let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
         let b = SChunk::builder().cparams(p).dparams(d);
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let url = unsafe { str_arg(st.urlpath) };
+        let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
         let sc = match url {
             None => b.build_memory(),
             Some(u) if st.contiguous => b.create_file(u),
@@ -432,7 +448,7 @@ fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_s
 pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
             return std::ptr::null_mut();
         };
         if !Path::new(url).exists() {
@@ -450,7 +466,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset(
 ) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
             return std::ptr::null_mut();
         };
         if offset < 0 || !Path::new(url).exists() {
@@ -785,7 +801,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
@@ -810,7 +826,7 @@ pub unsafe extern "C" fn blosc2_schunk_append_file(
     guard(i64::from(err::FAILURE), || {
         use std::io::Write;
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
@@ -1080,7 +1096,7 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
             b = b.meta(&m.name, &m.content);
         }
         // SAFETY: urlpath is null or a NUL-terminated string.
-        let url = unsafe { str_arg(st.urlpath) };
+        let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
         let sc = match url {
             None => b.build_memory(),
             Some(u) if st.contiguous => b.create_file(u),

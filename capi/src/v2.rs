@@ -1419,8 +1419,9 @@ fn special(
     if nbytes < 0 {
         return err::INVALID_PARAM;
     }
+    // Special chunks have no streams, so no dictionary either.
     let p = match to_cparams(cparams) {
-        Ok(p) => p,
+        Ok(p) => p.use_dict(false),
         Err(e) => return e,
     };
     let chunk = match special_chunk(&p, nbytes as usize, kind, value) {
