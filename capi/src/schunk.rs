@@ -930,21 +930,88 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
             let nitems = h.sc.nbytes() / ts as u64;
             // SAFETY: coords holds ncoords values.
             let cs = unsafe { std::slice::from_raw_parts(coords, ncoords as usize) };
-            // SAFETY: buffer has room for ncoords items.
-            let out = unsafe { slice_out(buffer, ncoords as usize * ts) };
-            for (k, &c) in cs.iter().enumerate() {
-                if c < 0 || c as u64 >= nitems {
-                    return err::INVALID_INDEX;
-                }
+            if cs.iter().any(|&c| c < 0 || c as u64 >= nitems) {
+                return err::INVALID_PARAM;
+            }
+            // Read: the chunks the coordinates fall in, each decoded once.
+            let chunksize = h.sc.chunksize().filter(|&c| c > 0);
+            let mut decoded: std::collections::HashMap<usize, Vec<u8>> = Default::default();
+            let mut singles: Vec<Vec<u8>> = Vec::new();
+            let mut sources: Vec<(usize, usize, bool)> = Vec::with_capacity(cs.len());
+            for &c in cs {
                 let s = c as u64 * ts as u64;
-                match h.sc.get_slice(s, s + ts as u64) {
-                    Ok(b) => out[k * ts..(k + 1) * ts].copy_from_slice(&b),
-                    Err(e) => return code_of(&e),
+                match chunksize {
+                    Some(csz) => {
+                        let (i, off) = ((s / csz as u64) as usize, (s % csz as u64) as usize);
+                        if let std::collections::hash_map::Entry::Vacant(e) = decoded.entry(i) {
+                            match h.sc.decompress_chunk_vec(i) {
+                                Ok(d) => {
+                                    e.insert(d);
+                                }
+                                Err(e) => return code_of(&e),
+                            }
+                        }
+                        sources.push((i, off, true));
+                    }
+                    None => match h.sc.get_slice(s, s + ts as u64) {
+                        Ok(b) => {
+                            singles.push(b);
+                            sources.push((singles.len() - 1, 0, false));
+                        }
+                        Err(e) => return code_of(&e),
+                    },
+                }
+            }
+            // Gather: one job per coordinate, through the caller's threading
+            // backend when one is set and more than one thread is asked for.
+            let base = buffer as *mut u8;
+            let mut jobs: Vec<GatherJob> = Vec::with_capacity(sources.len());
+            for (k, &(i, off, chunked)) in sources.iter().enumerate() {
+                let src: &[u8] = if chunked { &decoded[&i] } else { &singles[i] };
+                if off + ts > src.len() {
+                    return err::DATA;
+                }
+                jobs.push(GatherJob {
+                    src: src[off..].as_ptr(),
+                    // SAFETY: buffer has room for ncoords items (C's contract).
+                    dst: unsafe { base.add(k * ts) },
+                    len: ts,
+                });
+            }
+            let threaded = h.dparams.nthreads > 1
+                && crate::v2::run_threads_callback(
+                    gather_job,
+                    jobs.len(),
+                    std::mem::size_of::<GatherJob>(),
+                    jobs.as_mut_ptr() as *mut c_void,
+                );
+            if !threaded {
+                for j in jobs.iter_mut() {
+                    // SAFETY: j is a live GatherJob.
+                    unsafe { gather_job(j as *mut GatherJob as *mut c_void) };
                 }
             }
             0
         })
     })
+}
+
+/// One item copy of `blosc2_schunk_get_sparse_buffer`.
+#[repr(C)]
+struct GatherJob {
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+}
+
+/// Run one [`GatherJob`].
+unsafe extern "C" fn gather_job(job: *mut c_void) {
+    // SAFETY: job points to a live GatherJob whose src and dst hold len
+    // bytes each, dst distinct for every job.
+    unsafe {
+        let j = &*(job as *const GatherJob);
+        std::ptr::copy_nonoverlapping(j.src, j.dst, j.len);
+    }
 }
 
 /// A malloc'ed copy of the super-chunk's cparams (the caller frees it).

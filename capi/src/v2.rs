@@ -457,13 +457,67 @@ pub extern "C" fn blosc2_set_nthreads(nthreads: i16) -> i16 {
     })
 }
 
-/// A custom threading backend: accepted and unused (our pools run the
-/// blocks), as C-Blosc2 allows.
+/// `blosc_threads_callback`.
+pub type blosc_threads_callback = Option<
+    unsafe extern "C" fn(
+        callback_data: *mut c_void,
+        dojob: unsafe extern "C" fn(*mut c_void),
+        numjobs: c_int,
+        jobdata_elsize: usize,
+        jobdata: *mut c_void,
+    ),
+>;
+
+/// The caller's threading backend, if any (the callback and its data).
+pub static THREADS_CALLBACK: Mutex<Option<(usize, usize)>> = Mutex::new(None);
+
+/// A custom threading backend. Our rayon pools run the blocks of a chunk;
+/// the callback runs the per-item gathers of
+/// `blosc2_schunk_get_sparse_buffer` when more than one thread is asked for.
 #[unsafe(no_mangle)]
 pub extern "C" fn blosc2_set_threads_callback(
-    _callback: Option<unsafe extern "C" fn(*mut c_void, *mut c_void, c_int, usize, *mut c_void)>,
-    _callback_data: *mut c_void,
+    callback: blosc_threads_callback,
+    callback_data: *mut c_void,
 ) {
+    guard((), || {
+        *THREADS_CALLBACK.lock().unwrap_or_else(|e| e.into_inner()) =
+            callback.map(|f| (f as usize, callback_data as usize));
+    })
+}
+
+/// Run `numjobs` jobs of `jobdata` through the caller's backend; false
+/// when none is set.
+pub fn run_threads_callback(
+    dojob: unsafe extern "C" fn(*mut c_void),
+    numjobs: usize,
+    jobdata_elsize: usize,
+    jobdata: *mut c_void,
+) -> bool {
+    let cb = *THREADS_CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((f, data)) = cb else {
+        return false;
+    };
+    // SAFETY: f was stored from a non-null `blosc_threads_callback`
+    // function pointer of exactly this type.
+    let f: unsafe extern "C" fn(
+        *mut c_void,
+        unsafe extern "C" fn(*mut c_void),
+        c_int,
+        usize,
+        *mut c_void,
+    ) = unsafe { std::mem::transmute(f) };
+    // SAFETY: the caller's backend runs dojob on each of the numjobs
+    // elements of jobdata, which stay alive until it returns.
+    unsafe {
+        f(
+            data as *mut c_void,
+            dojob,
+            numjobs as c_int,
+            jobdata_elsize,
+            jobdata,
+        )
+    };
+    true
 }
 
 fn codec_cname(c: Codec) -> &'static CStr {
