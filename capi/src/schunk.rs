@@ -145,6 +145,24 @@ pub struct Handle {
     data_ptrs: Vec<*mut u8>,
     /// Chunks changed other than by appending: rebuild `chunks`.
     data_dirty: bool,
+    /// Identity and change time of the frame on disk when last seen.
+    stamp: Option<DiskStamp>,
+}
+
+/// What tells that a frame on disk changed: device, inode, size and
+/// modification time of the file (of a sparse frame's index file).
+type DiskStamp = (u64, u64, u64, i64, i64);
+
+fn disk_stamp(storage: &oxiblosc::schunk::Storage) -> Option<DiskStamp> {
+    use oxiblosc::schunk::Storage;
+    use std::os::unix::fs::MetadataExt;
+    let path = match storage {
+        Storage::File { path, .. } => path.clone(),
+        Storage::Directory(dir) => dir.join(oxiblosc::schunk::SFRAME_INDEX),
+        _ => return None,
+    };
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
 }
 
 impl Drop for Handle {
@@ -211,6 +229,7 @@ impl Handle {
             chunks: Vec::new(),
             data_ptrs: Vec::new(),
             data_dirty: true,
+            stamp: None,
         });
         let p = Box::into_raw(h);
         // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
@@ -222,8 +241,37 @@ impl Handle {
         h.c.cctx = blosc2_create_cctx(cp);
         h.c.dctx = blosc2_create_dctx(dp);
         h.c.current_nchunk = -1;
+        h.stamp = disk_stamp(&h.sc.storage());
         h.sync(true);
         p as *mut blosc2_schunk
+    }
+
+    /// C-Blosc2 reads a frame on disk through its path on every access, so
+    /// a handle sees what other handles (or processes) wrote, or a frame
+    /// moved over its path. Reopen when the frame on disk is not the one
+    /// last seen; true when it did.
+    fn refresh_if_stale(&mut self) -> bool {
+        use oxiblosc::schunk::Storage;
+        let storage = self.sc.storage();
+        let now = disk_stamp(&storage);
+        if now.is_none() || now == self.stamp {
+            return false;
+        }
+        let reopened = match &storage {
+            Storage::File { path, offset } => SChunk::open_offset(path, *offset),
+            Storage::Directory(dir) => SChunk::open(dir),
+            _ => return false,
+        };
+        match reopened {
+            Ok(mut sc) => {
+                sc.set_dparams(self.sc.dparams().clone());
+                self.sc = sc;
+                self.data_dirty = true;
+                self.stamp = now;
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Refresh C's `data` array (in-memory super-chunks without a frame).
@@ -404,6 +452,11 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
         let Ok((cp, dp)) = params_of_storage(&st) else {
             return std::ptr::null_mut();
         };
+        // SAFETY: io is null or points to C's blosc2_io.
+        if unsafe { st.io.as_ref() }.is_some_and(|io| io.id > 1) {
+            // Only the file-system backends (plain and mmap: same bytes).
+            return std::ptr::null_mut();
+        }
         let Ok(p) = to_cparams(&cp) else {
             return std::ptr::null_mut();
         };
@@ -455,6 +508,67 @@ pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blos
             return std::ptr::null_mut();
         }
         wrap_opened(SChunk::open(url), Some(url))
+    })
+}
+
+/// Open a frame through an I/O backend: the file system ones (plain and
+/// mmap) give the same bytes, so both open the file; other backends are
+/// not supported (NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open_udio(
+    urlpath: *const c_char,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    // SAFETY: udio is null or points to C's blosc2_io.
+    if let Some(io) = unsafe { udio.as_ref() } {
+        if io.id > 1 {
+            return std::ptr::null_mut();
+        }
+        if io.id == 1 && !io.params.is_null() {
+            // SAFETY: the params of the mmap backend are a
+            // blosc2_stdio_mmap, whose first field is `const char* mode`.
+            let mode = unsafe { str_arg(*(io.params as *const *const c_char)) };
+            if mode == Some("c") {
+                // Copy-on-write: changes stay in memory, the file is untouched.
+                return guard(std::ptr::null_mut(), || {
+                    // SAFETY: urlpath is null or a NUL-terminated string.
+                    let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+                        return std::ptr::null_mut();
+                    };
+                    match std::fs::read(url) {
+                        Ok(b) => wrap_opened(SChunk::from_cframe(b), Some(url)),
+                        Err(_) => std::ptr::null_mut(),
+                    }
+                });
+            }
+        }
+    }
+    // SAFETY: same contract as blosc2_schunk_open.
+    unsafe { blosc2_schunk_open(urlpath) }
+}
+
+/// As [`blosc2_schunk_open_udio`], at byte `offset` of the file.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
+    urlpath: *const c_char,
+    offset: i64,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    // SAFETY: udio is null or points to C's blosc2_io.
+    if let Some(io) = unsafe { udio.as_ref() } {
+        if io.id > 1 {
+            return std::ptr::null_mut();
+        }
+    }
+    // SAFETY: same contract as blosc2_schunk_open_offset.
+    unsafe { blosc2_schunk_open_offset(urlpath, offset) }
+}
+
+/// Re-read the frame from disk if another handle changed it: 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        with(schunk, err::NULL_POINTER, false, |_| 0)
     })
 }
 
@@ -520,8 +634,10 @@ fn with<T>(
     // SAFETY: schunk is null or a live super-chunk from this library.
     match unsafe { handle(schunk) } {
         Some(h) => {
+            let reopened = h.refresh_if_stale();
             let r = f(h);
-            h.sync(metas);
+            h.stamp = disk_stamp(&h.sc.storage());
+            h.sync(metas || reopened);
             r
         }
         None => on_null,
@@ -715,7 +831,14 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
                     return e as c_int;
                 }
             };
+            let on_disk = disk_stamp(&h.sc.storage()).is_some();
             match h.sc.get_chunk(i) {
+                // A chunk that cannot be read whole from its file.
+                Err(
+                    oxiblosc::Error::Truncated { .. }
+                    | oxiblosc::Error::Io(_)
+                    | oxiblosc::Error::Corrupt(_),
+                ) if on_disk => -13, // BLOSC2_ERROR_FILE_READ
                 Ok(c) => {
                     let p = malloc_copy(&c);
                     // SAFETY: the out-pointers are non-null (chunk) or null-checked.
