@@ -108,10 +108,10 @@ struct MetaC {
 }
 
 impl MetaC {
-    fn new(name: &str, content: &[u8]) -> Box<MetaC> {
+    fn new(name: &str, content: &[u8]) -> MetaC {
         let name = CString::new(name.replace('\0', "")).unwrap_or_default();
         let mut content = content.to_vec();
-        let mut m = Box::new(MetaC {
+        let mut m = MetaC {
             c: blosc2_metalayer {
                 name: std::ptr::null_mut(),
                 content: std::ptr::null_mut(),
@@ -119,7 +119,7 @@ impl MetaC {
             },
             _name: name,
             _content: Vec::new(),
-        });
+        };
         m.c.content = content.as_mut_ptr();
         m._content = content;
         m.c.name = m._name.as_ptr() as *mut c_char;
@@ -137,8 +137,8 @@ pub struct Handle {
     dparams: blosc2_dparams,
     io: blosc2_io,
     urlpath: Option<CString>,
-    metas: Vec<Box<MetaC>>,
-    vlmetas: Vec<Box<MetaC>>,
+    metas: Vec<MetaC>,
+    vlmetas: Vec<MetaC>,
     /// For an in-memory super-chunk without a frame (C's `data` array):
     /// a copy of each chunk, and the pointers C reads.
     chunks: Vec<Box<[u8]>>,
@@ -555,10 +555,8 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
     udio: *const blosc2_io,
 ) -> *mut blosc2_schunk {
     // SAFETY: udio is null or points to C's blosc2_io.
-    if let Some(io) = unsafe { udio.as_ref() } {
-        if io.id > 1 {
-            return std::ptr::null_mut();
-        }
+    if unsafe { udio.as_ref() }.is_some_and(|io| io.id > 1) {
+        return std::ptr::null_mut();
     }
     // SAFETY: same contract as blosc2_schunk_open_offset.
     unsafe { blosc2_schunk_open_offset(urlpath, offset) }
@@ -1025,10 +1023,8 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
             }
             // SAFETY: buffer holds (stop - start) items.
             let data = unsafe { slice_in(buffer, ((stop - start) * ts) as usize) };
-            match {
-                h.data_dirty = true;
-                h.sc.set_slice((start * ts) as u64, data)
-            } {
+            h.data_dirty = true;
+            match h.sc.set_slice((start * ts) as u64, data) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
             }
@@ -1102,12 +1098,14 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
                 });
             }
             let threaded = h.dparams.nthreads > 1
-                && crate::v2::run_threads_callback(
+                // SAFETY: jobs holds jobs.len() GatherJobs, alive until the
+                // backend returns; gather_job reads exactly one of them.
+                && unsafe { crate::v2::run_threads_callback(
                     gather_job,
                     jobs.len(),
                     std::mem::size_of::<GatherJob>(),
                     jobs.as_mut_ptr() as *mut c_void,
-                );
+                ) };
             if !threaded {
                 for j in jobs.iter_mut() {
                     // SAFETY: j is a live GatherJob.
@@ -1212,10 +1210,8 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
                 }
                 order.push(v as usize);
             }
-            match {
-                h.data_dirty = true;
-                h.sc.reorder_chunks(&order)
-            } {
+            h.data_dirty = true;
+            match h.sc.reorder_chunks(&order) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
             }
@@ -1243,10 +1239,8 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
                 4 => Fill::Uninit,
                 _ => return i64::from(err::INVALID_PARAM),
             };
-            match {
-                h.data_dirty = true;
-                h.sc.fill_special(nitems as u64, fill, chunksize as usize)
-            } {
+            h.data_dirty = true;
+            match h.sc.fill_special(nitems as u64, fill, chunksize as usize) {
                 Ok(()) => h.sc.nchunks() as i64,
                 Err(e) => i64::from(code_of(&e)),
             }

@@ -179,7 +179,8 @@ pub unsafe extern "C" fn blosc_compress(
             let Ok(name) = std::ffi::CString::new(v) else {
                 return -1;
             };
-            let r = blosc_set_compressor(name.as_ptr());
+            // SAFETY: name is a NUL-terminated string.
+            let r = unsafe { blosc_set_compressor(name.as_ptr()) };
             if r < 0 {
                 return r;
             }
@@ -246,7 +247,8 @@ pub unsafe extern "C" fn blosc_compress_ctx(
     numinternalthreads: c_int,
 ) -> c_int {
     guard(-1, || {
-        let Some(codec) = codec_of_code(blosc_compname_to_compcode(compressor)) else {
+        // SAFETY: compressor is null or a NUL-terminated string.
+        let Some(codec) = codec_of_code(unsafe { blosc_compname_to_compcode(compressor) }) else {
             return -1;
         };
         let splitmode = settings().splitmode;
@@ -380,9 +382,10 @@ pub extern "C" fn blosc_get_compressor() -> *const c_char {
 
 /// Select the compressor; its code, or -1 when unknown or not built in.
 #[unsafe(no_mangle)]
-pub extern "C" fn blosc_set_compressor(compname: *const c_char) -> c_int {
+pub unsafe extern "C" fn blosc_set_compressor(compname: *const c_char) -> c_int {
     guard(-1, || {
-        let code = blosc_compname_to_compcode(compname);
+        // SAFETY: compname is null or a NUL-terminated string (C's contract).
+        let code = unsafe { blosc_compname_to_compcode(compname) };
         if let Some(c) = codec_of_code(code) {
             settings().codec = c;
         }
@@ -421,7 +424,7 @@ pub unsafe extern "C" fn blosc_compcode_to_compname(
 
 /// The code of a compressor name; -1 when unknown or not built in.
 #[unsafe(no_mangle)]
-pub extern "C" fn blosc_compname_to_compcode(compname: *const c_char) -> c_int {
+pub unsafe extern "C" fn blosc_compname_to_compcode(compname: *const c_char) -> c_int {
     guard(-1, || {
         // SAFETY: compname is null or a NUL-terminated string.
         let Some(name) = (unsafe { str_arg(compname) }) else {
@@ -455,7 +458,8 @@ pub unsafe extern "C" fn blosc_get_complib_info(
     version: *mut *mut c_char,
 ) -> c_int {
     guard(-1, || {
-        let code = blosc_compname_to_compcode(compname);
+        // SAFETY: compname is null or a NUL-terminated string (C's contract).
+        let code = unsafe { blosc_compname_to_compcode(compname) };
         let codec = codec_of_code(code);
         let (lib, ver) = codec.map_or((None, None), |c| {
             let (l, v) = complib_info(c);

@@ -342,7 +342,8 @@ fn compress_global(
         let Ok(name) = std::ffi::CString::new(v) else {
             return err::CODEC_SUPPORT;
         };
-        if blosc1_set_compressor(name.as_ptr()) < 0 {
+        // SAFETY: name is a NUL-terminated string.
+        if unsafe { blosc1_set_compressor(name.as_ptr()) } < 0 {
             return err::CODEC_SUPPORT;
         }
     }
@@ -487,7 +488,11 @@ pub extern "C" fn blosc2_set_threads_callback(
 
 /// Run `numjobs` jobs of `jobdata` through the caller's backend; false
 /// when none is set.
-pub fn run_threads_callback(
+///
+/// # Safety
+/// `jobdata` holds `numjobs` elements of `jobdata_elsize` bytes that
+/// `dojob` accepts, alive until this returns.
+pub unsafe fn run_threads_callback(
     dojob: unsafe extern "C" fn(*mut c_void),
     numjobs: usize,
     jobdata_elsize: usize,
@@ -541,9 +546,10 @@ pub extern "C" fn blosc1_get_compressor() -> *const c_char {
 
 /// Select the compressor; its code, or -1.
 #[unsafe(no_mangle)]
-pub extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int {
+pub unsafe extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int {
     guard(-1, || {
-        let code = blosc2_compname_to_compcode(compname);
+        // SAFETY: compname is null or a NUL-terminated string (C's contract).
+        let code = unsafe { blosc2_compname_to_compcode(compname) };
         if let Some(c) = codec_of_code(code) {
             settings().codec = c;
         }
@@ -597,7 +603,7 @@ pub unsafe extern "C" fn blosc2_compcode_to_compname(
 
 /// The code of a codec name, or -1.
 #[unsafe(no_mangle)]
-pub extern "C" fn blosc2_compname_to_compcode(compname: *const c_char) -> c_int {
+pub unsafe extern "C" fn blosc2_compname_to_compcode(compname: *const c_char) -> c_int {
     guard(-1, || {
         // SAFETY: compname is null or a NUL-terminated string.
         let Some(name) = (unsafe { str_arg(compname) }) else {
@@ -630,7 +636,8 @@ pub unsafe extern "C" fn blosc2_get_complib_info(
     version: *mut *mut c_char,
 ) -> c_int {
     guard(-1, || {
-        let codec = codec_of_code(blosc2_compname_to_compcode(compname));
+        // SAFETY: compname is null or a NUL-terminated string (C's contract).
+        let codec = codec_of_code(unsafe { blosc2_compname_to_compcode(compname) });
         let info = codec.map(complib_info);
         if !complib.is_null() {
             // SAFETY: complib is non-null and writable.
@@ -1569,7 +1576,7 @@ fn run_kernel(
     if src.is_null() || dest.is_null() {
         return err::NULL_POINTER;
     }
-    if typesize < 1 || typesize > 255 || blocksize < 0 {
+    if !(1..=255).contains(&typesize) || blocksize < 0 {
         return err::INVALID_PARAM;
     }
     let n = blocksize as usize;
