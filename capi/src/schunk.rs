@@ -258,8 +258,8 @@ impl Handle {
             return false;
         }
         let reopened = match &storage {
-            Storage::File { path, offset } => SChunk::open_offset(path, *offset),
-            Storage::Directory(dir) => SChunk::open(dir),
+            Storage::File { path, offset } => open_options().offset(*offset).open(path),
+            Storage::Directory(dir) => open_options().open(dir),
             _ => return false,
         };
         match reopened {
@@ -373,6 +373,12 @@ impl Handle {
     }
 }
 
+/// How frames on disk are opened: C-Blosc2 does not `fsync` after each
+/// change, and neither do we (a super-chunk's files are as durable as C's).
+fn open_options() -> oxiblosc::OpenOptions {
+    oxiblosc::OpenOptions::new().fsync(false)
+}
+
 /// C-Blosc2 takes `file:///PATH` for `PATH`.
 fn strip_file_scheme(u: &str) -> &str {
     u.strip_prefix("file:///").unwrap_or(u)
@@ -462,7 +468,7 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
         };
         let p = schunk_cparams(p);
         let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
-        let b = SChunk::builder().cparams(p).dparams(d);
+        let b = SChunk::builder().fsync(false).cparams(p).dparams(d);
         // SAFETY: urlpath is null or a NUL-terminated string.
         let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
         let sc = match url {
@@ -507,7 +513,7 @@ pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blos
         if !Path::new(url).exists() {
             return std::ptr::null_mut();
         }
-        wrap_opened(SChunk::open(url), Some(url))
+        wrap_opened(open_options().open(url), Some(url))
     })
 }
 
@@ -584,7 +590,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset(
         if offset < 0 || !Path::new(url).exists() {
             return std::ptr::null_mut();
         }
-        wrap_opened(SChunk::open_offset(url, offset as u64), Some(url))
+        wrap_opened(open_options().offset(offset as u64).open(url), Some(url))
     })
 }
 
@@ -1272,7 +1278,7 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
             return std::ptr::null_mut();
         };
         let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
-        let mut b = SChunk::builder().cparams(p).dparams(d);
+        let mut b = SChunk::builder().fsync(false).cparams(p).dparams(d);
         if let Some(cs) = h.sc.chunksize() {
             b = b.chunksize(cs);
         }

@@ -18,6 +18,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The suites run one at a time: their programs have C-Blosc2's 60 s
+/// limit each, which two suites competing for two cores could exceed.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `<target>/<profile>`, where Cargo put our cdylib and build.rs the
 /// `libblosc.so.1` link.
 fn profile_dir() -> PathBuf {
@@ -238,6 +246,7 @@ fn tempdir(tag: &str) -> PathBuf {
 /// `libblosc.so.1`.
 #[test]
 fn c_blosc1_suite_on_libblosc_so_1() {
+    let _serial = serial();
     let include = PathBuf::from("/usr/include");
     assert!(
         include.join("blosc.h").exists(),
@@ -255,6 +264,7 @@ fn c_blosc1_suite_on_libblosc_so_1() {
 /// and our `libblosc2.so`.
 #[test]
 fn c_blosc2_suite_on_libblosc2_so() {
+    let _serial = serial();
     run_suite(None, &blosc2_include(), "blosc2", "expected-c-blosc2.txt");
 }
 
@@ -263,6 +273,7 @@ fn c_blosc2_suite_on_libblosc2_so() {
 /// C-Blosc 1.21.3.
 #[test]
 fn numcodecs_test_blosc_on_libblosc_so_1() {
+    let _serial = serial();
     let python = "/usr/bin/python3";
     let libdir = lib_dir().canonicalize().expect("lib dir");
     let probe = Command::new(python)
@@ -337,6 +348,7 @@ fn numcodecs_test_blosc_on_libblosc_so_1() {
 /// `libblosc2.so`, prints what the README says.
 #[test]
 fn readme_c_example() {
+    let _serial = serial();
     need("gcc", "compiles the README example");
     let readme =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
