@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# What the README's test command (`cargo test`) needs beyond Rust, gcc and
+# Python with pip, installed when missing (Debian packages; root or sudo):
+#   libblosc-dev       blosc.h and the real libblosc.so.1 (C-Blosc 1.x's test programs)
+#   python3-numcodecs  Debian's numcodecs, whose test_blosc.py runs on our libblosc.so.1
+#   python3-pytest     to run it
+#   python3-venv       the Python package's tests build it in a virtualenv
+# The tests install their own pip packages (python-blosc2, python-blosc,
+# bloscpack, numcodecs, zarr, dask) under target/.
+set -euo pipefail
+missing=()
+[ -e /usr/include/blosc.h ] || missing+=(libblosc-dev)
+/usr/bin/python3 -c 'import numcodecs.blosc' 2>/dev/null || missing+=(python3-numcodecs)
+/usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=(python3-pytest)
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+command -v gcc >/dev/null || missing+=(gcc)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "prereqs: installing ${missing[*]}"
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "prereqs: ok"

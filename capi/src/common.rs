@@ -1,0 +1,156 @@
+//! Helpers shared by both ABIs: panic guards, raw-buffer views, C strings.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use oxiblosc::{Codec, Error};
+
+/// Run `f`, turning a panic into `on_panic` (no unwinding into C).
+pub fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
+}
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+}
+
+/// A copy of `s` in memory from C's `malloc` (the caller `free()`s it), or
+/// null when allocation fails.
+pub fn c_strdup(s: &str) -> *mut c_char {
+    // SAFETY: malloc has no preconditions; the result is checked for null.
+    let p = unsafe { malloc(s.len() + 1) } as *mut u8;
+    if p.is_null() {
+        return p as *mut c_char;
+    }
+    // SAFETY: p points to s.len() + 1 freshly allocated bytes that do not
+    // overlap `s`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), p, s.len());
+        *p.add(s.len()) = 0;
+    }
+    p as *mut c_char
+}
+
+/// The NUL-terminated string at `p` as UTF-8, or `None` (null or not UTF-8).
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string.
+pub unsafe fn str_arg<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller promises a NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_str().ok()
+}
+
+/// Read the 16-byte Blosc header at `p` (version, versionlz, flags,
+/// typesize, nbytes, blocksize, cbytes).
+///
+/// # Safety
+/// `p` is non-null and points to at least 16 readable bytes.
+pub unsafe fn header16(p: *const c_void) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    // SAFETY: the caller promises 16 readable bytes at p.
+    unsafe { std::ptr::copy_nonoverlapping(p as *const u8, h.as_mut_ptr(), 16) };
+    h
+}
+
+/// Little-endian i32 at offset `o` of a header.
+pub fn le_i32(h: &[u8], o: usize) -> i32 {
+    i32::from_le_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]])
+}
+
+/// The library name of a codec format number (`flags >> 5`).
+pub fn complib_of_format(format: u8) -> Option<&'static CStr> {
+    Some(match format {
+        0 => c"BloscLZ",
+        1 => c"LZ4",
+        2 => c"Snappy",
+        3 => c"Zlib",
+        4 => c"Zstd",
+        _ => return None,
+    })
+}
+
+/// The library (`BloscLZ`, `LZ4`, ...) and its version for a codec.
+pub fn complib_info(codec: Codec) -> (&'static str, &'static str) {
+    match codec {
+        Codec::BloscLz => ("BloscLZ", "2.5.1"),
+        Codec::Lz4 | Codec::Lz4Hc => ("LZ4", "1.9.4"),
+        Codec::Zlib => ("Zlib", "1.2.13"),
+        Codec::Zstd => ("Zstd", "1.5.5"),
+        _ => ("Unknown", "0"),
+    }
+}
+
+/// The codec for a C-Blosc code, if this build has it.
+pub fn codec_of_code(code: i32) -> Option<Codec> {
+    let c = Codec::from_id(u8::try_from(code).ok()?)?;
+    c.is_available().then_some(c)
+}
+
+/// Whether an error means "the output did not fit".
+pub fn is_dst_too_small(e: &Error) -> bool {
+    matches!(e, Error::DstTooSmall { .. })
+}
+
+/// `strtol(s, NULL, 10)` on an environment variable's value.
+pub fn strtol(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut v: i64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg { -v } else { v }
+}
+
+/// `len` bytes at `p` as a slice (empty when `len` is 0, whatever `p` is).
+///
+/// # Safety
+/// When `len > 0`, `p` is non-null and points to `len` readable bytes that
+/// stay valid and unwritten for `'a`.
+pub unsafe fn slice_in<'a>(p: *const c_void, len: usize) -> &'a [u8] {
+    if len == 0 || p.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller promises `len` readable bytes at `p`.
+    unsafe { std::slice::from_raw_parts(p as *const u8, len) }
+}
+
+/// `len` bytes at `p` as a mutable slice (empty when `len` is 0).
+///
+/// # Safety
+/// When `len > 0`, `p` is non-null and points to `len` writable bytes, not
+/// aliased by any other live slice, valid for `'a`.
+pub unsafe fn slice_out<'a>(p: *mut c_void, len: usize) -> &'a mut [u8] {
+    if len == 0 || p.is_null() {
+        return &mut [];
+    }
+    // SAFETY: the caller promises `len` writable, unaliased bytes at `p`.
+    unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) }
+}
+
+/// The chunk at `src` as a slice of its header's `cbytes` (the C libraries
+/// trust that field the same way), after checking the 16-byte header.
+/// `None` for a header that cannot be right (cbytes below the header size).
+///
+/// # Safety
+/// `src` is non-null and points to a chunk of at least 16 bytes whose
+/// header's `cbytes` bytes are readable.
+pub unsafe fn chunk_at<'a>(src: *const c_void) -> Option<&'a [u8]> {
+    // SAFETY: the caller promises at least a 16-byte header.
+    let h = unsafe { header16(src) };
+    let cbytes = le_i32(&h, 12);
+    let min = if h[2] & 0x05 == 0x05 { 32 } else { 16 };
+    let cbytes = usize::try_from(cbytes).ok().filter(|&c| c >= min)?;
+    // SAFETY: the caller promises `cbytes` readable bytes at src.
+    Some(unsafe { slice_in(src, cbytes) })
+}

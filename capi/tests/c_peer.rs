@@ -1,0 +1,386 @@
+//! The drop-in proof: C-Blosc's and C-Blosc2's own test programs, compiled
+//! unmodified against the real headers and linked to our libraries
+//! (`../shared/peer/run-c-blosc2-tests.sh`), Debian's numcodecs running its
+//! own `test_blosc.py` on our `libblosc.so.1`, and the C example of
+//! capi/README.md.
+//!
+//! Nothing here is skipped: a missing prerequisite (gcc, `libblosc-dev`'s
+//! `blosc.h`, python3-numcodecs, python3-pytest, the peer directory) fails
+//! the test with what to install; `capi/ci.sh` installs them and runs this.
+//!
+//! The expected results are kept in `capi/tests/expected-*.txt`: `PASS NAME`
+//! must pass; `XFAIL NAME reason` is a known gap, listed with its reason. Every
+//! program of a suite must be in one of the two lists, and an XFAIL that
+//! starts passing fails the test until it is moved to PASS (the list only
+//! shrinks).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The suites run one at a time: their programs have C-Blosc2's 60 s
+/// limit each, which two suites competing for two cores could exceed.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `<target>/<profile>`, where Cargo put our cdylib and build.rs the
+/// `libblosc.so.1` link.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // <target>/<profile>/deps/c_peer-<hash>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("profile dir")
+        .to_path_buf()
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Our libraries, built by `cargo build --release -p oxiblosc-capi` when the
+/// test build did not leave them beside the test binary.
+fn lib_dir() -> PathBuf {
+    let dir = profile_dir();
+    if !dir.join("libblosc2.so").exists() || !dir.join("libblosc.so.1").exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .args(["build", "--release", "-p", "oxiblosc-capi"])
+            .current_dir(workspace())
+            .status()
+            .expect("run cargo build");
+        assert!(
+            st.success(),
+            "cargo build --release -p oxiblosc-capi failed"
+        );
+        return workspace().join("target/release");
+    }
+    dir
+}
+
+/// The shared peer directory (C-Blosc's and C-Blosc2's tests, the runner,
+/// numcodecs' fixtures): `$OXIBLOSC_PEER`, else `../shared/peer` beside the
+/// checkout (or beside its parent).
+fn peer_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("OXIBLOSC_PEER") {
+        return PathBuf::from(p);
+    }
+    let ws = workspace().canonicalize().expect("workspace");
+    for base in ws.ancestors().skip(1).take(3) {
+        let p = base.join("shared/peer");
+        if p.join("run-c-blosc2-tests.sh").exists() {
+            return p;
+        }
+    }
+    panic!(
+        "the peer directory (run-c-blosc2-tests.sh, C-Blosc's tests) is not at ../shared/peer; \
+         set OXIBLOSC_PEER"
+    );
+}
+
+/// python-blosc2 4.14.1's `blosc2/include` (the `blosc2.h` of the ABI):
+/// `target/pydeps` (installed by the crate's own tests) or, when missing,
+/// installed with pip into `target/pydeps-capi`.
+fn blosc2_include() -> PathBuf {
+    let target = profile_dir().parent().expect("target").to_path_buf();
+    for d in ["pydeps", "pydeps-capi"] {
+        let inc = target.join(d).join("blosc2/include");
+        if inc.join("blosc2.h").exists() {
+            return inc;
+        }
+    }
+    let dir = target.join("pydeps-capi");
+    let st = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(["--no-deps", "--target"])
+        .arg(&dir)
+        .arg("blosc2==4.14.1")
+        .status()
+        .expect("run pip");
+    assert!(
+        st.success(),
+        "pip install --target {} blosc2==4.14.1 failed",
+        dir.display()
+    );
+    dir.join("blosc2/include")
+}
+
+/// `PASS`/`XFAIL` lists of an expected-results file.
+fn expected(name: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("expected-results file");
+    let (mut pass, mut xfail) = (BTreeSet::new(), BTreeMap::new());
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut it = line.splitn(3, char::is_whitespace);
+        match (it.next(), it.next(), it.next()) {
+            (Some("PASS"), Some(t), _) => {
+                pass.insert(t.to_string());
+            }
+            (Some("XFAIL"), Some(t), Some(reason)) if !reason.trim().is_empty() => {
+                xfail.insert(t.to_string(), reason.trim().to_string());
+            }
+            _ => panic!(
+                "{}: bad line {line:?} (PASS NAME | XFAIL NAME REASON)",
+                path.display()
+            ),
+        }
+    }
+    (pass, xfail)
+}
+
+fn need(cmd: &str, what: &str) {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "{cmd} is missing ({what}); capi/ci.sh installs the prerequisites"
+    );
+}
+
+/// Run the peer runner and check its PASS list against `expected_file`.
+fn run_suite(suite: Option<&str>, include: &Path, libname: &str, expected_file: &str) {
+    need("gcc", "compiles the C test programs");
+    let peer = peer_dir();
+    let libdir = lib_dir();
+    let out = tempdir(suite.unwrap_or("c-blosc2"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(peer.join("run-c-blosc2-tests.sh"))
+        .arg(include)
+        .arg(&libdir)
+        .arg(libname)
+        .arg(&out);
+    if let Some(s) = suite {
+        cmd.env("SUITE", s);
+    }
+    // The C programs read these; keep the runs independent of the caller.
+    for v in [
+        "BLOSC_CLEVEL",
+        "BLOSC_SHUFFLE",
+        "BLOSC_TYPESIZE",
+        "BLOSC_COMPRESSOR",
+        "BLOSC_BLOCKSIZE",
+        "BLOSC_NTHREADS",
+        "BLOSC_SPLITMODE",
+        "BLOSC_NOLOCK",
+        "BLOSC_DELTA",
+    ] {
+        cmd.env_remove(v);
+    }
+    let res = cmd.output().expect("run run-c-blosc2-tests.sh");
+    let text = String::from_utf8_lossy(&res.stdout).into_owned();
+    eprintln!("{text}");
+    let mut passed = BTreeSet::new();
+    let mut all = BTreeSet::new();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        match (it.next(), it.next()) {
+            (Some("PASS"), Some(t)) => {
+                passed.insert(t.to_string());
+                all.insert(t.to_string());
+            }
+            (Some("FAIL" | "NOBUILD"), Some(t)) => {
+                all.insert(t.to_string());
+            }
+            _ => {}
+        }
+    }
+    assert!(!all.is_empty(), "the runner ran nothing:\n{text}");
+    let (want, xfail) = expected(expected_file);
+    let mut problems = Vec::new();
+    for t in &want {
+        if !passed.contains(t) {
+            problems.push(format!(
+                "{t} is expected to pass but did not (logs: {})",
+                out.display()
+            ));
+        }
+    }
+    for t in &all {
+        if !want.contains(t) && !xfail.contains_key(t) {
+            problems.push(format!("{t} is in neither list of {expected_file}"));
+        }
+    }
+    for t in xfail.keys() {
+        if passed.contains(t) {
+            problems.push(format!(
+                "{t} now passes: move it from XFAIL to PASS in {expected_file}"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!(
+        "{} of {} programs pass ({} expected failures, listed with reasons in {expected_file})",
+        passed.len(),
+        all.len(),
+        xfail.len()
+    );
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = profile_dir()
+        .join("capi-tests")
+        .join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+/// C-Blosc 1.21.6's own tests, against Debian's `blosc.h` and our
+/// `libblosc.so.1`.
+#[test]
+fn c_blosc1_suite_on_libblosc_so_1() {
+    let _serial = serial();
+    let include = PathBuf::from("/usr/include");
+    assert!(
+        include.join("blosc.h").exists(),
+        "/usr/include/blosc.h is missing: install libblosc-dev (capi/ci.sh does)"
+    );
+    run_suite(
+        Some("c-blosc-1.21.6"),
+        &include,
+        ":libblosc.so.1",
+        "expected-c-blosc.txt",
+    );
+}
+
+/// C-Blosc2 3.3.2's own tests, against python-blosc2 4.14.1's `blosc2.h`
+/// and our `libblosc2.so`.
+#[test]
+fn c_blosc2_suite_on_libblosc2_so() {
+    let _serial = serial();
+    run_suite(None, &blosc2_include(), "blosc2", "expected-c-blosc2.txt");
+}
+
+/// Debian's python3-numcodecs runs its own test_blosc.py with our
+/// `libblosc.so.1` first on LD_LIBRARY_PATH: the same counts as on the real
+/// C-Blosc 1.21.3.
+#[test]
+fn numcodecs_test_blosc_on_libblosc_so_1() {
+    let _serial = serial();
+    let python = "/usr/bin/python3";
+    let libdir = lib_dir().canonicalize().expect("lib dir");
+    let probe = Command::new(python)
+        .args(["-c", "import numcodecs.blosc, pytest; import numcodecs.tests, os; print(os.path.dirname(numcodecs.tests.__file__)); print(''.join(l for l in open('/proc/self/maps') if 'blosc' in l))"])
+        .env("LD_LIBRARY_PATH", &libdir)
+        .output()
+        .expect("run /usr/bin/python3");
+    assert!(
+        probe.status.success(),
+        "numcodecs or pytest missing for /usr/bin/python3: install python3-numcodecs \
+         python3-pytest (capi/ci.sh does):\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let text = String::from_utf8_lossy(&probe.stdout).into_owned();
+    let tests_dir = PathBuf::from(text.lines().next().unwrap_or_default());
+    // The blosc extension must have loaded our library, not the system's.
+    let maps: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains("libblosc"))
+        .collect();
+    assert!(!maps.is_empty(), "no libblosc mapped:\n{text}");
+    for l in &maps {
+        assert!(
+            l.contains(libdir.to_str().unwrap()),
+            "a libblosc other than ours is loaded: {l}"
+        );
+    }
+    let work = tempdir("numcodecs");
+    std::fs::copy(tests_dir.join("test_blosc.py"), work.join("test_blosc.py"))
+        .expect("copy test_blosc.py");
+    let fixture = peer_dir().join("numcodecs/fixture");
+    assert!(fixture.exists(), "{} is missing", fixture.display());
+    std::os::unix::fs::symlink(&fixture, work.join("fixture")).expect("link fixture");
+    let out = Command::new(python)
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_blosc.py",
+        ])
+        .current_dir(&work)
+        .env("LD_LIBRARY_PATH", &libdir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run pytest");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = report.lines().last().unwrap_or_default().to_string();
+    eprintln!("numcodecs test_blosc.py on our libblosc.so.1: {summary}");
+    let want = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/expected-numcodecs.txt"),
+    )
+    .expect("expected-numcodecs.txt");
+    let want = want
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .expect("expected counts line")
+        .trim()
+        .to_string();
+    let counts = summary
+        .split(" in ")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    assert_eq!(counts, want, "pytest output:\n{report}");
+}
+
+/// The C example of capi/README.md, compiled against `blosc2.h` and our
+/// `libblosc2.so`, prints what the README says.
+#[test]
+fn readme_c_example() {
+    let _serial = serial();
+    need("gcc", "compiles the README example");
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .expect("capi/README.md");
+    let start = readme
+        .find("```c\n")
+        .expect("a ```c block in capi/README.md")
+        + 5;
+    let len = readme[start..].find("```").expect("end of the C block");
+    let source = &readme[start..start + len];
+    let lines = source.lines().count();
+    assert!(lines <= 25, "the README example has {lines} lines");
+    let work = tempdir("readme");
+    std::fs::write(work.join("example.c"), source).unwrap();
+    let libdir = lib_dir();
+    let st = Command::new("gcc")
+        .arg("example.c")
+        .arg("-I")
+        .arg(blosc2_include())
+        .arg("-L")
+        .arg(&libdir)
+        .arg("-lblosc2")
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .args(["-o", "example"])
+        .current_dir(&work)
+        .status()
+        .expect("run gcc");
+    assert!(st.success(), "compiling the README example failed");
+    let out = Command::new(work.join("example"))
+        .output()
+        .expect("run example");
+    assert!(out.status.success(), "the example failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("roundtrip ok"), "example printed: {stdout}");
+}
