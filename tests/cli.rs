@@ -1335,3 +1335,99 @@ fn an_interrupted_run_leaves_no_temporary_file() {
         dir.listing()
     );
 }
+
+/// `verify` and frame checksums: flipped bytes inside chunk data that the
+/// codec still decodes are caught by the digests.
+#[test]
+fn verify_and_frame_checksums() {
+    let dir = TempDir::new("verify");
+    // Incompressible data: chunks are stored raw, so a flipped byte decodes
+    // fine and only a checksum can notice it.
+    let mut x = 0x1234_5678_9abc_def0_u64;
+    let input: Vec<u8> = (0..3_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let src = dir.path("in.bin");
+    fs::write(&src, &input).unwrap();
+    let s = src.to_str().unwrap();
+    for (fmt, extra) in [("frame", "in.b2frame"), ("sframe", "in.sframe")] {
+        let out = dir.path(extra);
+        let o = out.to_str().unwrap();
+        let args = [
+            "compress",
+            "--format",
+            fmt,
+            "--checksum",
+            "sha256",
+            "--chunksize",
+            "1M",
+            s,
+            o,
+        ];
+        assert_ok(&run(&args, None), fmt);
+        assert_ok(&run_exact(&["verify", o], None), "verify intact");
+        let v = run_exact(&["verify", "-v", o], None);
+        assert!(
+            v.status.success() && stderr(&v).contains("ok"),
+            "{}",
+            stderr(&v)
+        );
+        let back = dir.path("back.bin");
+        assert_ok(&run(&["decompress", o, back.to_str().unwrap()], None), fmt);
+        assert!(fs::read(&back).unwrap() == input);
+        // The frame still opens in the library, with the vlmetalayer.
+        let mut sc = oxiblosc::schunk::SChunk::open(&out).unwrap();
+        assert!(sc.vlmeta_get("oxiblosc.checksums").unwrap().is_some());
+    }
+    // Flip three bytes in the middle of the frame file's chunk data.
+    let frame = dir.path("in.b2frame");
+    let mut bytes = fs::read(&frame).unwrap();
+    let mid = bytes.len() / 2;
+    for k in [0, 1000, 200_000] {
+        bytes[mid + k] ^= 0x5a;
+    }
+    let bad = dir.path("bad.b2frame");
+    fs::write(&bad, &bytes).unwrap();
+    let b = bad.to_str().unwrap();
+    let o = run_exact(&["verify", b], None);
+    assert_fails(&o, "checksum mismatch", "verify corrupt");
+    let o = run(
+        &["decompress", b, dir.path("x.bin").to_str().unwrap()],
+        None,
+    );
+    assert_fails(&o, "checksum mismatch", "decompress corrupt");
+    assert!(!dir.path("x.bin").exists());
+    // Without checksums the same damage passes unnoticed (as in C).
+    let plain = dir.path("plain.b2frame");
+    let p = plain.to_str().unwrap();
+    assert_ok(
+        &run(&["compress", "--chunksize", "1M", s, p], None),
+        "plain",
+    );
+    let mut bytes = fs::read(&plain).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    fs::write(&plain, &bytes).unwrap();
+    assert_ok(&run_exact(&["verify", p], None), "no checksum to fail");
+    // verify on other formats, and a truncated chunk file.
+    let chunk = dir.path("in.b2");
+    let c = chunk.to_str().unwrap();
+    assert_ok(
+        &run(&["compress", "--format", "chunk", s, c], None),
+        "chunk",
+    );
+    assert_ok(&run_exact(&["verify", c], None), "verify chunk");
+    let mut cut = fs::read(&chunk).unwrap();
+    cut.truncate(1000);
+    fs::write(&chunk, &cut).unwrap();
+    assert_fails(
+        &run_exact(&["verify", c], None),
+        "ends after 1000 bytes",
+        "truncated",
+    );
+}

@@ -14,6 +14,8 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "oxiblosc/digests.rs"]
+mod digests;
 #[path = "oxiblosc/files.rs"]
 mod files;
 #[path = "oxiblosc/info.rs"]
@@ -70,6 +72,11 @@ enum Command {
     /// Describe a frame, a sparse frame or a chunk file: header fields, the
     /// chunks (size, ratio, special kind), metalayers and vlmetalayers.
     Info(InfoArgs),
+    /// Check that every chunk of IN decodes (and, where the file has them,
+    /// that its checksums match): frames, sparse frames, chunks, Bloscpack
+    /// files, packed super-chunks (`--format packed`). Exit 0 when all is
+    /// well, 1 naming the first bad chunk.
+    Verify(VerifyArgs),
 }
 
 /// The container written by `compress`.
@@ -117,9 +124,12 @@ struct CompressArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_chunksize)]
     chunksize: Option<usize>,
 
-    /// The checksum stored after every chunk of a Bloscpack file
-    /// (`--format blp`): none, adler32 (default), crc32, md5, sha1, sha224,
-    /// sha256, sha384 or sha512.
+    /// A checksum of every chunk: for a Bloscpack file (`--format blp`) the
+    /// one stored after each chunk (default adler32); for a frame or sparse
+    /// frame a digest of each chunk's data in the vlmetalayer
+    /// `oxiblosc.checksums`, checked by `decompress` and `verify` (C-Blosc2
+    /// ignores it). NAME: none, adler32, crc32, md5, sha1, sha224, sha256,
+    /// sha384 or sha512.
     #[arg(long, value_name = "NAME", value_parser = parse_checksum)]
     checksum: Option<oxiblosc::bloscpack::Checksum>,
 
@@ -213,6 +223,17 @@ struct DecompressArgs {
     /// Output file, or `-` for stdout (default: see below).
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    /// Read IN as this format instead of recognising it: only `packed`.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_read_format)]
+    format: Option<Format>,
+
+    /// The file or directory to check, or `-` for stdin.
+    #[arg(value_name = "IN")]
+    input: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -399,6 +420,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compress(args) => compress(args, talk),
         Command::Decompress(args) => decompress(args, talk),
+        Command::Verify(args) => verify(args, talk),
         Command::Info(args) => match args.format {
             Some(Format::Packed) => info::packed(&args.path, args.json).map(|s| print!("{s}")),
             _ => info::run(&args.path, args.json),
@@ -569,10 +591,10 @@ fn compress_to(
     output: &Place,
 ) -> Result<(), String> {
     let chunks = matches!(format, Format::Chunk | Format::Blosc1);
-    if args.checksum.is_some() && format != Format::Blp {
+    if args.checksum.is_some() && !matches!(format, Format::Blp | Format::Frame | Format::Sframe) {
         usage_error(
             ErrorKind::ArgumentConflict,
-            "--checksum is for Bloscpack files (--format blp)",
+            "--checksum is for frames, sparse frames and Bloscpack files",
         );
     }
     if matches!(format, Format::Packed | Format::Blp) && !args.metas.is_empty() {
@@ -752,20 +774,29 @@ fn compress_frame(
     }
     let name = input.as_input();
     let mut reader = files::open_input(input)?;
+    let checksum = args.checksum;
     let mut fill = |sc: &mut SChunk| -> Result<(), String> {
         let mut buf = Vec::new();
+        let mut sums = checksum.map(digests::Digests::new);
         loop {
             let n = files::read_piece(&mut reader, &mut buf, chunksize)
                 .map_err(|e| format!("cannot read {name}: {e}"))?;
-            if n == 0 {
-                return Ok(());
+            if n > 0 {
+                sc.append_buffer(&buf[..n])
+                    .map_err(|e| format!("cannot compress {name}: {e}"))?;
+                if let Some(s) = &mut sums {
+                    s.add(&buf[..n]);
+                }
             }
-            sc.append_buffer(&buf[..n])
-                .map_err(|e| format!("cannot compress {name}: {e}"))?;
             if n < chunksize {
-                return Ok(());
+                break;
             }
         }
+        if let Some(s) = sums {
+            sc.vlmeta_set(digests::VLMETA_NAME, &s.encode())
+                .map_err(|e| format!("cannot write the checksums: {e}"))?;
+        }
+        Ok(())
     };
     let path = match output {
         Place::File(p) => {
@@ -823,6 +854,15 @@ fn is_frame(data: &[u8]) -> bool {
 
 /// Decompress every chunk of a frame into `output`, in order.
 fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), String> {
+    let digests = match sc
+        .vlmeta_get(digests::VLMETA_NAME)
+        .map_err(|e| format!("cannot read {name}: {e}"))?
+    {
+        Some(v) => {
+            Some(digests::Digests::decode(&v, sc.nchunks()).map_err(|e| format!("{name}: {e}"))?)
+        }
+        None => None,
+    };
     let mut out = files::Output::begin(output)?;
     let mut buf = Vec::new();
     for i in 0..sc.nchunks() {
@@ -839,6 +879,10 @@ fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), St
         let got = sc
             .decompress_chunk(i, &mut buf)
             .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?;
+        if let Some(d) = &digests {
+            d.check(i, &buf[..got])
+                .map_err(|e| format!("{name}: {e}"))?;
+        }
         out.write(&buf[..got])?;
     }
     out.finish()
@@ -857,6 +901,28 @@ fn decompress(args: DecompressArgs, talk: Talk) -> Result<(), String> {
         talk.summary(&input, &output, output_size(&output));
     }
     r
+}
+
+/// `verify`: decode everything into nothing.
+fn verify(args: VerifyArgs, talk: Talk) -> Result<(), String> {
+    let input = Place::new(&args.input);
+    let as_decompress = DecompressArgs {
+        force: true,
+        format: args.format,
+        nthreads: None,
+        input: args.input.clone(),
+        output: None,
+    };
+    decompress_to(&as_decompress, &input, &Place::File("/dev/null".into()))?;
+    files::progress::clear();
+    if talk.summary {
+        eprintln!(
+            "{}: ok, {} of data decoded",
+            input.as_input(),
+            files::progress::human(files::progress::bytes_written())
+        );
+    }
+    Ok(())
 }
 
 fn decompress_to(args: &DecompressArgs, input: &Place, output: &Place) -> Result<(), String> {

@@ -397,6 +397,30 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
         } else {
             0
         };
+        // Only a plausible header (a known format version, an item size, a
+        // block size) is reported as a truncated chunk; anything else as
+        // not a chunk at all (the parse below says why).
+        let plausible = (1..=6).contains(&head[0])
+            && head[3] != 0
+            && i32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) >= 0
+            && i32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) > 0;
+        if got == 16
+            && plausible
+            && let Ok(c) = u64::try_from(declared)
+            && c >= 16
+            && at + c > len
+        {
+            let chunk = if list.is_empty() {
+                String::new()
+            } else {
+                format!(" at byte {at}")
+            };
+            return Err(format!(
+                "{what}: the chunk{chunk} is truncated: its header gives a {c}-byte chunk but \
+                 the file ends after {} bytes",
+                len - at
+            ));
+        }
         let take = u64::try_from(declared)
             .ok()
             .filter(|&c| c >= 16 && at + c <= len)
