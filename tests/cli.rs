@@ -1247,7 +1247,7 @@ fn conventions_default_out_no_overwrite_never_the_input() {
     assert!(o.status.success());
     let err = stderr(&o);
     assert!(
-        err.lines().count() == 1 && err.contains("->") && err.contains("x)"),
+        err.lines().count() == 1 && err.contains("->") && err.contains("(ratio "),
         "{err:?}"
     );
     assert_ok(&run_exact(&["compress", "-f", "-q", s], None), "-q");

@@ -443,7 +443,7 @@ struct Talk {
 }
 
 impl Talk {
-    /// `IN: 1.0 MiB -> 360.0 KiB (2.84x) in 0.01 s, 95.3 MiB/s -> OUT`.
+    /// `IN: 1.0 MiB -> 360.0 KiB (ratio 2.84) in 0.01 s, 95.3 MiB/s -> OUT`.
     fn summary(self, input: &Place, output: &Place, out_bytes: u64) {
         files::progress::clear();
         if !self.summary {
@@ -458,13 +458,15 @@ impl Talk {
             Place::File(p) => p.display().to_string(),
             Place::Std => std.to_string(),
         };
-        let ratio = if out_bytes > 0 {
-            in_bytes as f64 / out_bytes as f64
+        // The compression ratio, whichever way the data went.
+        let (big, small) = (in_bytes.max(out_bytes), in_bytes.min(out_bytes));
+        let ratio = if small > 0 {
+            big as f64 / small as f64
         } else {
             0.0
         };
         eprintln!(
-            "{}: {} -> {} ({ratio:.2}x) in {secs:.2} s, {}/s -> {}",
+            "{}: {} -> {} (ratio {ratio:.2}) in {secs:.2} s, {}/s -> {}",
             name(input, "stdin"),
             files::progress::human(in_bytes),
             files::progress::human(out_bytes),
