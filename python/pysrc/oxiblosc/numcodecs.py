@@ -79,6 +79,10 @@ use_threads = None
 
 _importer_pid = os.getpid()
 
+# As numcodecs does on import: up to 8 threads inside one call when threads are
+# in use (main thread of the main process, or ``use_threads = True``).
+_NTHREADS = min(8, os.cpu_count() or 1)
+
 
 def _init():
     """Nothing to initialise (kept for numcodecs' name)."""
@@ -100,7 +104,7 @@ def _get_use_threads():
 
 
 def _nthreads():
-    return None if _get_use_threads() else 1
+    return _NTHREADS if _get_use_threads() else 1
 
 
 def list_compressors():
@@ -110,12 +114,17 @@ def list_compressors():
 
 def get_nthreads():
     """The number of threads used inside one call when threads are in use."""
-    return _oxiblosc.get_nthreads()
+    return _NTHREADS
 
 
 def set_nthreads(nthreads):
     """Set the number of threads used inside one call; returns the previous value."""
-    return _oxiblosc.set_nthreads(int(nthreads))
+    global _NTHREADS
+    nthreads = int(nthreads)
+    if not 1 <= nthreads <= MAX_THREADS:
+        raise ValueError(f"nthreads must be in 1..{MAX_THREADS}, not {nthreads}")
+    old, _NTHREADS = _NTHREADS, nthreads
+    return old
 
 
 def cbuffer_sizes(source):
