@@ -10,6 +10,7 @@
 //! The pure-Python layer (`pysrc/oxiblosc`) adds the numcodecs and Zarr
 //! codecs on top.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -45,7 +46,7 @@ fn to_py(e: Error) -> PyErr {
 // ----------------------------------------------------------------------
 // Buffers
 
-/// A C-contiguous buffer borrowed from a Python object for the duration of
+/// A contiguous buffer borrowed from a Python object for the duration of
 /// one call (released on drop, with the GIL, by PyO3).
 struct Buf {
     buf: PyUntypedBuffer,
@@ -64,9 +65,11 @@ impl Buf {
                     .unwrap_or_else(|_| "?".into())
             ))
         })?;
-        if !buf.is_c_contiguous() {
+        // Either order is one run of memory, used in memory order (as
+        // numcodecs does with PyBUF_ANY_CONTIGUOUS).
+        if !buf.is_c_contiguous() && !buf.is_fortran_contiguous() {
             return Err(PyValueError::new_err(format!(
-                "{what} must be a C-contiguous buffer"
+                "{what} must be a contiguous buffer (C or Fortran order)"
             )));
         }
         if writable && buf.readonly() {
@@ -93,7 +96,7 @@ impl Buf {
         if len == 0 {
             return &[];
         }
-        // SAFETY: the buffer is C-contiguous (checked in `get`), so its
+        // SAFETY: the buffer is contiguous (C or Fortran order, checked in `get`), so its
         // `len_bytes()` bytes start at `buf_ptr()` and stay valid and in place
         // while `self.buf` holds the export (the exporter may not resize or
         // free it until PyBuffer_Release). Another Python thread could write to
@@ -117,8 +120,9 @@ impl Buf {
     }
 }
 
-/// A new `bytes` of exactly `len` bytes filled by `fill` with the GIL released.
-/// `fill` returns how many bytes it wrote (the rest is cut off).
+/// A new `bytes` of at most `cap` bytes, filled by `fill` with the GIL
+/// released; `fill` returns how many bytes it wrote (the rest is cut off, at
+/// the price of one copy of the result).
 fn new_bytes<'py, F>(py: Python<'py>, cap: usize, fill: F) -> PyResult<Bound<'py, PyBytes>>
 where
     F: Send + FnOnce(&mut [u8]) -> oxiblosc::Result<usize>,
@@ -126,6 +130,66 @@ where
     let mut out = vec![0u8; cap];
     let n = py.detach(|| fill(&mut out)).map_err(to_py)?;
     Ok(PyBytes::new(py, &out[..n]))
+}
+
+/// A new `bytes` of exactly `len` bytes, written in place by `fill` with the
+/// GIL released (no intermediate buffer); `fill` must write all of them.
+fn new_bytes_exact<'py, F>(py: Python<'py>, len: usize, fill: F) -> PyResult<Bound<'py, PyBytes>>
+where
+    F: Send + FnOnce(&mut [u8]) -> oxiblosc::Result<usize>,
+{
+    PyBytes::new_with(py, len, |buf| {
+        // The new object is not yet visible to any other thread.
+        let n = py.detach(|| fill(buf)).map_err(to_py)?;
+        if n != len {
+            return Err(BloscError::new_err(format!(
+                "corrupt data: decompressed to {n} bytes, the header declares {len}"
+            )));
+        }
+        Ok(())
+    })
+}
+
+// ----------------------------------------------------------------------
+// Reused (de)compressors
+
+thread_local! {
+    /// The last few compressors this OS thread used, most recent first: their
+    /// scratch buffers and codec contexts (a ZSTD context is costly to make)
+    /// are kept between calls.
+    static COMPRESSORS: RefCell<Vec<Compressor>> = const { RefCell::new(Vec::new()) };
+    /// As `COMPRESSORS`, one per thread count.
+    static DECOMPRESSORS: RefCell<Vec<Decompressor>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's cached compressor for `p` (made on first use).
+fn with_compressor<R>(p: CParams, f: impl FnOnce(&mut Compressor) -> R) -> R {
+    COMPRESSORS.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        match cache.iter().position(|c| *c.params() == p) {
+            Some(i) => cache[..=i].rotate_right(1),
+            None => {
+                cache.insert(0, Compressor::new(p));
+                cache.truncate(4);
+            }
+        }
+        f(&mut cache[0])
+    })
+}
+
+/// Runs `f` with this thread's cached decompressor for `p`.
+fn with_decompressor<R>(p: DParams, f: impl FnOnce(&mut Decompressor) -> R) -> R {
+    DECOMPRESSORS.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        match cache.iter().position(|c| *c.params() == p) {
+            Some(i) => cache[..=i].rotate_right(1),
+            None => {
+                cache.insert(0, Decompressor::new(p));
+                cache.truncate(2);
+            }
+        }
+        f(&mut cache[0])
+    })
 }
 
 // ----------------------------------------------------------------------
@@ -361,13 +425,13 @@ fn compress_with(
             let d = Buf::get(d, "dst", true)?;
             let out = d.as_mut_slice();
             let n = py
-                .detach(|| Compressor::new(p).compress_into(src, out))
+                .detach(|| with_compressor(p, |c| c.compress_into(src, out)))
                 .map_err(to_py)?;
             Ok(n.into_pyobject(py)?.into_any().unbind())
         }
         None => {
             let b = new_bytes(py, oxiblosc::max_compressed_len(src.len()), |out| {
-                Compressor::new(p).compress_into(src, out)
+                with_compressor(p, |c| c.compress_into(src, out))
             })?;
             Ok(b.into_any().unbind())
         }
@@ -397,19 +461,19 @@ fn decompress2<'py>(
             let out = d.as_mut_slice();
             if out.len() < h.nbytes {
                 return Err(PyValueError::new_err(format!(
-                    "dst too small: the chunk holds {} bytes, dst has {}",
+                    "destination buffer too small; expected at least {}, got {}",
                     h.nbytes,
                     out.len()
                 )));
             }
             let n = py
-                .detach(|| Decompressor::new(dp).decompress_into(chunk, out))
+                .detach(|| with_decompressor(dp, |d| d.decompress_into(chunk, out)))
                 .map_err(to_py)?;
             Ok(n.into_pyobject(py)?.into_any().unbind())
         }
         None => {
-            let b = new_bytes(py, h.nbytes, |out| {
-                Decompressor::new(dp).decompress_into(chunk, out)
+            let b = new_bytes_exact(py, h.nbytes, |out| {
+                with_decompressor(dp, |d| d.decompress_into(chunk, out))
             })?;
             Ok(b.into_any().unbind())
         }
@@ -544,7 +608,7 @@ fn blosc1_compress<'py>(
         )));
     }
     new_bytes(py, oxiblosc::max_compressed_len(src.len()), |out| {
-        Compressor::new(p).compress_into(src, out)
+        with_compressor(p, |c| c.compress_into(src, out))
     })
 }
 
@@ -774,12 +838,12 @@ impl SChunk {
                     )));
                 }
                 let n = py
-                    .detach(|| Decompressor::new(dp).decompress_into(&chunk, out))
+                    .detach(|| with_decompressor(dp, |d| d.decompress_into(&chunk, out)))
                     .map_err(to_py)?;
                 Ok(n.into_pyobject(py)?.into_any().unbind())
             }
-            None => Ok(new_bytes(py, h.nbytes, |out| {
-                Decompressor::new(dp).decompress_into(&chunk, out)
+            None => Ok(new_bytes_exact(py, h.nbytes, |out| {
+                with_decompressor(dp, |d| d.decompress_into(&chunk, out))
             })?
             .into_any()
             .unbind()),
@@ -907,7 +971,7 @@ impl SChunk {
 /// Compresses `data` with the super-chunk's parameters, GIL released.
 fn compress_for(py: Python<'_>, sc: &RsSChunk, data: &[u8]) -> PyResult<Vec<u8>> {
     let p = sc.cparams().clone();
-    py.detach(|| Compressor::new(p).compress(data))
+    py.detach(|| with_compressor(p, |c| c.compress(data)))
         .map_err(to_py)
 }
 

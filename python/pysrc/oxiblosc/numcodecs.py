@@ -184,24 +184,14 @@ def compress(source, cname, clevel, shuffle=SHUFFLE, blocksize=AUTOBLOCKS, types
     """
     if isinstance(cname, bytes):
         cname = cname.decode("ascii")
-    if cname not in list_compressors():
-        raise ValueError(
-            f"bad compressor or compressor not supported: {cname!r}; expected one of "
-            f"{list_compressors()}"
-        )
-    if isinstance(typesize, int) and not isinstance(typesize, bool):
-        if typesize < 1:
-            raise ValueError(f"Cannot use typesize {typesize} less than 1.")
-        itemsize = typesize
-    else:
+    if not isinstance(typesize, int) or isinstance(typesize, bool):
         typesize = None
-        itemsize = memoryview(source).itemsize
     if shuffle == AUTOSHUFFLE:
+        itemsize = typesize if typesize is not None else memoryview(source).itemsize
         shuffle = BITSHUFFLE if itemsize == 1 else SHUFFLE
-    elif shuffle not in (NOSHUFFLE, SHUFFLE, BITSHUFFLE):
-        raise ValueError(f"invalid shuffle argument; expected -1, 0, 1 or 2, found {shuffle!r}")
+    # the extension checks cname, typesize and shuffle with numcodecs' messages
     return _oxiblosc.blosc1_compress(
-        source, cname, int(clevel), int(shuffle), int(blocksize), typesize, _nthreads()
+        source, cname, clevel, shuffle, blocksize, typesize, _nthreads()
     )
 
 
@@ -221,12 +211,14 @@ def decompress(source, dest=None):
     """
     if dest is None:
         return _oxiblosc.decompress2(source, nthreads=_nthreads())
-    dest_1d = _ensure_contiguous_ndarray(dest) if _ensure_contiguous_ndarray else dest
-    nbytes = _oxiblosc.cbuffer_sizes(source)[0]
-    have = memoryview(dest_1d).nbytes
-    if have < nbytes:
-        raise ValueError(f"destination buffer too small; expected at least {nbytes}, got {have}")
-    _oxiblosc.decompress2(source, dest_1d, nthreads=_nthreads())
+    try:
+        _oxiblosc.decompress2(source, dest, nthreads=_nthreads())
+    except TypeError:
+        if _ensure_contiguous_ndarray is None:
+            raise
+        # array-likes without a plain writable buffer (raises numcodecs' TypeError
+        # for object arrays)
+        _oxiblosc.decompress2(source, _ensure_contiguous_ndarray(dest), nthreads=_nthreads())
     return dest
 
 
