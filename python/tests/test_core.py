@@ -117,7 +117,50 @@ def test_schunk_opens_python_blosc2_files(tmp_path):
         assert b"".join(ours.decompress_chunk(i) for i in range(4)) == a.tobytes()
 
 
-def test_gil_released_threads_run():
+@pytest.mark.parametrize("call", ["compress2", "decompress2", "numcodecs"])
+def test_gil_released_during_the_call(call):
+    """Another Python thread runs while a (de)compression call is under way."""
+    import threading
+
+    from oxiblosc import numcodecs as onc
+
+    a = np.cumsum(np.random.default_rng(1).normal(size=4_000_000))  # 32 MB
+    chunk = oxiblosc.compress2(a, codec="zstd", clevel=1)
+    fn = {
+        "compress2": lambda: oxiblosc.compress2(a, codec="zstd", clevel=6, nthreads=1),
+        "decompress2": lambda: [oxiblosc.decompress2(chunk, nthreads=1) for _ in range(40)],
+        "numcodecs": lambda: onc.compress(a, b"zstd", 6, 1),
+    }[call]
+    import time
+
+    # this loop's speed alone: with the GIL held by the worker, the main thread
+    # gets a few ms (a switch interval) before the call starts, then nothing
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < 0.05:
+        n += 1
+    per_second = n / (time.perf_counter() - t0)
+    started = threading.Event()
+
+    def work():
+        started.set()  # from here on the worker holds the GIL unless the call drops it
+        fn()
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    count, t0 = 0, time.perf_counter()
+    while t.is_alive():
+        count += 1
+    t.join()
+    took = time.perf_counter() - t0
+    assert took > 0.1, f"the call took only {took:.3f} s: too short to tell"
+    assert count > per_second * 0.01, (
+        f"the main thread ran only {count} loop turns in {took:.3f} s "
+        f"({per_second:.0f}/s alone): the call held the GIL"
+    )
+
+
+def test_threads_give_identical_chunks():
     from concurrent.futures import ThreadPoolExecutor
 
     a = np.random.default_rng(1).integers(0, 100, 2_000_000).astype("i8")
