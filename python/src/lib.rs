@@ -622,7 +622,8 @@ fn blosc1_compress<'py>(
 ///
 /// ``SChunk(chunksize=None, data=None, urlpath=None, contiguous=True,
 /// meta=None, mode="a", **cparams)`` creates one (or opens an existing
-/// ``urlpath`` when ``mode`` is ``"r"`` or ``"a"`` and it exists); the
+/// ``urlpath`` when ``mode`` is ``"r"`` or ``"a"`` and it exists; ``"w"``
+/// replaces it); ``data`` is cut into ``chunksize`` pieces and appended; the
 /// compression keywords are those of `compress2`.
 #[pyclass(unsendable, module = "oxiblosc")]
 struct SChunk {
