@@ -31,6 +31,17 @@ except ImportError:  # pragma: no cover
     _CodecBase = object
     _ensure_contiguous_ndarray = None
 
+
+def _as_buffer(buf, max_buffer_size):
+    """numcodecs' ``ensure_contiguous_ndarray`` where numcodecs is installed;
+    otherwise the object itself, with the same size limit."""
+    if _ensure_contiguous_ndarray is not None:
+        return _ensure_contiguous_ndarray(buf, max_buffer_size)
+    n = memoryview(buf).nbytes
+    if n > max_buffer_size:
+        raise ValueError(f"Codec does not support buffers of > {max_buffer_size} bytes")
+    return buf
+
 __all__ = [
     "AUTOBLOCKS",
     "AUTOSHUFFLE",
@@ -265,14 +276,14 @@ class Blosc(_CodecBase):
 
     def encode(self, buf):
         """Compress ``buf`` into a Blosc1 chunk (``bytes``)."""
-        buf = _ensure_contiguous_ndarray(buf, self.max_buffer_size)
+        buf = _as_buffer(buf, self.max_buffer_size)
         return compress(
             buf, self._cname_bytes, self.clevel, self.shuffle, self.blocksize, self._typesize
         )
 
     def decode(self, buf, out=None):
         """Decompress a chunk, into ``out`` when given."""
-        buf = _ensure_contiguous_ndarray(buf, self.max_buffer_size)
+        buf = _as_buffer(buf, self.max_buffer_size)
         return decompress(buf, out)
 
     def get_config(self):
