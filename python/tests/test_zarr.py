@@ -94,3 +94,32 @@ def test_config_switch_round_trip(tmp_path):
         z[:] = a
     with zarr.config.set({"codecs.blosc": STOCK}):
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "s.zarr", mode="r")[:], a)
+
+
+def test_zarr_format_2_through_numcodecs(tmp_path):
+    """Zarr v2 arrays use numcodecs' registry: after oxiblosc.numcodecs.register()
+    they are read and written by ours, and stock numcodecs reads them back."""
+    import numcodecs
+    import numcodecs.registry
+
+    from oxiblosc import numcodecs as onc
+
+    a = data()
+    stock_path, ours_path = tmp_path / "stock.zarr", tmp_path / "ours.zarr"
+    z = zarr.create_array(stock_path, shape=a.shape, chunks=(64, 50), dtype=a.dtype,
+                          zarr_format=2, compressors=numcodecs.Blosc(cname="zstd"))
+    z[:] = a
+    old = numcodecs.registry.codec_registry["blosc"]
+    try:
+        onc.register()
+        back = zarr.open_array(stock_path, mode="r")
+        assert type(back.compressors[0]) is onc.Blosc
+        np.testing.assert_array_equal(back[:], a)
+        z = zarr.create_array(ours_path, shape=a.shape, chunks=(64, 50), dtype=a.dtype,
+                              zarr_format=2, compressors=onc.Blosc(cname="lz4", clevel=5))
+        z[:] = a
+    finally:
+        numcodecs.registry.register_codec(old, "blosc")
+    back = zarr.open_array(ours_path, mode="r")
+    assert type(back.compressors[0]) is numcodecs.Blosc
+    np.testing.assert_array_equal(back[:], a)
