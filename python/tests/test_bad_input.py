@@ -1,0 +1,96 @@
+"""Bad input from Python raises a clear exception, never a crash."""
+
+import numpy as np
+import pytest
+
+import oxiblosc
+from oxiblosc import numcodecs as onc
+
+GOOD = oxiblosc.compress2(np.arange(10_000, dtype="i4"), codec="lz4")
+GOOD1 = onc.compress(np.arange(10_000, dtype="i4"), b"lz4", 5, 1)
+
+
+@pytest.mark.parametrize("obj", [None, 42, 3.5, "text", [1, 2, 3], object()])
+def test_wrong_types(obj):
+    with pytest.raises(TypeError, match="buffer protocol"):
+        oxiblosc.compress2(obj)
+    with pytest.raises(TypeError, match="buffer protocol"):
+        oxiblosc.decompress2(obj)
+    with pytest.raises(TypeError):
+        oxiblosc.getitem(obj, 0, 1)
+    with pytest.raises(TypeError):
+        onc.decompress(obj)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="clevel"):
+        oxiblosc.compress2(b"abc", clevel=10)
+    with pytest.raises(ValueError, match="codec"):
+        oxiblosc.compress2(b"abc", codec="snappy")
+    with pytest.raises(ValueError, match="filter"):
+        oxiblosc.compress2(b"abc", filters=["nope"])
+    with pytest.raises(ValueError, match="typesize"):
+        oxiblosc.compress2(b"abc", typesize=0)
+    with pytest.raises(ValueError, match="compressor"):
+        onc.compress(b"abc", b"snappy", 5)
+    with pytest.raises(ValueError, match="shuffle"):
+        onc.compress(b"abc", b"lz4", 5, 7)
+
+
+def test_dst_too_small_or_read_only():
+    with pytest.raises(ValueError, match="too small"):
+        oxiblosc.decompress2(GOOD, bytearray(100))
+    with pytest.raises(ValueError, match="too small"):
+        onc.decompress(GOOD1, bytearray(100))
+    with pytest.raises(ValueError, match="too small"):
+        oxiblosc.compress2(np.random.default_rng(0).bytes(10_000), bytearray(100))
+    with pytest.raises(TypeError, match="writable"):
+        oxiblosc.decompress2(GOOD, bytes(40_000))
+    with pytest.raises(TypeError):
+        oxiblosc.decompress2(GOOD, np.empty(10_000, dtype=object))
+
+
+def test_non_contiguous():
+    a = np.arange(1000, dtype="i4")[::2]
+    with pytest.raises((ValueError, TypeError)):
+        oxiblosc.compress2(a)
+
+
+@pytest.mark.parametrize("chunk", [GOOD, GOOD1])
+def test_corrupt_bytes_never_crash(chunk):
+    rng = np.random.default_rng(7)
+    errors = 0
+    for i in range(600):
+        b = bytearray(chunk)
+        if i % 3 == 0:
+            b = b[: rng.integers(0, len(b))]
+        for _ in range(int(rng.integers(1, 8))):
+            if b:
+                b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        for call in (oxiblosc.decompress2, onc.decompress, lambda x: oxiblosc.getitem(x, 5, 50)):
+            try:
+                call(bytes(b))
+            except (oxiblosc.BloscError, ValueError) as e:
+                assert str(e)
+                errors += 1
+    assert errors > 0
+
+
+def test_errors_are_clear():
+    with pytest.raises(oxiblosc.BloscError, match="truncated|header|corrupt"):
+        oxiblosc.decompress2(b"\x02\x01")
+    with pytest.raises(RuntimeError):  # numcodecs raises RuntimeError here
+        onc.decompress(bytearray())
+    with pytest.raises(ValueError, match="range|outside|items"):
+        oxiblosc.getitem(GOOD, 9_999, 5)
+    with pytest.raises(OSError):
+        oxiblosc.SChunk.open("/nonexistent/path/x.b2frame")
+    with pytest.raises(oxiblosc.BloscError):
+        oxiblosc.SChunk.from_cframe(b"not a frame at all" * 10)
+    sc = oxiblosc.SChunk(chunksize=16)
+    with pytest.raises(ValueError):
+        sc.decompress_chunk(3)
+    with pytest.raises(KeyError):
+        sc.meta["missing"]
+    with pytest.raises(oxiblosc.BloscError, match="header"):
+        sc.append_chunk(b"\x00" * 40)
