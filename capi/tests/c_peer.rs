@@ -41,24 +41,29 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Our libraries, built by `cargo build --release -p oxiblosc-capi` when the
-/// test build did not leave them beside the test binary.
+/// Our libraries, as `cargo build --release -p oxiblosc-capi` makes them
+/// (run every time: a no-op when they are fresh; a test build does not
+/// build the cdylib, and a library left in another profile's directory may
+/// be stale or unoptimised).
 fn lib_dir() -> PathBuf {
-    let dir = profile_dir();
-    if !dir.join("libblosc2.so").exists() || !dir.join("libblosc.so.1").exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args(["build", "--release", "-p", "oxiblosc-capi"])
-            .current_dir(workspace())
-            .status()
-            .expect("run cargo build");
-        assert!(
-            st.success(),
-            "cargo build --release -p oxiblosc-capi failed"
-        );
-        return workspace().join("target/release");
-    }
-    dir
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let st = Command::new(cargo)
+                .args(["build", "--release", "-p", "oxiblosc-capi"])
+                .current_dir(workspace())
+                .status()
+                .expect("run cargo build");
+            assert!(
+                st.success(),
+                "cargo build --release -p oxiblosc-capi failed"
+            );
+            let dir = profile_dir().parent().expect("target dir").join("release");
+            assert!(dir.join("libblosc2.so").exists() && dir.join("libblosc.so.1").exists());
+            dir
+        })
+        .clone()
 }
 
 /// The shared peer directory (C-Blosc's and C-Blosc2's tests, the runner,
