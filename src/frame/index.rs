@@ -25,7 +25,7 @@ impl ChunkEntry {
     /// Decode an index entry.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] for a negative value that is not a special code.
+    /// [`Error::Corrupt`](crate::Error::Corrupt) for a negative value that is not a special code.
     pub fn from_raw(v: i64) -> Result<ChunkEntry> {
         if v >= 0 {
             return Ok(ChunkEntry::Stored(v as u64));
@@ -42,7 +42,7 @@ impl ChunkEntry {
     /// The index entry value.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for a repeated-value kind (never an offset) or
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a repeated-value kind (never an offset) or
     /// an offset over `i64::MAX`.
     pub fn to_raw(self) -> Result<i64> {
         match self {
@@ -75,6 +75,17 @@ pub enum Offsets {
 }
 
 impl Offsets {
+    /// Where chunk `i` is.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParam`] for `i` out of range;
+    /// [`crate::Error::Corrupt`] for a bad entry.
+    pub(crate) fn entry(&self, i: usize) -> Result<ChunkEntry> {
+        let v = self
+            .get(i)
+            .ok_or_else(|| invalid_param(format!("chunk {i} of {}", self.len())))?;
+        ChunkEntry::from_raw(v)
+    }
     /// Number of entries.
     pub fn len(&self) -> usize {
         match self {
@@ -246,7 +257,7 @@ impl Frame {
 /// than the frame, and of the size a fixed `chunksize` implies.
 ///
 /// # Errors
-/// [`Error::Corrupt`] on mismatch; the chunk header's errors.
+/// [`Error::Corrupt`](crate::Error::Corrupt) on mismatch; the chunk header's errors.
 pub(crate) fn check_stored_chunk(
     h: &FrameHeader,
     nchunks: usize,

@@ -215,11 +215,7 @@ impl Frame {
     /// [`Error::InvalidParam`] for `i` out of range; [`Error::Corrupt`] for a
     /// bad entry.
     pub fn entry(&self, i: usize) -> Result<ChunkEntry> {
-        let v = self
-            .offsets
-            .get(i)
-            .ok_or_else(|| invalid_param(format!("chunk {i} of {}", self.nchunks())))?;
-        ChunkEntry::from_raw(v)
+        self.offsets.entry(i)
     }
 
     /// Uncompressed size chunk `i` must have, when the chunk size is fixed.

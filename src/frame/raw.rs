@@ -24,7 +24,7 @@ pub const GFLAG_VLBLOCKS: u8 = 0x80;
 /// (the caller's `frame_len` etc. are kept).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for more than 16 metalayers, bad names, or a
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for more than 16 metalayers, bad names, or a
 /// header over `i32::MAX` bytes.
 pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Vec<u8>> {
     if metalayers.len() > MAX_METALAYERS {
@@ -52,7 +52,7 @@ pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Ve
 /// Encode a current-edition trailer with `vlmetalayers`, fingerprint type 0.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for too many vlmetalayers or bad names.
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for too many vlmetalayers or bad names.
 pub fn encode_trailer(vlmetalayers: &[VlMetalayer]) -> Result<Vec<u8>> {
     if vlmetalayers.len() > MAX_VLMETALAYERS {
         return Err(invalid_param("more than 8192 vlmetalayers"));
@@ -107,7 +107,7 @@ pub fn encode_index(offsets: &[i64]) -> Result<Vec<u8>> {
 /// of one special entry in a 40-byte chunk.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for `n` over [`MAX_NCHUNKS`].
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for `n` over [`MAX_NCHUNKS`].
 pub fn encode_repeated_index(entry: i64, n: usize) -> Result<Vec<u8>> {
     if n > MAX_NCHUNKS {
         return Err(invalid_param("more than 268435455 chunks"));
