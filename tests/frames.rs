@@ -3,12 +3,13 @@
 //! metalayers and vlmetalayers; frames we rebuild from the same chunks are
 //! byte-identical to C's.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::frame::{ChunkEntry, Edition, Frame, FrameKind};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{ChunkHeader, SpecialValue};
 use serde_json::Value;
+use support::corpus::*;
+use support::tempdir;
 
 fn frame_vectors() -> Vec<Value> {
     vectors(&["frame", "sframe", "compat"])
@@ -327,14 +328,6 @@ fn special_entries_and_repeated_index() {
     );
     assert!(f.index.unwrap().special.is_some());
     assert_eq!(f.expected_nbytes(10), Some(12));
-}
-
-pub fn tempdir(tag: &str) -> std::path::PathBuf {
-    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("frames-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]
