@@ -28,7 +28,7 @@ fn assert_model(sc: &mut SChunk, model: &[Vec<u8>], what: &str) {
     for (i, m) in model.iter().enumerate() {
         let mut out = vec![0u8; m.len()];
         assert_eq!(
-            sc.decompress_chunk(i, &mut out).unwrap(),
+            sc.decompress_chunk_into(i, &mut out).unwrap(),
             m.len(),
             "{what}: chunk {i}"
         );

@@ -161,11 +161,12 @@ impl SChunk {
     }
 
     /// Decompress chunk `i` into `dst` (at least its size); returns the
-    /// bytes written.
+    /// bytes written. The `_into` form of [`SChunk::decompress_chunk_vec`],
+    /// as [`crate::decompress_into`] is of [`crate::decompress`].
     ///
     /// # Errors
     /// As [`SChunk::get_chunk`], plus [`Error::DstTooSmall`].
-    pub fn decompress_chunk(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_chunk_into(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
         let nchunks = self.nchunks();
@@ -183,10 +184,18 @@ impl SChunk {
         Ok(n)
     }
 
+    /// The same as [`SChunk::decompress_chunk_into`] (its first name).
+    ///
+    /// # Errors
+    /// As [`SChunk::decompress_chunk_into`].
+    pub fn decompress_chunk(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
+        self.decompress_chunk_into(i, dst)
+    }
+
     /// Chunk `i` decompressed into a new buffer.
     ///
     /// # Errors
-    /// As [`SChunk::decompress_chunk`].
+    /// As [`SChunk::decompress_chunk_into`].
     pub fn decompress_chunk_vec(&mut self, i: usize) -> Result<Vec<u8>> {
         let chunk = self.get_chunk(i)?.into_owned();
         self.decompressor.decompress(&chunk)
