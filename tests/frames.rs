@@ -158,6 +158,44 @@ fn check(v: &Value, sc: &mut SChunk, fails: &mut Vec<String>) {
             other => fail(format!("vlmetalayer {}: {other:?}", m["name"])),
         }
     }
+    // Both read as msgpack: the values python-blosc2 wrote (null: not
+    // recorded in the manifest, e.g. long texts).
+    let decoded = sc.metalayers().iter().map(|m| (&m.name, m.decode())).chain(
+        sc.vlmetalayers()
+            .iter()
+            .map(|m| (&m.name, m.decode_value())),
+    );
+    for ((name, got), want) in decoded.zip(metas.iter().chain(vls)) {
+        match got {
+            Ok(v) if want["value"].is_null() || msgpack_json(&v) == want["value"] => {}
+            other => fail(format!("msgpack of {name}: {other:?} vs {}", want["value"])),
+        }
+    }
+}
+
+/// A msgpack value as the manifest writes it in JSON (bytes as
+/// `{"__bytes_hex__": ...}`).
+fn msgpack_json(v: &oxiblosc::frame::MsgpackValue) -> Value {
+    use rmpv::Value as M;
+    match v {
+        M::Nil => Value::Null,
+        M::Boolean(b) => Value::Bool(*b),
+        M::Integer(i) => match i.as_i64() {
+            Some(n) => n.into(),
+            None => i.as_u64().unwrap().into(),
+        },
+        M::F32(f) => serde_json::json!(*f as f64),
+        M::F64(f) => serde_json::json!(*f),
+        M::String(s) => Value::String(s.as_str().unwrap_or_default().to_string()),
+        M::Binary(b) => serde_json::json!({ "__bytes_hex__": hex(b) }),
+        M::Array(a) => Value::Array(a.iter().map(msgpack_json).collect()),
+        M::Map(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), msgpack_json(v)))
+                .collect(),
+        ),
+        M::Ext(..) => Value::Null,
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
 
 /// A fixed-size metalayer of the header: a name and opaque bytes
-/// (python-blosc2 stores msgpack).
+/// (python-blosc2 stores msgpack: [`Metalayer::decode`] reads it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Metalayer {
     /// Name, shorter than 32 bytes.
@@ -25,7 +25,28 @@ pub struct VlMetalayer {
     pub chunk: Vec<u8>,
 }
 
+impl Metalayer {
+    /// The content read as one msgpack value (python-blosc2 and C-Blosc2's
+    /// b2nd metalayer store msgpack), through `rmpv`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the content is not one whole msgpack value.
+    pub fn decode(&self) -> Result<MsgpackValue> {
+        decode_msgpack(&self.content, "metalayer", &self.name)
+    }
+}
+
 impl VlMetalayer {
+    /// The value decompressed (see [`VlMetalayer::value`]) and read as one
+    /// msgpack value (python-blosc2 stores msgpack), through `rmpv`.
+    ///
+    /// # Errors
+    /// As [`VlMetalayer::value`]; [`Error::Corrupt`] when the value is not
+    /// one whole msgpack value.
+    pub fn decode_value(&self) -> Result<MsgpackValue> {
+        decode_msgpack(&self.value()?, "vlmetalayer", &self.name)
+    }
+
     /// The value: the chunk decompressed (up to [`decode_limit`] of its size).
     ///
     /// # Errors
@@ -40,6 +61,25 @@ impl VlMetalayer {
         }
         crate::decompress(&self.chunk)
     }
+}
+
+/// A decoded msgpack value (`rmpv::Value`).
+pub type MsgpackValue = rmpv::Value;
+
+/// `bytes` as exactly one msgpack value. `rmpv` sizes nothing by a declared
+/// length beyond 64 KiB and limits nesting, so hostile bytes cannot make it
+/// allocate more than they could fill.
+fn decode_msgpack(bytes: &[u8], what: &str, name: &str) -> Result<MsgpackValue> {
+    let mut rd = bytes;
+    let v = rmpv::decode::read_value(&mut rd)
+        .map_err(|e| corrupt(format!("{what} {name:?}: not msgpack ({e})")))?;
+    if !rd.is_empty() {
+        return Err(corrupt(format!(
+            "{what} {name:?}: {} bytes after its msgpack value",
+            rd.len()
+        )));
+    }
+    Ok(v)
 }
 
 /// Check a name for a metalayer or vlmetalayer.
@@ -174,5 +214,38 @@ pub(super) fn encode_meta_section(
         out.push(0xc6);
         out.extend_from_slice(&(content.len() as u32).to_be_bytes());
         out.extend_from_slice(content);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(content: &[u8]) -> Metalayer {
+        Metalayer {
+            name: "m".into(),
+            content: content.to_vec(),
+        }
+    }
+
+    #[test]
+    fn msgpack_values_decode_and_bad_bytes_are_errors() {
+        let v = meta(&[0x93, 0x01, 0xa1, b'x', 0xc3]).decode().unwrap();
+        assert_eq!(
+            v,
+            MsgpackValue::Array(vec![1.into(), "x".into(), true.into()])
+        );
+        // Truncated, trailing bytes, a 4 GiB array or binary declared in a
+        // few bytes, and a deep nest: errors, no panic, no huge allocation.
+        for bad in [
+            &[0x93, 0x01][..],
+            &[0x01, 0x02],
+            &[0xdd, 0xff, 0xff, 0xff, 0xff],
+            &[0xc6, 0xff, 0xff, 0xff, 0xff, 0x00],
+            &[0x91; 4096],
+            &[],
+        ] {
+            assert!(meta(bad).decode().is_err(), "{bad:?}");
+        }
     }
 }

@@ -43,7 +43,7 @@ pub(crate) use index::{check_stored_chunk, expected_nbytes, materialize_special}
 pub use io::{FileIo, FrameIo};
 pub(crate) use meta::check_name;
 use meta::parse_meta_section;
-pub use meta::{Metalayer, VlMetalayer};
+pub use meta::{Metalayer, MsgpackValue, VlMetalayer};
 // The low-level encoders at their old paths (documented in `raw`).
 #[doc(hidden)]
 pub use raw::{
