@@ -1,29 +1,16 @@
 //! [`SChunkBuilder`]: a new, empty super-chunk in memory, behind a
 //! [`FrameIo`], in a new file (or appended to one) or in a new directory.
 
-use super::Backend;
-use super::SChunk;
-use super::SFRAME_INDEX;
-use super::Storage;
+use std::fs::{self, File, OpenOptions as FsOpenOptions};
+use std::path::Path;
+
 use super::space::Space;
 use super::storage::write_replace;
-use crate::Compressor;
-use crate::Decompressor;
-use crate::error::Result;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::FileIo;
-use crate::frame::FrameHeader;
-use crate::frame::FrameIo;
-use crate::frame::FrameKind;
-use crate::frame::Metalayer;
-use crate::frame::Offsets;
-use crate::params::CParams;
-use crate::params::DParams;
-use std::fs;
-use std::fs::File;
-use std::fs::OpenOptions as FsOpenOptions;
-use std::path::Path;
+use super::{Backend, SChunk, SFRAME_INDEX, Storage};
+use crate::error::{Result, invalid_param};
+use crate::frame::{self, FileIo, FrameHeader, FrameIo, FrameKind, Metalayer, Offsets};
+use crate::params::{CParams, DParams};
+use crate::{Compressor, Decompressor};
 
 /// Builds a new, empty super-chunk.
 #[derive(Clone, Debug)]
@@ -94,8 +81,8 @@ impl SChunkBuilder {
             return Err(invalid_param("duplicate metalayer name"));
         }
         let mut h = FrameHeader::new(kind, &self.cparams, self.dparams.nthreads, cs);
-        let mut bytes = frame::encode_header(&mut h, &self.meta)?;
-        let trailer = frame::encode_trailer(&[])?;
+        let mut bytes = frame::raw::encode_header(&mut h, &self.meta)?;
+        let trailer = frame::raw::encode_trailer(&[])?;
         h.frame_len = (bytes.len() + trailer.len()) as u64;
         bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
         bytes.extend_from_slice(&trailer);

@@ -2,31 +2,20 @@
 //! `change_chunks` / `commit`, which write in the crash-safe order the module
 //! documentation of [`super`] describes.
 
-use super::Backend;
-use super::SChunk;
-use super::SFRAME_INDEX;
-use super::Tail;
-use super::storage::chunk_file;
-use super::storage::write_replace;
+use std::fs::{self, File};
+use std::io::Write;
+
+use super::storage::{chunk_file, write_replace};
+use super::{Backend, SChunk, SFRAME_INDEX, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
-use crate::error::Error;
-use crate::error::Result;
-use crate::error::corrupt;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::ChunkEntry;
-use crate::frame::FrameHeader;
-use crate::frame::Offsets;
-use crate::frame::VlMetalayer;
-use std::fs;
-use std::fs::File;
-use std::io::Write;
+use crate::error::{Error, Result, corrupt, invalid_param};
+use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
 
 pub(super) fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
     match offsets {
-        Offsets::Explicit(v) => frame::encode_index(v),
-        Offsets::Repeated { value, len } => frame::encode_repeated_index(*value, *len),
+        Offsets::Explicit(v) => frame::raw::encode_index(v),
+        Offsets::Repeated { value, len } => frame::raw::encode_repeated_index(*value, *len),
     }
 }
 
@@ -134,10 +123,10 @@ impl SChunk {
         let version = if h.chunksize == 0 || vlblocks { 3 } else { 2 };
         let mut gf = (h.general_flags & 0x30) | version;
         if h.chunksize == 0 {
-            gf |= frame::GFLAG_VARIABLE_CHUNKS;
+            gf |= frame::raw::GFLAG_VARIABLE_CHUNKS;
         }
         if vlblocks {
-            gf |= frame::GFLAG_VLBLOCKS;
+            gf |= frame::raw::GFLAG_VLBLOCKS;
         }
         h.general_flags = gf;
         self.commit(
@@ -254,7 +243,7 @@ impl SChunk {
         h.tcomp = i16::try_from(self.cparams.nthreads).unwrap_or(i16::MAX);
         h.tdecomp = i16::try_from(self.dparams.nthreads).unwrap_or(i16::MAX);
         h.has_vlmeta = !vl.is_empty();
-        let trailer = frame::encode_trailer(&vl)?;
+        let trailer = frame::raw::encode_trailer(&vl)?;
         let offsets;
         match &mut self.backend {
             Backend::Frame { io, .. } => {
@@ -339,7 +328,7 @@ impl SChunk {
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
                 h.cbytes = live as i64;
-                let mut bytes = frame::encode_header(&mut h, &self.metalayers)?;
+                let mut bytes = frame::raw::encode_header(&mut h, &self.metalayers)?;
                 if h.nbytes > 0 && !offsets.is_empty() {
                     bytes.extend_from_slice(&encode_offsets(&offsets)?);
                 }

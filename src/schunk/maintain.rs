@@ -1,15 +1,11 @@
 //! Dead space of file-backed frames: how much there is, and `trim` /
 //! `compact` to drop it (both crash-safe).
 
-use super::Backend;
-use super::SChunk;
-use super::Tail;
 use super::commit::encode_offsets;
 use super::space::Space;
+use super::{Backend, SChunk, Tail};
 use crate::error::Result;
-use crate::frame;
-use crate::frame::ChunkEntry;
-use crate::frame::Offsets;
+use crate::frame::{self, ChunkEntry, Offsets};
 
 impl SChunk {
     /// Bytes of the frame no reader needs: dead chunk bytes, old indexes
@@ -130,7 +126,7 @@ impl SChunk {
             let mut h = self.header.clone();
             h.cbytes = total as i64;
             self.stamp(&mut h);
-            let mut out = frame::encode_header(&mut h, &self.metalayers)?;
+            let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
             let Backend::Frame { io, .. } = &mut self.backend else {
                 return Ok(());
             };
@@ -142,7 +138,7 @@ impl SChunk {
             if h.nbytes > 0 && !fin.is_empty() {
                 out.extend_from_slice(&encode_offsets(&fin)?);
             }
-            out.extend_from_slice(&frame::encode_trailer(&self.vlmetalayers)?);
+            out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
             h.frame_len = out.len() as u64;
             out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
             io.write_all_at(0, &out)?;
@@ -156,7 +152,7 @@ impl SChunk {
         } else {
             0
         };
-        let tail_len = index_len + frame::encode_trailer(&self.vlmetalayers)?.len() as u64;
+        let tail_len = index_len + frame::raw::encode_trailer(&self.vlmetalayers)?.len() as u64;
         // Step 1: a copy after the frame's end, far enough for step 2's
         // chunks, index and trailer to fit before it.
         let old_end = self.header.frame_len - hl;

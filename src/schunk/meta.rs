@@ -1,20 +1,12 @@
 //! Metalayers (in the header; added only while there are no chunks) and
 //! vlmetalayers (in the trailer, each change one crash-safe commit).
 
-use super::Backend;
-use super::SChunk;
-use super::SFRAME_INDEX;
-use super::Tail;
 use super::space::Space;
 use super::storage::write_replace;
+use super::{Backend, SChunk, SFRAME_INDEX, Tail};
 use crate::chunk::ChunkHeader;
-use crate::error::Result;
-use crate::error::corrupt;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::Metalayer;
-use crate::frame::Offsets;
-use crate::frame::VlMetalayer;
+use crate::error::{Result, corrupt, invalid_param};
+use crate::frame::{self, Metalayer, Offsets, VlMetalayer};
 use crate::params::CParams;
 
 impl SChunk {
@@ -83,7 +75,7 @@ impl SChunk {
         }
         m.content[..content.len()].copy_from_slice(content);
         let mut h = self.header.clone();
-        let bytes = frame::encode_header(&mut h, &metas)?;
+        let bytes = frame::raw::encode_header(&mut h, &metas)?;
         if h.header_len != self.header.header_len {
             return Err(corrupt("metalayer update changed the header length"));
         }
@@ -98,8 +90,8 @@ impl SChunk {
         h.nbytes = 0;
         h.cbytes = 0;
         self.stamp(&mut h);
-        let mut bytes = frame::encode_header(&mut h, &metas)?;
-        let trailer = frame::encode_trailer(&self.vlmetalayers)?;
+        let mut bytes = frame::raw::encode_header(&mut h, &metas)?;
+        let trailer = frame::raw::encode_trailer(&self.vlmetalayers)?;
         h.frame_len = (bytes.len() + trailer.len()) as u64;
         bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
         bytes.extend_from_slice(&trailer);

@@ -1,28 +1,15 @@
 //! Opening existing super-chunks: [`OpenOptions`] and the `SChunk`
 //! constructors (`builder`, `new`, `open`, `open_offset`, `from_cframe`).
 
-use super::Backend;
-use super::SChunk;
-use super::SChunkBuilder;
-use super::SFRAME_INDEX;
-use super::Storage;
-use super::space::Space;
-use crate::Compressor;
-use crate::Decompressor;
-use crate::error::Result;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::Edition;
-use crate::frame::FileIo;
-use crate::frame::Frame;
-use crate::frame::FrameIo;
-use crate::frame::FrameKind;
-use crate::params::CParams;
-use crate::params::DParams;
-use std::fs;
-use std::fs::File;
-use std::fs::OpenOptions as FsOpenOptions;
+use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
+
+use super::space::Space;
+use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
+use crate::error::{Result, invalid_param};
+use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
+use crate::params::{CParams, DParams};
+use crate::{Compressor, Decompressor};
 
 /// How to open an existing super-chunk.
 #[derive(Clone, Debug, Default)]

@@ -1,22 +1,14 @@
 //! Reading: properties, chunks (compressed or decompressed), slices.
 
-use super::ChunkInfo;
-use super::SChunk;
-use super::storage::load_chunk;
-use crate::Compressor;
-use crate::Decompressor;
-use crate::SpecialValue;
-use crate::chunk::ChunkHeader;
-use crate::error::Error;
-use crate::error::Result;
-use crate::error::corrupt;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::ChunkEntry;
-use crate::frame::FrameHeader;
-use crate::params::CParams;
-use crate::params::DParams;
 use std::borrow::Cow;
+
+use super::storage::load_chunk;
+use super::{ChunkInfo, SChunk};
+use crate::chunk::ChunkHeader;
+use crate::error::{Error, Result, corrupt, invalid_param};
+use crate::frame::{self, ChunkEntry, FrameHeader};
+use crate::params::{CParams, DParams};
+use crate::{Compressor, Decompressor, SpecialValue};
 
 impl SChunk {
     /// The frame header as last written (for listings).

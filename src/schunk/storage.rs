@@ -2,27 +2,17 @@
 //! replacement, reading one stored chunk from any storage, serialising to a
 //! cframe, and the in-place header write.
 
-use super::Backend;
-use super::SChunk;
-use super::SFRAME_INDEX;
-use super::Storage;
+use std::borrow::Cow;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
 use super::commit::encode_offsets;
 use super::space::Space;
+use super::{Backend, SChunk, SFRAME_INDEX, Storage};
 use crate::chunk::ChunkHeader;
-use crate::error::Result;
-use crate::error::corrupt;
-use crate::frame;
-use crate::frame::ChunkEntry;
-use crate::frame::Frame;
-use crate::frame::FrameHeader;
-use crate::frame::FrameKind;
-use crate::frame::Offsets;
-use std::borrow::Cow;
-use std::fs;
-use std::fs::File;
-use std::io::Write;
-use std::path::Path;
-use std::path::PathBuf;
+use crate::error::{Result, corrupt};
+use crate::frame::{self, ChunkEntry, Frame, FrameHeader, FrameKind, Offsets};
 
 /// Write `bytes` to `path` through a temporary file and a rename.
 pub(super) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
@@ -152,12 +142,12 @@ impl SChunk {
                 let mut h = self.header.clone();
                 h.kind = FrameKind::Contiguous;
                 h.cbytes = section.len() as i64;
-                let mut out = frame::encode_header(&mut h, &self.metalayers)?;
+                let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
                 out.extend_from_slice(&section);
                 if !offs.is_empty() {
                     out.extend_from_slice(&encode_offsets(&Offsets::Explicit(offs))?);
                 }
-                out.extend_from_slice(&frame::encode_trailer(&self.vlmetalayers)?);
+                out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
                 h.frame_len = out.len() as u64;
                 out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
                 // The frame must open as written (index, sizes, trailer).

@@ -1,17 +1,11 @@
 //! Chunk changes: append, insert, update, delete, reorder, special fills
 //! and slice writes; each is one commit.
 
-use super::Fill;
-use super::SChunk;
-use super::Tail;
-use crate::SpecialValue;
+use super::{Fill, SChunk, Tail};
 use crate::chunk::ChunkHeader;
-use crate::error::Result;
-use crate::error::invalid_param;
-use crate::frame;
-use crate::frame::ChunkEntry;
-use crate::frame::Offsets;
-use crate::special_chunk;
+use crate::error::{Result, invalid_param};
+use crate::frame::{self, ChunkEntry, Offsets};
+use crate::{SpecialValue, special_chunk};
 
 impl SChunk {
     /// Compress `src` with the super-chunk's parameters and append it.
@@ -56,7 +50,7 @@ impl SChunk {
         if !h.is_extended() {
             return Err(invalid_param("frames hold Blosc2 chunks (32-byte header)"));
         }
-        let vl = self.header.general_flags & frame::GFLAG_VLBLOCKS != 0;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
         if self.nchunks() > 0 && vl != h.is_vlblocks() {
             return Err(invalid_param("cannot mix VL-block and regular chunks"));
         }
@@ -159,7 +153,7 @@ impl SChunk {
             cs
         };
         let nbytes = self.header.nbytes - old_n as i64;
-        let vl = self.header.general_flags & frame::GFLAG_VLBLOCKS != 0 && n > 1;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && n > 1;
         let old = self.offsets.get(i).unwrap_or(0);
         self.change_chunks(new_cs, nbytes, vl, |offs, _| {
             offs.remove(i);
@@ -192,7 +186,7 @@ impl SChunk {
             cs
         };
         let nbytes = self.header.nbytes;
-        let vl = self.header.general_flags & frame::GFLAG_VLBLOCKS != 0;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
         let order = order.to_vec();
         self.change_chunks(new_cs, nbytes, vl, move |offs, _| {
             let old = offs.clone();
