@@ -25,6 +25,9 @@
 //!   block's filters and codec, which never wait on the pool), so a thread
 //!   that steals work while it waits cannot take its own lock twice.
 //!
+//! The chunk layer (`chunk::encode`, `chunk::decode`) uses the scheduler and
+//! its [`Scratch`]; the scheduler knows nothing of chunks.
+//!
 //! All of this is safe code: disjoint output regions come from
 //! `par_chunks_mut`, never from raw pointers.
 
@@ -33,7 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rayon::ThreadPool;
 
-use crate::chunk::Scratch;
+use crate::codecs::CodecCtx;
 
 /// The largest pool built; larger `nthreads` values use this many threads.
 pub(crate) const MAX_THREADS: usize = 256;
@@ -86,6 +89,26 @@ fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
     let pool = Arc::new(pool);
     pools.insert(nthreads, Arc::clone(&pool));
     Some(pool)
+}
+
+/// One worker's reusable buffers and codec contexts.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub codecs: CodecCtx,
+}
+
+impl Scratch {
+    /// Make both buffers at least `n` bytes long.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        if self.a.len() < n {
+            self.a.resize(n, 0);
+        }
+        if self.b.len() < n {
+            self.b.resize(n, 0);
+        }
+    }
 }
 
 /// One compressor's or decompressor's workers: its thread count, its pool

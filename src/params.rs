@@ -14,6 +14,11 @@ pub const MAX_OVERHEAD: usize = 32;
 /// The largest type size a chunk header can store; larger ones are stored as 1.
 pub const MAX_TYPESIZE: usize = 255;
 
+/// Stream format 6 in a chunk's flags (`flags >> 5`): the codec is named by
+/// its id in the extended header (`udcodec`, byte 22) rather than by the
+/// format number.
+pub(crate) const FORMAT_UDCODEC: u8 = 6;
+
 /// A compression codec. The numbers are C-Blosc2's codec ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

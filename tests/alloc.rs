@@ -15,9 +15,9 @@
 //! frees the old one). So 2 threads cost one 1,520-byte allocation per 63
 //! chunks (24 bytes a chunk, amortised), and no other allocation at all.
 
+mod support;
 use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter};
-#[path = "support/counting.rs"]
-mod counting;
+use support::counting;
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;

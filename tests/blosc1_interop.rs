@@ -17,6 +17,7 @@
 //! `OXIBLOSC_DIFF_SEED=N` draws others.
 
 mod support;
+use support::Rng;
 
 use std::collections::BTreeMap;
 
@@ -25,21 +26,6 @@ use serde_json::{Value, json};
 use support::pyenv;
 
 /// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Data of several shapes: ramps of a type, runs, text, noisy floats,
 /// random bytes, sparse zeros, constants.
 fn make_data(kind: u64, len: usize, ts: usize, seed: u64) -> Vec<u8> {

@@ -13,16 +13,12 @@ use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-#[path = "support/counting.rs"]
-mod counting;
 mod support;
+use support::counting;
+use support::{data, repo};
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn manifest_entries() -> Vec<Value> {
     let m: Value =
@@ -54,15 +50,6 @@ fn vector(name: &str) -> (Vec<u8>, Value) {
 }
 
 /// Deterministic test data: a noisy ramp that compresses some.
-fn data(n: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|i| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            ((i / 7) as u8).wrapping_add((s >> 29) as u8)
-        })
-        .collect()
-}
 
 #[test]
 fn vectors_decode_to_their_data() {

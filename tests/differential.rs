@@ -13,6 +13,7 @@
 //! `OXIBLOSC_DIFF_SCALE=N` multiplies the number of cases.
 
 mod support;
+use support::Rng;
 
 use oxiblosc::kernels::Kernels;
 use oxiblosc::{CParams, ChunkHeader, Codec, Filter, SplitMode};
@@ -20,7 +21,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use support as c;
+use support::cblosc2 as c;
 
 // ---------------------------------------------------------------------------
 // Data
@@ -57,24 +58,6 @@ enum Shape {
 }
 
 /// splitmix64: small, deterministic.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 fn make_data(shape: Shape, len: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng(seed);
     let mut out = Vec::with_capacity(len + 8);

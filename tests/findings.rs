@@ -3,13 +3,12 @@
 //! Every input ends in `Ok` with the right data or a clear `Err`: no panic,
 //! no abort, no allocation beyond what the input's length justifies.
 
+mod support;
 use std::path::{Path, PathBuf};
+use support::counting;
 
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{CParams, ChunkFormat, Codec, DParams, Decompressor, Filter, SplitMode};
-
-#[path = "support/counting.rs"]
-mod counting;
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;

@@ -38,7 +38,7 @@ fn heldout_c_frames_open_with_the_contents_c_reads() {
         .join(format!("heldout-frames-{seed}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     let dir_arg = dir.to_str().expect("a UTF-8 target path");
-    if let Err(e) = support::run_script(
+    if let Err(e) = support::cblosc2::run_script(
         "heldout_frames.py",
         &[dir_arg, &seed.to_string(), &count.to_string()],
     ) {

@@ -4,13 +4,12 @@
 //! allocation sized by an unchecked field. Sparse frames get the same for
 //! their index file and chunk files.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::frame::{Frame, MIN_INDEX_DECODE_LIMIT};
 use oxiblosc::schunk::{OpenOptions, SChunk};
-
-#[path = "support/counting.rs"]
-mod counting;
+use support::Rng;
+use support::corpus::*;
+use support::counting;
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;
@@ -76,17 +75,6 @@ fn every_truncation_fails_cleanly() {
 }
 
 /// splitmix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 #[test]
 fn bit_flips_fail_cleanly_or_decode() {
     let mut rng = Rng(0xF1A5);

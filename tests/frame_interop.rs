@@ -4,31 +4,16 @@
 //! directory, after every kind of change; C then appends to them and we
 //! read what it wrote.
 
-mod common;
 mod support;
+use support::{data, tempdir};
 
-use common::sha256_hex;
 use oxiblosc::schunk::{Fill, OpenOptions, SChunk, Storage};
 use oxiblosc::{CParams, Codec, SpecialValue};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use support::corpus::sha256_hex;
 
 const CS: usize = 8000;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("interop-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn data(n: usize, seed: u32) -> Vec<u8> {
-    (0..n as u32)
-        .flat_map(|i| (i.wrapping_mul(seed + 1) / 3).to_le_bytes())
-        .take(n)
-        .collect()
-}
 
 fn cparams() -> CParams {
     CParams::default().codec(Codec::Zstd).clevel(3).typesize(4)
@@ -146,8 +131,9 @@ fn steps() -> Vec<Step> {
 }
 
 fn oracle(jobs: &[Value]) -> Vec<Value> {
-    let out = support::run_script("cframes.py", &[&Value::Array(jobs.to_vec()).to_string()])
-        .unwrap_or_else(|e| panic!("cframes.py: {e}"));
+    let out =
+        support::cblosc2::run_script("cframes.py", &[&Value::Array(jobs.to_vec()).to_string()])
+            .unwrap_or_else(|e| panic!("cframes.py: {e}"));
     serde_json::from_str(&out).unwrap()
 }
 

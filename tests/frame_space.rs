@@ -7,18 +7,12 @@
 //! prove: at most one reserved chunk and two index+trailer tails, plus
 //! the 35-byte trailer of the empty frame the first chunk cannot reuse.
 
+mod support;
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{CParams, Codec};
 use std::fs;
 use std::path::PathBuf;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("space-{tag}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use support::tempdir;
 
 /// A chunk's worth of data whose compressibility varies with `k`, so the
 /// stored chunk sizes vary (about 100 bytes to 2 KB).

@@ -3,12 +3,13 @@
 //! metalayers and vlmetalayers; frames we rebuild from the same chunks are
 //! byte-identical to C's.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::frame::{ChunkEntry, Edition, Frame, FrameKind};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{ChunkHeader, SpecialValue};
 use serde_json::Value;
+use support::corpus::*;
+use support::tempdir;
 
 fn frame_vectors() -> Vec<Value> {
     vectors(&["frame", "sframe", "compat"])
@@ -156,6 +157,44 @@ fn check(v: &Value, sc: &mut SChunk, fails: &mut Vec<String>) {
             Ok(Some(g)) if sha256_hex(&g) == m["raw_sha256"].as_str().unwrap() => {}
             other => fail(format!("vlmetalayer {}: {other:?}", m["name"])),
         }
+    }
+    // Both read as msgpack: the values python-blosc2 wrote (null: not
+    // recorded in the manifest, e.g. long texts).
+    let decoded = sc.metalayers().iter().map(|m| (&m.name, m.decode())).chain(
+        sc.vlmetalayers()
+            .iter()
+            .map(|m| (&m.name, m.decode_value())),
+    );
+    for ((name, got), want) in decoded.zip(metas.iter().chain(vls)) {
+        match got {
+            Ok(v) if want["value"].is_null() || msgpack_json(&v) == want["value"] => {}
+            other => fail(format!("msgpack of {name}: {other:?} vs {}", want["value"])),
+        }
+    }
+}
+
+/// A msgpack value as the manifest writes it in JSON (bytes as
+/// `{"__bytes_hex__": ...}`).
+fn msgpack_json(v: &oxiblosc::frame::MsgpackValue) -> Value {
+    use rmpv::Value as M;
+    match v {
+        M::Nil => Value::Null,
+        M::Boolean(b) => Value::Bool(*b),
+        M::Integer(i) => match i.as_i64() {
+            Some(n) => n.into(),
+            None => i.as_u64().unwrap().into(),
+        },
+        M::F32(f) => serde_json::json!(*f as f64),
+        M::F64(f) => serde_json::json!(*f),
+        M::String(s) => Value::String(s.as_str().unwrap_or_default().to_string()),
+        M::Binary(b) => serde_json::json!({ "__bytes_hex__": hex(b) }),
+        M::Array(a) => Value::Array(a.iter().map(msgpack_json).collect()),
+        M::Map(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), msgpack_json(v)))
+                .collect(),
+        ),
+        M::Ext(..) => Value::Null,
     }
 }
 
@@ -327,14 +366,6 @@ fn special_entries_and_repeated_index() {
     );
     assert!(f.index.unwrap().special.is_some());
     assert_eq!(f.expected_nbytes(10), Some(12));
-}
-
-pub fn tempdir(tag: &str) -> std::path::PathBuf {
-    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("frames-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

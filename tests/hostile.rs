@@ -3,13 +3,11 @@
 //! anywhere, either decode to the declared length or fail with an `Err` —
 //! never a panic, and never an allocation larger than the declared size.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::{ChunkHeader, DParams, Decompressor};
 use proptest::prelude::*;
-
-#[path = "support/counting.rs"]
-mod counting;
+use support::corpus::*;
+use support::counting;
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;

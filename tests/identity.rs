@@ -11,9 +11,9 @@
 //!   than C's zlib-ng: the header must match wherever it does not depend on
 //!   how well the codec did, and the chunk must decode to the input.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::{ChunkHeader, Codec, compress, decompress};
+use support::corpus::*;
 
 #[test]
 fn chunks_match_c_blosc2() {

@@ -4,8 +4,7 @@
 //! (`codec.09`) that C-Blosc2 cannot decode. Every one must decode to the
 //! bytes of its `array.NN.npy`.
 
-mod common;
-
+mod support;
 use std::fs;
 use std::path::Path;
 
@@ -26,7 +25,7 @@ fn npy_data(path: &Path) -> Vec<u8> {
 
 #[test]
 fn every_numcodecs_blosc_fixture_decodes() {
-    let dir = common::data_dir().join("numcodecs/blosc");
+    let dir = support::corpus::data_dir().join("numcodecs/blosc");
     let mut decoded = 0;
     let mut snappy = 0;
     let mut configs: Vec<_> = fs::read_dir(&dir)

@@ -3,11 +3,10 @@
 //! field table, round trips, appends, and hostile input (every truncation,
 //! every bit flip, absurd fields, a counting allocator).
 
+mod support;
 use oxiblosc::packed::{self, HEADER_LEN, PackedHeader, PackedReader};
 use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter, compress};
-
-#[path = "support/counting.rs"]
-mod counting;
+use support::counting;
 
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;

@@ -4,27 +4,15 @@
 //! frames; crash safety of file-backed changes under a write cut at every
 //! byte.
 
+mod support;
 use oxiblosc::frame::{Edition, Frame, FrameIo};
 use oxiblosc::schunk::{Fill, OpenOptions, SChunk, Storage};
 use oxiblosc::{CParams, Codec, DParams, SpecialValue};
 use std::cell::RefCell;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("schunk-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn data(n: usize, seed: u32) -> Vec<u8> {
-    (0..n as u32)
-        .map(|i| ((i / 7).wrapping_mul(seed.wrapping_add(3)) ^ (i % 5)) as u8)
-        .collect()
-}
+use support::{data, tempdir};
 
 const CS: usize = 4000;
 
@@ -40,7 +28,7 @@ fn assert_model(sc: &mut SChunk, model: &[Vec<u8>], what: &str) {
     for (i, m) in model.iter().enumerate() {
         let mut out = vec![0u8; m.len()];
         assert_eq!(
-            sc.decompress_chunk(i, &mut out).unwrap(),
+            sc.decompress_chunk_into(i, &mut out).unwrap(),
             m.len(),
             "{what}: chunk {i}"
         );

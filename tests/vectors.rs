@@ -2,10 +2,10 @@
 //! corpus decodes to its expected bytes, and its header reads as the
 //! manifest says.
 
-mod common;
-use common::*;
+mod support;
 use oxiblosc::{ChunkHeader, DParams, Decompressor};
 use serde_json::Value;
+use support::corpus::*;
 
 /// Check one decoded chunk against the manifest entry; returns a failure text.
 fn check(v: &Value, out: &[u8]) -> Option<String> {

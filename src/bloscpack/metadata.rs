@@ -225,7 +225,8 @@ impl MetadataOptions {
 #[cfg(feature = "zlib")]
 fn zlib_compress(level: u8, src: &[u8]) -> Result<Option<Vec<u8>>> {
     let mut dst = vec![0u8; src.len() + src.len() / 1000 + 64];
-    let n = crate::codecs::zlib::Zlib::default().compress(level.clamp(1, 9), src, &mut dst)?;
+    let n =
+        crate::codecs::zlib::Zlib::default().compress_stream(level.clamp(1, 9), src, &mut dst)?;
     if n == 0 {
         return Ok(None);
     }
@@ -242,7 +243,7 @@ fn zlib_compress(_level: u8, _src: &[u8]) -> Result<Option<Vec<u8>>> {
 fn zlib_decompress(src: &[u8], len: usize) -> Result<Vec<u8>> {
     let mut dst = vec![0u8; len];
     let n = crate::codecs::zlib::Zlib::default()
-        .decompress(src, &mut dst)
+        .decompress_stream(src, &mut dst)
         .map_err(corrupt)?;
     if n != len {
         return Err(corrupt(format_args!(

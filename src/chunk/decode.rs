@@ -4,12 +4,11 @@ use oxiblosc_kernels::Kernels;
 
 use rayon::prelude::*;
 
-use super::Scratch;
 use super::header::{ChunkHeader, SpecialValue};
 use crate::codecs::{CodecCtx, DecDict};
 use crate::error::{Error, Result, corrupt};
 use crate::filters::Pipeline;
-use crate::parallel::Workers;
+use crate::parallel::{Scratch, Workers};
 
 /// Everything the block decoder needs that is the same for all blocks.
 struct Plan<'a> {

@@ -7,7 +7,6 @@ use oxiblosc_kernels::Kernels;
 
 use rayon::prelude::*;
 
-use super::Scratch;
 use super::blocksize::{
     BLOSC1_MIN_BUFFERSIZE, compute_blocksize, compute_blocksize_blosc1, split_block,
     split_block_blosc1,
@@ -16,7 +15,7 @@ use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, MIN_HEADER_LEN, bflags, fl
 use crate::codecs::EncDict;
 use crate::error::{Error, Result};
 use crate::filters::{Pipeline, id};
-use crate::parallel::Workers;
+use crate::parallel::{Scratch, Workers};
 use crate::params::{
     CParams, ChunkFormat, Codec, Filter, MAX_BUFFERSIZE, MAX_OVERHEAD, MAX_TYPESIZE,
 };

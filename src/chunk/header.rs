@@ -27,9 +27,6 @@ pub(crate) mod bflags {
     pub const INSTRUMENTED: u8 = 0x80;
 }
 
-/// Codec format of a format-6 chunk: the codec id is in byte 22.
-pub(crate) const FORMAT_UDCODEC: u8 = 6;
-
 /// What a special chunk stands for (`blosc2_flags` bits 4..6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SpecialValue {

@@ -6,7 +6,6 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 pub mod header;
 
-use crate::codecs::CodecCtx;
 use crate::error::{Error, Result};
 use crate::params::CParams;
 pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
@@ -28,26 +27,6 @@ pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
 /// As [`crate::decompress`], for the structure only.
 pub fn validate(src: &[u8]) -> Result<ChunkHeader> {
     decode::validate(src)
-}
-
-/// One worker's reusable buffers and codec contexts.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    pub a: Vec<u8>,
-    pub b: Vec<u8>,
-    pub codecs: CodecCtx,
-}
-
-impl Scratch {
-    /// Make both buffers at least `n` bytes long.
-    pub(crate) fn reserve(&mut self, n: usize) {
-        if self.a.len() < n {
-            self.a.resize(n, 0);
-        }
-        if self.b.len() < n {
-            self.b.resize(n, 0);
-        }
-    }
 }
 
 /// A special chunk of `nbytes` (header only, plus the value for

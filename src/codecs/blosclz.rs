@@ -15,6 +15,7 @@
 //! it in pieces of up to 32 bytes), which gives exactly the per-byte
 //! description's output and output-limit checks.
 
+use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Result, corrupt};
 
 /// Longest literal run one token holds.
@@ -244,6 +245,32 @@ fn emit_literals(
     Some(())
 }
 
+impl Backend for BloscLz {
+    /// A match length grows by 255 per extra byte.
+    const EXPANSION: (usize, usize) = (256, 64);
+
+    fn warm(&mut self, w: Warm) -> Result<()> {
+        if let Warm::Compress(_) = w {
+            self.alloc_table();
+        }
+        Ok(())
+    }
+
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        _dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        self.compress_stream(clevel, src, dst)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _dict: Option<&DecDict>) -> Result<usize> {
+        decompress(src, dst)
+    }
+}
+
 /// Encoder state: the hash table, reused between streams.
 #[derive(Default)]
 pub(crate) struct BloscLz {
@@ -252,7 +279,7 @@ pub(crate) struct BloscLz {
 
 impl BloscLz {
     /// Allocate the hash table now (see `CodecCtx::warm_compress`).
-    pub(crate) fn warm(&mut self) {
+    fn alloc_table(&mut self) {
         if self.table.len() != TABLE {
             self.table = vec![0; TABLE];
         }
@@ -260,7 +287,7 @@ impl BloscLz {
 
     /// The hash table with its first `1 << hashlog` slots zeroed.
     fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
-        self.warm();
+        self.alloc_table();
         let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
         table[..1 << hashlog].fill(0);
         table
@@ -318,7 +345,7 @@ impl BloscLz {
 
     /// Compress `src` into `dst` (at most `dst.len()` bytes); 0 when the
     /// block looks incompressible or the stream would not fit.
-    pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn compress_stream(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         let clevel = usize::from(clevel.clamp(1, 9));
         let ratio = self.probe_ratio(clevel, src);
         if ratio < MIN_RATIO[clevel] {
@@ -969,7 +996,7 @@ mod tests {
         fn encoder_round_trips_at_every_clevel(kind in 0u8..5, len in 0usize..150_000, seed: u64, clevel in 1u8..=9) {
             let src = shapes(kind, len, seed);
             let mut dst = vec![0u8; len];
-            let n = BloscLz::default().compress(clevel, &src, &mut dst).unwrap();
+            let n = BloscLz::default().compress_stream(clevel, &src, &mut dst).unwrap();
             if n > 0 {
                 let stream = &dst[..n];
                 let mut out = vec![0u8; len];
@@ -989,7 +1016,7 @@ mod tests {
             let want = reference_compress(clevel, &src, maxout);
             // A dst with garbage: the encoder must not depend on its contents.
             let mut dst = vec![0xA5u8; maxout];
-            let n = BloscLz::default().compress(clevel, &src, &mut dst).unwrap();
+            let n = BloscLz::default().compress_stream(clevel, &src, &mut dst).unwrap();
             prop_assert_eq!(n, want.len());
             prop_assert!(dst[..n] == want[..]);
         }
@@ -1061,7 +1088,7 @@ mod tests {
         fn hostile_streams(kind in 0u8..4, len in 16usize..20_000, seed: u64, edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6), cut in any::<prop::sample::Index>(), out_len in 0usize..25_000) {
             let src = shapes(kind, len, seed);
             let mut dst = vec![0u8; len];
-            let n = BloscLz::default().compress(5, &src, &mut dst).unwrap();
+            let n = BloscLz::default().compress_stream(5, &src, &mut dst).unwrap();
             let mut stream = if n > 0 { dst[..n].to_vec() } else { src.clone() };
             for (at, v) in &edits {
                 let i = at.index(stream.len());
@@ -1107,7 +1134,7 @@ mod tests {
             for maxout in full.len().saturating_sub(80)..=hi {
                 let want = reference_compress(clevel, &src, maxout);
                 let mut dst = vec![0u8; maxout];
-                let n = z.compress(clevel, &src, &mut dst).unwrap();
+                let n = z.compress_stream(clevel, &src, &mut dst).unwrap();
                 assert_eq!(n, want.len(), "kind {kind} clevel {clevel} maxout {maxout}");
                 assert_eq!(dst[..n], want[..]);
             }
@@ -1184,9 +1211,9 @@ mod tests {
     fn tiny_and_incompressible_inputs_are_refused() {
         let mut z = BloscLz::default();
         let mut dst = vec![0u8; 100];
-        assert_eq!(z.compress(5, &[1, 2, 3], &mut dst).unwrap(), 0);
+        assert_eq!(z.compress_stream(5, &[1, 2, 3], &mut dst).unwrap(), 0);
         let random = shapes(4, 4096, 7);
         let mut dst = vec![0u8; 4096];
-        assert_eq!(z.compress(5, &random, &mut dst).unwrap(), 0);
+        assert_eq!(z.compress_stream(5, &random, &mut dst).unwrap(), 0);
     }
 }

@@ -13,6 +13,7 @@
 //! decoder is several times slower than liblz4's. LZ4HC then cannot be
 //! written.
 
+use super::{Backend, DecDict, EncDict, lz4_ddict, lz4_dict};
 use crate::error::{Error, Result};
 
 /// LZ4 state. liblz4 keeps its own (thread-local) state; lz4_flex needs a
@@ -58,16 +59,10 @@ impl Lz4 {
         dict: Option<&[u8]>,
         _acceleration: i32,
     ) -> Result<usize> {
-        self.compress(5, src, dst, dict)
+        self.compress_flex(src, dst, dict)
     }
 
-    pub(crate) fn compress(
-        &mut self,
-        _clevel: u8,
-        src: &[u8],
-        dst: &mut [u8],
-        dict: Option<&[u8]>,
-    ) -> Result<usize> {
+    fn compress_flex(&mut self, src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Result<usize> {
         let worst = lz4_flex::block::get_maximum_output_size(src.len());
         if self.scratch.len() < worst {
             self.scratch.resize(worst, 0);
@@ -138,6 +133,49 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Res
     };
     r.map_err(|e| Error::Corrupt(format!("lz4 stream: {e}")))
 }
+impl Backend for Lz4 {
+    /// A match length grows by 255 per extra byte.
+    const EXPANSION: (usize, usize) = (256, 64);
+
+    /// C-Blosc2 and C-Blosc 1.x both run LZ4 at acceleration
+    /// `10 - clevel` (`get_accel`).
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        let accel = 10 - i32::from(clevel.clamp(1, 9));
+        self.compress_accel(src, dst, lz4_dict(dict), accel)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], dict: Option<&DecDict>) -> Result<usize> {
+        decompress(src, dst, lz4_ddict(dict))
+    }
+}
+
+/// LZ4HC: its own compressor, LZ4's decoder (it has no state of its own).
+pub(crate) struct Lz4Hc;
+
+impl Backend for Lz4Hc {
+    const EXPANSION: (usize, usize) = Lz4::EXPANSION;
+
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        compress_hc(clevel, src, dst, lz4_dict(dict))
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], dict: Option<&DecDict>) -> Result<usize> {
+        decompress(src, dst, lz4_ddict(dict))
+    }
+}
+
 /// Run liblz4 once on this thread so its thread-local compression state
 /// is allocated now rather than during a later chunk.
 pub(crate) fn warm_thread() {

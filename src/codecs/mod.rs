@@ -1,14 +1,19 @@
-//! The codecs, one file each, behind one contract:
+//! The codecs, one file each, behind one contract, the [`Backend`] trait:
 //!
+//! - `warm` makes now the state the first call would make;
 //! - `compress(clevel, src, dst, dict)` writes at most `dst.len()` bytes and
 //!   returns how many; `Ok(0)` means "does not fit or not worth it" (the
 //!   chunk layer then stores the stream raw);
-//! - `decompress(src, dst, dict)` must produce exactly `dst.len()` bytes,
-//!   anything else is an error.
+//! - `decompress(src, dst, dict)` returns the bytes written; the dispatcher
+//!   turns anything but exactly `dst.len()` into an error;
+//! - `EXPANSION` bounds what a stream can decode to.
 //!
 //! A [`CodecCtx`] holds one worker's codec state (zstd contexts, libdeflate
 //! (de)compressors, LZ4 scratch, BloscLZ hash table) so that nothing is
-//! allocated per block once it is warm. Codecs know nothing of chunk headers.
+//! allocated per block once it is warm, and dispatches to the back ends by
+//! [`Codec`] (compression) or by stream format number (decompression: LZ4
+//! and LZ4HC share format 1, Snappy has no [`Codec`]). Codecs know nothing
+//! of chunk headers.
 
 pub(crate) mod blosclz;
 pub(crate) mod lz4;
@@ -19,7 +24,7 @@ pub(crate) mod zlib;
 pub(crate) mod zstd;
 
 use crate::error::{Error, Result, corrupt};
-use crate::params::Codec;
+use crate::params::{Codec, FORMAT_UDCODEC};
 
 /// A dictionary ready for compression.
 pub(crate) enum EncDict {
@@ -53,7 +58,67 @@ impl<'a> DecDict<'a> {
     }
 }
 
-/// One worker's codec state.
+/// What a [`Backend::warm`] call prepares for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Warm {
+    /// Compression at this clevel (only zlib's back ends depend on it).
+    Compress(#[cfg_attr(not(feature = "zlib"), allow(dead_code))] u8),
+    /// Decompression.
+    Decompress,
+}
+
+/// The contract every codec file implements (see the module docs).
+pub(crate) trait Backend {
+    /// A stream of `csize` bytes decodes to at most
+    /// `csize * EXPANSION.0 + EXPANSION.1` bytes.
+    const EXPANSION: (usize, usize);
+
+    /// Make now the state the first compression (at the given clevel) or
+    /// decompression would make, so that it allocates nothing later.
+    fn warm(&mut self, _for: Warm) -> Result<()> {
+        Ok(())
+    }
+
+    /// Compress `src` into at most `dst.len()` bytes; `Ok(0)` when it does
+    /// not fit.
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&EncDict>,
+    ) -> Result<usize>;
+
+    /// Decode `src` into `dst`; returns the bytes written.
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], dict: Option<&DecDict>) -> Result<usize>;
+}
+
+/// The error for a codec this build does not have.
+fn not_compiled(codec: Codec) -> Error {
+    Error::Unsupported(format!("codec {codec} is not compiled into this build"))
+}
+
+/// The stream format number of a stream of `format` (`flags >> 5`), with
+/// [`FORMAT_UDCODEC`] resolved through the codec id `udcodec`.
+fn resolve_format(format: u8, udcodec: u8) -> Result<u8> {
+    if format != FORMAT_UDCODEC {
+        return Ok(format);
+    }
+    match Codec::from_id(udcodec) {
+        Some(c) => Ok(c.format()),
+        None => Err(Error::Unsupported(format!(
+            "codec id {udcodec} (plugin or user codec) is not registered"
+        ))),
+    }
+}
+
+fn unknown_format(format: u8) -> Error {
+    Error::Unsupported(format!(
+        "codec format {format} is not compiled into this build or unknown"
+    ))
+}
+
+/// One worker's codec state: a thin dispatcher over the [`Backend`]s.
 #[derive(Default)]
 pub(crate) struct CodecCtx {
     lz4: lz4::Lz4,
@@ -71,31 +136,34 @@ impl CodecCtx {
     /// may get no block of a chunk; warmed, its first block later allocates
     /// nothing here (zstd may still size its workspace inside that call).
     pub(crate) fn warm_compress(&mut self, codec: Codec, clevel: u8) -> Result<()> {
+        let w = Warm::Compress(clevel);
         match codec {
-            Codec::BloscLz => self.blosclz.warm(),
+            Codec::BloscLz => self.blosclz.warm(w),
+            Codec::Lz4 => self.lz4.warm(w),
+            Codec::Lz4Hc => lz4::Lz4Hc.warm(w),
             #[cfg(feature = "zlib")]
-            Codec::Zlib => self.zlib.warm(Some(clevel))?,
+            Codec::Zlib => self.zlib.warm(w),
             #[cfg(feature = "zstd")]
-            Codec::Zstd => self.zstd.warm(true)?,
-            _ => {}
+            Codec::Zstd => self.zstd.warm(w),
+            #[allow(unreachable_patterns)]
+            _ => Ok(()),
         }
-        let _ = clevel;
-        Ok(())
     }
 
     /// As [`CodecCtx::warm_compress`], for [`CodecCtx::decompress`] of
     /// streams of codec `format` (zstd's and libdeflate's decompressors).
     pub(crate) fn warm_decompress(&mut self, format: u8) -> Result<()> {
-        #[cfg(feature = "zlib")]
-        if format == Codec::Zlib.format() {
-            self.zlib.warm(None)?;
+        let w = Warm::Decompress;
+        match format {
+            0 => self.blosclz.warm(w),
+            1 => self.lz4.warm(w),
+            2 => snappy::Snappy.warm(w),
+            #[cfg(feature = "zlib")]
+            3 => self.zlib.warm(w),
+            #[cfg(feature = "zstd")]
+            4 => self.zstd.warm(w),
+            _ => Ok(()),
         }
-        #[cfg(feature = "zstd")]
-        if format == Codec::Zstd.format() {
-            self.zstd.warm(false)?;
-        }
-        let _ = format;
-        Ok(())
     }
 
     /// Compress one stream; `Ok(0)` when it does not fit in `dst`.
@@ -108,30 +176,15 @@ impl CodecCtx {
         dict: Option<&EncDict>,
     ) -> Result<usize> {
         match codec {
-            Codec::BloscLz => self.blosclz.compress(clevel, src, dst),
-            // C-Blosc2 and C-Blosc 1.x both run LZ4 at acceleration
-            // `10 - clevel` (`get_accel`).
-            Codec::Lz4 => {
-                let accel = 10 - i32::from(clevel.clamp(1, 9));
-                self.lz4.compress_accel(src, dst, lz4_dict(dict), accel)
-            }
-            Codec::Lz4Hc => lz4::compress_hc(clevel, src, dst, lz4_dict(dict)),
+            Codec::BloscLz => self.blosclz.compress(clevel, src, dst, dict),
+            Codec::Lz4 => self.lz4.compress(clevel, src, dst, dict),
+            Codec::Lz4Hc => lz4::Lz4Hc.compress(clevel, src, dst, dict),
             #[cfg(feature = "zlib")]
-            Codec::Zlib => self.zlib.compress(clevel, src, dst),
+            Codec::Zlib => self.zlib.compress(clevel, src, dst, dict),
             #[cfg(feature = "zstd")]
-            Codec::Zstd => self.zstd.compress(
-                clevel,
-                src,
-                dst,
-                match dict {
-                    Some(EncDict::Zstd(d)) => Some(d),
-                    _ => None,
-                },
-            ),
+            Codec::Zstd => self.zstd.compress(clevel, src, dst, dict),
             #[allow(unreachable_patterns)]
-            other => Err(Error::Unsupported(format!(
-                "codec {other} is not compiled into this build"
-            ))),
+            other => Err(not_compiled(other)),
         }
     }
 
@@ -149,15 +202,14 @@ impl CodecCtx {
     }
 
     /// Compress one stream with LZ4 as C-Blosc 1.x does: acceleration
-    /// `10 - clevel`, as in C-Blosc2.
+    /// `10 - clevel`, as in C-Blosc2 (and without a dictionary).
     pub(crate) fn compress_lz4_blosc1(
         &mut self,
         clevel: u8,
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<usize> {
-        let accel = 10 - i32::from(clevel.clamp(1, 9));
-        self.lz4.compress_accel(src, dst, None, accel)
+        self.lz4.compress(clevel, src, dst, None)
     }
 
     /// Compress one stream with zlib as C-Blosc 1.x does (classic zlib's
@@ -173,9 +225,7 @@ impl CodecCtx {
         #[cfg(not(feature = "zlib"))]
         {
             let _ = (clevel, src, dst);
-            Err(Error::Unsupported(
-                "codec zlib is not compiled into this build".into(),
-            ))
+            Err(not_compiled(Codec::Zlib))
         }
     }
 
@@ -189,45 +239,15 @@ impl CodecCtx {
         dst: &mut [u8],
         dict: Option<&DecDict>,
     ) -> Result<()> {
-        let format = if format == crate::chunk::header::FORMAT_UDCODEC {
-            match Codec::from_id(udcodec) {
-                Some(c) => c.format(),
-                None => {
-                    return Err(Error::Unsupported(format!(
-                        "codec id {udcodec} (plugin or user codec) is not registered"
-                    )));
-                }
-            }
-        } else {
-            format
-        };
-        let n = match format {
-            0 => blosclz::decompress(src, dst)?,
-            1 => lz4::decompress(
-                src,
-                dst,
-                match dict {
-                    Some(DecDict::Lz4(d)) => Some(d),
-                    _ => None,
-                },
-            )?,
+        let n = match resolve_format(format, udcodec)? {
+            0 => self.blosclz.decompress(src, dst, dict)?,
+            1 => self.lz4.decompress(src, dst, dict)?,
             #[cfg(feature = "zlib")]
-            3 => self.zlib.decompress(src, dst)?,
+            3 => self.zlib.decompress(src, dst, dict)?,
             #[cfg(feature = "zstd")]
-            4 => self.zstd.decompress(
-                src,
-                dst,
-                match dict {
-                    Some(DecDict::Zstd(d)) => Some(d),
-                    _ => None,
-                },
-            )?,
-            2 => snappy::decompress(src, dst)?,
-            f => {
-                return Err(Error::Unsupported(format!(
-                    "codec format {f} is not compiled into this build or unknown"
-                )));
-            }
+            4 => self.zstd.decompress(src, dst, dict)?,
+            2 => snappy::Snappy.decompress(src, dst, dict)?,
+            f => return Err(unknown_format(f)),
         };
         if n != dst.len() {
             return Err(corrupt(format!(
@@ -241,49 +261,38 @@ impl CodecCtx {
 
 /// The most bytes a stream of `csize` compressed bytes of codec `format`
 /// (`flags >> 5`, or the codec id `udcodec` for format 6) can decode to:
-/// each codec's largest expansion per input byte, plus a little. A block
-/// whose declared size is above this is corrupt, and is rejected before any
-/// buffer is sized by it.
-///
-/// - BloscLZ and LZ4 (and LZ4HC): a match length grows by 255 per extra
-///   byte.
-/// - Snappy: a 3-byte copy writes at most 64 bytes.
-/// - zlib (deflate): at most 258 bytes per 2 bits, 1032:1.
-/// - ZSTD: a block writes at most 128 KiB and takes at least 4 bytes (its
-///   3-byte header and one byte).
+/// each codec's largest expansion per input byte, plus a little
+/// ([`Backend::EXPANSION`]). A block whose declared size is above this is
+/// corrupt, and is rejected before any buffer is sized by it.
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a codec this build cannot decode.
 pub(crate) fn max_decoded_len(format: u8, udcodec: u8, csize: usize) -> Result<usize> {
-    let format = if format == crate::chunk::header::FORMAT_UDCODEC {
-        match Codec::from_id(udcodec) {
-            Some(c) => c.format(),
-            None => {
-                return Err(Error::Unsupported(format!(
-                    "codec id {udcodec} (plugin or user codec) is not registered"
-                )));
-            }
-        }
-    } else {
-        format
-    };
-    let (per_byte, extra) = match format {
-        0 | 1 => (256, 64),
-        2 => (32, 64),
-        3 if cfg!(feature = "zlib") => (1040, 1024),
-        4 if cfg!(feature = "zstd") => (32 * 1024, 128 * 1024),
-        f => {
-            return Err(Error::Unsupported(format!(
-                "codec format {f} is not compiled into this build or unknown"
-            )));
-        }
+    let (per_byte, extra) = match resolve_format(format, udcodec)? {
+        0 => blosclz::BloscLz::EXPANSION,
+        1 => lz4::Lz4::EXPANSION,
+        2 => snappy::Snappy::EXPANSION,
+        #[cfg(feature = "zlib")]
+        3 => zlib::Zlib::EXPANSION,
+        #[cfg(feature = "zstd")]
+        4 => zstd::Zstd::EXPANSION,
+        f => return Err(unknown_format(f)),
     };
     Ok(csize.saturating_mul(per_byte).saturating_add(extra))
 }
 
-fn lz4_dict(dict: Option<&EncDict>) -> Option<&[u8]> {
+/// The LZ4 dictionary in `dict`, if it is one.
+pub(crate) fn lz4_dict(dict: Option<&EncDict>) -> Option<&[u8]> {
     match dict {
         Some(EncDict::Lz4(d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// The LZ4 dictionary in `dict`, if it is one.
+pub(crate) fn lz4_ddict<'a>(dict: Option<&'a DecDict<'_>>) -> Option<&'a [u8]> {
+    match dict {
+        Some(DecDict::Lz4(d)) => Some(d),
         _ => None,
     }
 }

@@ -9,7 +9,32 @@
 //! a 3-bit length (4..=11) and an 11-bit offset, `10` a copy with a 6-bit
 //! length (1..=64) and a 2-byte offset, `11` the same with a 4-byte offset.
 
-use crate::error::{Result, corrupt};
+use super::{Backend, DecDict, EncDict};
+use crate::error::{Error, Result, corrupt};
+
+/// Snappy: decoding only.
+pub(crate) struct Snappy;
+
+impl Backend for Snappy {
+    /// A 3-byte copy writes at most 64 bytes.
+    const EXPANSION: (usize, usize) = (32, 64);
+
+    fn compress(
+        &mut self,
+        _clevel: u8,
+        _src: &[u8],
+        _dst: &mut [u8],
+        _dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        Err(Error::Unsupported(
+            "writing Snappy streams is not offered".into(),
+        ))
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _dict: Option<&DecDict>) -> Result<usize> {
+        decompress(src, dst)
+    }
+}
 
 /// Decode the raw Snappy stream `src` into exactly `dst.len()` bytes;
 /// returns the number of bytes written (always `dst.len()` on success).

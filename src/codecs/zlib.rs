@@ -16,6 +16,7 @@
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
 use zlib_rs::{Deflate, DeflateFlush, Status};
 
+use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Error, Result};
 
 /// The highest clevel compressed by zlib-rs; libdeflate above.
@@ -36,7 +37,7 @@ pub(crate) struct Zlib {
 impl Zlib {
     /// Make the compressor for `clevel` (or the decompressor, for `None`)
     /// now.
-    pub(crate) fn warm(&mut self, clevel: Option<u8>) -> Result<()> {
+    fn prepare(&mut self, clevel: Option<u8>) -> Result<()> {
         match clevel {
             Some(l) if l <= ZLIB_RS_MAX_CLEVEL => {
                 self.quick(l);
@@ -73,7 +74,14 @@ impl Zlib {
         &mut self.quick.insert((clevel, d)).1
     }
 
-    pub(crate) fn compress(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    /// Compress one stream at `clevel` (zlib-rs up to 5, libdeflate above);
+    /// `Ok(0)` when it does not fit in `dst`.
+    pub(crate) fn compress_stream(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
         if clevel <= ZLIB_RS_MAX_CLEVEL {
             let d = self.quick(clevel);
             d.reset();
@@ -122,10 +130,37 @@ impl Zlib {
         }
     }
 
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    /// Inflate one stream with libdeflate; returns the bytes written.
+    pub(crate) fn decompress_stream(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         let d = self.decompressor.get_or_insert_with(Decompressor::new);
         d.zlib_decompress(src, dst)
             .map_err(|e| Error::Corrupt(format!("zlib stream: {e}")))
+    }
+}
+
+impl Backend for Zlib {
+    /// Deflate writes at most 258 bytes per 2 bits, 1032:1.
+    const EXPANSION: (usize, usize) = (1040, 1024);
+
+    fn warm(&mut self, w: Warm) -> Result<()> {
+        match w {
+            Warm::Compress(clevel) => self.prepare(Some(clevel)),
+            Warm::Decompress => self.prepare(None),
+        }
+    }
+
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        _dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        self.compress_stream(clevel, src, dst)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _dict: Option<&DecDict>) -> Result<usize> {
+        self.decompress_stream(src, dst)
     }
 }
 
@@ -156,21 +191,21 @@ mod tests {
                 for noisy in [false, true] {
                     let src = data(50_000, noisy);
                     let mut dst = vec![0; 60_000];
-                    let n = z.compress(clevel, &src, &mut dst).unwrap();
+                    let n = z.compress_stream(clevel, &src, &mut dst).unwrap();
                     assert!(n > 0, "clevel {clevel} pass {pass}");
                     let mut back = vec![0; src.len()];
-                    z.decompress(&dst[..n], &mut back).unwrap();
+                    z.decompress_stream(&dst[..n], &mut back).unwrap();
                     assert!(back == src, "clevel {clevel} noisy {noisy} pass {pass}");
                     let mut short = vec![0; n - 1];
-                    assert_eq!(z.compress(clevel, &src, &mut short).unwrap(), 0);
+                    assert_eq!(z.compress_stream(clevel, &src, &mut short).unwrap(), 0);
                     // The same stream again after the overflow.
                     let mut again = vec![0; 60_000];
-                    let m = z.compress(clevel, &src, &mut again).unwrap();
+                    let m = z.compress_stream(clevel, &src, &mut again).unwrap();
                     assert_eq!(&again[..m], &dst[..n], "clevel {clevel} not deterministic");
                     // Classic zlib (Blosc1 chunks) likewise.
                     let n = z.compress_classic(clevel, &src, &mut dst).unwrap();
                     assert!(n > 0);
-                    z.decompress(&dst[..n], &mut back).unwrap();
+                    z.decompress_stream(&dst[..n], &mut back).unwrap();
                     assert!(back == src, "classic clevel {clevel}");
                     let mut short = vec![0; n - 1];
                     assert_eq!(z.compress_classic(clevel, &src, &mut short).unwrap(), 0);

@@ -6,6 +6,7 @@
 
 use zstd_safe::{CCtx, DCtx};
 
+use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Error, Result};
 
 /// The zstd level C-Blosc2 uses for `clevel`.
@@ -50,7 +51,7 @@ pub(crate) struct Zstd {
 
 impl Zstd {
     /// Make the compression (`compress`) or decompression context now.
-    pub(crate) fn warm(&mut self, compress: bool) -> Result<()> {
+    fn prepare(&mut self, compress: bool) -> Result<()> {
         if compress {
             self.cctx()?;
         } else {
@@ -67,7 +68,7 @@ impl Zstd {
         made(&mut self.dctx, DCtx::try_create, "decompression")
     }
 
-    pub(crate) fn compress(
+    fn compress_stream(
         &mut self,
         clevel: u8,
         src: &[u8],
@@ -90,7 +91,7 @@ impl Zstd {
         }
     }
 
-    pub(crate) fn decompress(
+    fn decompress_stream(
         &mut self,
         src: &[u8],
         dst: &mut [u8],
@@ -104,6 +105,38 @@ impl Zstd {
         r.map_err(|code| {
             Error::Corrupt(format!("zstd stream: {}", zstd_safe::get_error_name(code)))
         })
+    }
+}
+
+impl Backend for Zstd {
+    /// A block writes at most 128 KiB and takes at least 4 bytes (its
+    /// 3-byte header and one byte).
+    const EXPANSION: (usize, usize) = (32 * 1024, 128 * 1024);
+
+    fn warm(&mut self, w: Warm) -> Result<()> {
+        self.prepare(matches!(w, Warm::Compress(_)))
+    }
+
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        let dict = match dict {
+            Some(EncDict::Zstd(d)) => Some(d),
+            _ => None,
+        };
+        self.compress_stream(clevel, src, dst, dict)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], dict: Option<&DecDict>) -> Result<usize> {
+        let dict = match dict {
+            Some(DecDict::Zstd(d)) => Some(d),
+            _ => None,
+        };
+        self.decompress_stream(src, dst, dict)
     }
 }
 

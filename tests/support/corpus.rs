@@ -1,5 +1,5 @@
-//! Shared helpers for the integration tests: the interop corpus in
-//! `tests/data` (copied from the shared vectors; manifest.json describes it).
+//! The interop corpus in `tests/data` (copied from the shared vectors;
+//! manifest.json describes it).
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+    super::repo().join("tests/data")
 }
 
 pub fn manifest() -> Value {

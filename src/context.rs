@@ -1,0 +1,156 @@
+//! The reusable contexts: [`Compressor`] and [`Decompressor`], each a set of
+//! parameters and its [`Workers`] (pool, per-worker scratch and codec
+//! contexts), kept between chunks. The one-shot functions of the crate root
+//! make one per call.
+
+use crate::chunk::{self, ChunkHeader};
+use crate::error::Result;
+use crate::max_compressed_len;
+use crate::parallel::Workers;
+use crate::params::{CParams, DParams};
+
+/// A reusable compressor: keeps its scratch buffers and codec contexts
+/// (one set per worker thread) between calls, so after the first chunk it
+/// allocates nothing per chunk or per block.
+///
+/// With `params.nthreads > 1` the blocks of a chunk are compressed in
+/// parallel on a rayon pool of that many threads, shared by every
+/// compressor and decompressor with the same thread count; the chunk is
+/// byte for byte the one `nthreads = 1` gives. Small chunks (under 128 KiB)
+/// are compressed on the calling thread.
+pub struct Compressor {
+    params: CParams,
+    workers: Workers,
+}
+
+impl Compressor {
+    /// A compressor for `params` (checked on first use).
+    pub fn new(params: CParams) -> Self {
+        Compressor {
+            workers: Workers::new(params.nthreads),
+            params,
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &CParams {
+        &self.params
+    }
+
+    /// Compress `src` into a new chunk. See [`compress`](crate::compress).
+    ///
+    /// # Errors
+    /// As [`compress`](crate::compress).
+    pub fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; max_compressed_len(src.len())];
+        let n = self.compress_into(src, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Compress `src` into `dst`. See [`compress_into`](crate::compress_into).
+    ///
+    /// # Errors
+    /// As [`compress_into`](crate::compress_into).
+    pub fn compress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        chunk::encode::compress_into(src, dst, &self.params, &mut self.workers)
+    }
+}
+
+/// A reusable decompressor: keeps scratch buffers and codec contexts (one
+/// set per worker thread) between calls. With `params.nthreads > 1` the
+/// blocks of a chunk are decoded in parallel, each straight into its place
+/// in the caller's buffer; small chunks (under 128 KiB) are decoded on the
+/// calling thread.
+pub struct Decompressor {
+    params: DParams,
+    workers: Workers,
+}
+
+impl Decompressor {
+    /// A decompressor for `params`.
+    pub fn new(params: DParams) -> Self {
+        Decompressor {
+            workers: Workers::new(params.nthreads),
+            params,
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &DParams {
+        &self.params
+    }
+
+    /// Decompress a chunk into a new buffer. See [`decompress`](crate::decompress).
+    ///
+    /// # Errors
+    /// As [`decompress`](crate::decompress).
+    pub fn decompress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        // The output is sized by the header: only once the chunk's streams
+        // are known to back that size.
+        let h = chunk::validate(src)?;
+        self.params.check_output(h.nbytes)?;
+        let mut out = vec![0u8; h.nbytes];
+        let n = self.decompress_into(src, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Decompress a chunk into `dst`. See [`decompress_into`](crate::decompress_into).
+    ///
+    /// # Errors
+    /// As [`decompress_into`](crate::decompress_into).
+    pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        if self.params.max_output.is_some() {
+            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
+        }
+        chunk::decode::decompress_into(src, dst, &mut self.workers)
+    }
+
+    /// Items of a chunk. See [`getitem`](crate::getitem).
+    ///
+    /// # Errors
+    /// As [`getitem`](crate::getitem).
+    pub fn getitem(&mut self, src: &[u8], start: usize, nitems: usize) -> Result<Vec<u8>> {
+        let h = ChunkHeader::parse(src)?;
+        let len = nitems.saturating_mul(usize::from(h.typesize)).min(h.nbytes);
+        if len > 4096 {
+            // The output is sized by the header: check the chunk backs it.
+            chunk::validate(src)?;
+        }
+        let mut out = vec![0u8; len];
+        let n = self.getitem_into(src, start, nitems, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Items of a chunk into `dst`; returns the bytes written.
+    ///
+    /// # Errors
+    /// As [`getitem`](crate::getitem), plus [`Error::DstTooSmall`](crate::Error::DstTooSmall).
+    pub fn getitem_into(
+        &mut self,
+        src: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        if self.params.max_output.is_some() {
+            // getitem decodes whole blocks.
+            let h = ChunkHeader::parse(src)?;
+            self.params.check_output(h.blocksize.min(h.nbytes))?;
+        }
+        chunk::decode::getitem_into(src, start, nitems, dst, self.workers.inline())
+    }
+
+    /// The blocks of a VL-block chunk (format version 6), one buffer each.
+    ///
+    /// # Errors
+    /// As [`decompress`](crate::decompress), plus [`Error::InvalidParam`](crate::Error::InvalidParam) for other chunks.
+    pub fn vl_blocks(&mut self, src: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if self.params.max_output.is_some() {
+            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
+        }
+        chunk::decode::vl_blocks(src, &mut self.workers)
+    }
+}

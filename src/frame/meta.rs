@@ -1,0 +1,251 @@
+//! Metalayers (fixed-size, in the header) and vlmetalayers (compressed, in
+//! the trailer), and the msgpack map section both are stored in.
+
+use super::{MAX_NAME_LEN, decode_limit};
+use crate::chunk::ChunkHeader;
+use crate::error::{Error, Result, corrupt, invalid_param};
+
+/// A fixed-size metalayer of the header: a name and opaque bytes
+/// (python-blosc2 stores msgpack: [`Metalayer::decode`] reads it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metalayer {
+    /// Name, shorter than 32 bytes.
+    pub name: String,
+    /// Content.
+    pub content: Vec<u8>,
+}
+
+/// A variable-length metalayer of the trailer: the value is stored as a
+/// compressed Blosc2 chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlMetalayer {
+    /// Name, shorter than 32 bytes.
+    pub name: String,
+    /// The stored chunk (decompress for the value).
+    pub chunk: Vec<u8>,
+}
+
+impl Metalayer {
+    /// The content read as one msgpack value (python-blosc2 and C-Blosc2's
+    /// b2nd metalayer store msgpack), through `rmpv`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the content is not one whole msgpack value.
+    pub fn decode(&self) -> Result<MsgpackValue> {
+        decode_msgpack(&self.content, "metalayer", &self.name)
+    }
+}
+
+impl VlMetalayer {
+    /// The value decompressed (see [`VlMetalayer::value`]) and read as one
+    /// msgpack value (python-blosc2 stores msgpack), through `rmpv`.
+    ///
+    /// # Errors
+    /// As [`VlMetalayer::value`]; [`Error::Corrupt`] when the value is not
+    /// one whole msgpack value.
+    pub fn decode_value(&self) -> Result<MsgpackValue> {
+        decode_msgpack(&self.value()?, "vlmetalayer", &self.name)
+    }
+
+    /// The value: the chunk decompressed (up to [`decode_limit`] of its size).
+    ///
+    /// # Errors
+    /// The chunk decoder's errors; [`Error::Corrupt`] over the limit.
+    pub fn value(&self) -> Result<Vec<u8>> {
+        let h = ChunkHeader::parse(&self.chunk)?;
+        if h.cbytes != self.chunk.len() || h.nbytes > decode_limit(h.cbytes as u64) {
+            return Err(corrupt(format!(
+                "vlmetalayer {:?}: bad value chunk",
+                self.name
+            )));
+        }
+        crate::decompress(&self.chunk)
+    }
+}
+
+/// A decoded msgpack value (`rmpv::Value`).
+pub type MsgpackValue = rmpv::Value;
+
+/// `bytes` as exactly one msgpack value. `rmpv` sizes nothing by a declared
+/// length beyond 64 KiB and limits nesting, so hostile bytes cannot make it
+/// allocate more than they could fill.
+fn decode_msgpack(bytes: &[u8], what: &str, name: &str) -> Result<MsgpackValue> {
+    let mut rd = bytes;
+    let v = rmpv::decode::read_value(&mut rd)
+        .map_err(|e| corrupt(format!("{what} {name:?}: not msgpack ({e})")))?;
+    if !rd.is_empty() {
+        return Err(corrupt(format!(
+            "{what} {name:?}: {} bytes after its msgpack value",
+            rd.len()
+        )));
+    }
+    Ok(v)
+}
+
+/// Check a name for a metalayer or vlmetalayer.
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() >= MAX_NAME_LEN {
+        return Err(invalid_param(format!(
+            "metalayer name {name:?} must be 1..=31 bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// A little cursor over a byte slice with checked reads.
+pub(super) struct Cur<'a> {
+    pub(super) b: &'a [u8],
+    pub(super) p: usize,
+    pub(super) what: &'static str,
+}
+
+impl<'a> Cur<'a> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self
+            .p
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or(Error::Truncated {
+                what: self.what,
+                needed: self.p.saturating_add(n),
+                available: self.b.len(),
+            })?;
+        let s = &self.b[self.p..end];
+        self.p = end;
+        Ok(s)
+    }
+    pub(super) fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    pub(super) fn expect(&mut self, m: u8) -> Result<()> {
+        let at = self.p;
+        let x = self.u8()?;
+        if x != m {
+            return Err(corrupt(format!(
+                "{}: marker {x:#04x} at {at}, expected {m:#04x}",
+                self.what
+            )));
+        }
+        Ok(())
+    }
+    pub(super) fn be_u16(&mut self) -> Result<u16> {
+        let s = self.take(2)?;
+        Ok(u16::from_be_bytes([s[0], s[1]]))
+    }
+    pub(super) fn be_i32(&mut self) -> Result<i32> {
+        let s = self.take(4)?;
+        Ok(i32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    }
+}
+
+/// Parse a metalayer-style section: `93 cd idx de count {name d2 off}*
+/// dc count {c6 len content}*`. `b` is the whole region the offsets point
+/// into (from the frame or trailer start), `start` where the section begins.
+pub(super) fn parse_meta_section(
+    b: &[u8],
+    start: usize,
+    max: usize,
+    what: &'static str,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut c = Cur { b, p: start, what };
+    c.expect(0x93)?;
+    c.expect(0xcd)?;
+    c.be_u16()?;
+    c.expect(0xde)?;
+    let n = usize::from(c.be_u16()?);
+    if n > max {
+        return Err(corrupt(format!("{what}: {n} entries (at most {max})")));
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let m = c.u8()?;
+        if !(0xa0..=0xbf).contains(&m) {
+            return Err(corrupt(format!("{what}: name marker {m:#04x}")));
+        }
+        let name = c.take(usize::from(m & 0x1f))?;
+        let name = String::from_utf8(name.to_vec())
+            .map_err(|_| corrupt(format!("{what}: name is not UTF-8")))?;
+        c.expect(0xd2)?;
+        let off = c.be_i32()?;
+        let off = usize::try_from(off)
+            .ok()
+            .filter(|&o| o < b.len())
+            .ok_or_else(|| corrupt(format!("{what}: value offset {off} out of range")))?;
+        let mut v = Cur { b, p: off, what };
+        v.expect(0xc6)?;
+        let s = v.take(4)?;
+        let len = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+        if len > i32::MAX as u32 {
+            return Err(corrupt(format!("{what}: value length {len}")));
+        }
+        let content = v.take(len as usize)?.to_vec();
+        out.push((name, content));
+    }
+    Ok(out)
+}
+
+pub(super) fn encode_meta_section(
+    out: &mut Vec<u8>,
+    entries: &[(&str, &[u8])],
+    base: usize,
+    rel: usize,
+) {
+    // base: where `out` index 0 sits relative to the offset origin.
+    let start = out.len();
+    out.push(0x93);
+    out.extend_from_slice(&[0xcd, 0, 0]);
+    out.push(0xde);
+    out.extend_from_slice(&(entries.len() as u16).to_be_bytes());
+    let mut slots = Vec::with_capacity(entries.len());
+    for (name, _) in entries {
+        out.push(0xa0 | name.len() as u8);
+        out.extend_from_slice(name.as_bytes());
+        out.push(0xd2);
+        slots.push(out.len());
+        out.extend_from_slice(&[0; 4]);
+    }
+    let idx = (out.len() - start - rel) as u16;
+    out[start + 2..start + 4].copy_from_slice(&idx.to_be_bytes());
+    out.push(0xdc);
+    out.extend_from_slice(&(entries.len() as u16).to_be_bytes());
+    for ((_, content), slot) in entries.iter().zip(slots) {
+        let off = (base + out.len()) as i32;
+        out[slot..slot + 4].copy_from_slice(&off.to_be_bytes());
+        out.push(0xc6);
+        out.extend_from_slice(&(content.len() as u32).to_be_bytes());
+        out.extend_from_slice(content);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(content: &[u8]) -> Metalayer {
+        Metalayer {
+            name: "m".into(),
+            content: content.to_vec(),
+        }
+    }
+
+    #[test]
+    fn msgpack_values_decode_and_bad_bytes_are_errors() {
+        let v = meta(&[0x93, 0x01, 0xa1, b'x', 0xc3]).decode().unwrap();
+        assert_eq!(
+            v,
+            MsgpackValue::Array(vec![1.into(), "x".into(), true.into()])
+        );
+        // Truncated, trailing bytes, a 4 GiB array or binary declared in a
+        // few bytes, and a deep nest: errors, no panic, no huge allocation.
+        for bad in [
+            &[0x93, 0x01][..],
+            &[0x01, 0x02],
+            &[0xdd, 0xff, 0xff, 0xff, 0xff],
+            &[0xc6, 0xff, 0xff, 0xff, 0xff, 0x00],
+            &[0x91; 4096],
+            &[],
+        ] {
+            assert!(meta(bad).decode().is_err(), "{bad:?}");
+        }
+    }
+}

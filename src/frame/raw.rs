@@ -1,0 +1,121 @@
+//! The low-level pieces a frame writer is built from: the header with its
+//! metalayers, the trailer with its vlmetalayers, the offsets index chunk,
+//! and the `general_flags` bits. [`crate::schunk::SChunk`] writes frames with
+//! these; most users want it (or [`super::Frame`] to read) instead.
+//!
+//! They are also re-exported at their old paths in [`crate::frame`].
+
+use super::meta::encode_meta_section;
+use super::{
+    FrameHeader, HEADER_FIXED_LEN, MAX_METALAYERS, MAX_NCHUNKS, MAX_VLMETALAYERS, Metalayer,
+    VlMetalayer, check_name,
+};
+use crate::error::{Result, invalid_param};
+use crate::params::{CParams, Codec, SplitMode};
+use crate::{SpecialValue, special_chunk};
+
+/// general_flags: 64-bit offsets.
+pub const GFLAG_OFFSETS_64: u8 = 0x10;
+/// general_flags: variable-size chunks (chunksize 0).
+pub const GFLAG_VARIABLE_CHUNKS: u8 = 0x40;
+/// general_flags: VL-block chunks.
+pub const GFLAG_VLBLOCKS: u8 = 0x80;
+/// Encode a current-edition header with its metalayers; sets `header_len`
+/// (the caller's `frame_len` etc. are kept).
+///
+/// # Errors
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for more than 16 metalayers, bad names, or a
+/// header over `i32::MAX` bytes.
+pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Vec<u8>> {
+    if metalayers.len() > MAX_METALAYERS {
+        return Err(invalid_param("more than 16 metalayers"));
+    }
+    for m in metalayers {
+        check_name(&m.name)?;
+    }
+    let entries: Vec<(&str, &[u8])> = metalayers
+        .iter()
+        .map(|m| (m.name.as_str(), m.content.as_slice()))
+        .collect();
+    let mut sec = Vec::new();
+    encode_meta_section(&mut sec, &entries, HEADER_FIXED_LEN, 0);
+    let total = HEADER_FIXED_LEN + sec.len();
+    h.header_len = u32::try_from(total)
+        .ok()
+        .filter(|&l| l <= i32::MAX as u32)
+        .ok_or_else(|| invalid_param("metalayers too large"))?;
+    let mut out = h.encode_fixed().to_vec();
+    out.extend_from_slice(&sec);
+    Ok(out)
+}
+
+/// Encode a current-edition trailer with `vlmetalayers`, fingerprint type 0.
+///
+/// # Errors
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for too many vlmetalayers or bad names.
+pub fn encode_trailer(vlmetalayers: &[VlMetalayer]) -> Result<Vec<u8>> {
+    if vlmetalayers.len() > MAX_VLMETALAYERS {
+        return Err(invalid_param("more than 8192 vlmetalayers"));
+    }
+    for m in vlmetalayers {
+        check_name(&m.name)?;
+    }
+    let entries: Vec<(&str, &[u8])> = vlmetalayers
+        .iter()
+        .map(|m| (m.name.as_str(), m.chunk.as_slice()))
+        .collect();
+    let mut out = vec![0x94, 0x01];
+    encode_meta_section(&mut out, &entries, 0, 1);
+    let len = out.len() + 5 + 2 + 16;
+    let len32 = u32::try_from(len)
+        .ok()
+        .filter(|&l| l <= i32::MAX as u32)
+        .ok_or_else(|| invalid_param("vlmetalayers too large"))?;
+    out.push(0xce);
+    out.extend_from_slice(&len32.to_be_bytes());
+    out.push(0xd8);
+    out.push(0);
+    out.extend_from_slice(&[0; 16]);
+    Ok(out)
+}
+
+/// The parameters C-Blosc2 compresses the offsets index with on every
+/// change (blosclz 5, shuffle, never split, 16 KiB blocks, typesize 8).
+pub fn index_cparams() -> CParams {
+    CParams::default()
+        .codec(Codec::BloscLz)
+        .clevel(5)
+        .typesize(8)
+        .splitmode(SplitMode::Never)
+        .blocksize(16 * 1024)
+        .nthreads(1)
+}
+
+/// Encode an offsets index chunk for `offsets`.
+///
+/// # Errors
+/// The chunk encoder's errors (more than [`MAX_NCHUNKS`] entries).
+pub fn encode_index(offsets: &[i64]) -> Result<Vec<u8>> {
+    if offsets.len() > MAX_NCHUNKS {
+        return Err(invalid_param("more than 268435455 chunks"));
+    }
+    let raw: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    crate::compress(&raw, &index_cparams())
+}
+
+/// The repeated-value index chunk C writes for `fill_special`: `n` copies
+/// of one special entry in a 40-byte chunk.
+///
+/// # Errors
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for `n` over [`MAX_NCHUNKS`].
+pub fn encode_repeated_index(entry: i64, n: usize) -> Result<Vec<u8>> {
+    if n > MAX_NCHUNKS {
+        return Err(invalid_param("more than 268435455 chunks"));
+    }
+    special_chunk(
+        &CParams::default().typesize(8),
+        n * 8,
+        SpecialValue::Value,
+        &entry.to_le_bytes(),
+    )
+}

@@ -1,0 +1,351 @@
+//! The write path: every change of chunks, index or trailer goes through
+//! `change_chunks` / `commit`, which write in the crash-safe order the module
+//! documentation of [`super`] describes.
+
+use std::fs::{self, File};
+use std::io::Write;
+
+use super::storage::{chunk_file, write_replace};
+use super::{Backend, SChunk, SFRAME_INDEX, Tail};
+use crate::SpecialValue;
+use crate::chunk::ChunkHeader;
+use crate::error::{Error, Result, corrupt, invalid_param};
+use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
+
+pub(super) fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
+    match offsets {
+        Offsets::Explicit(v) => frame::raw::encode_index(v),
+        Offsets::Repeated { value, len } => frame::raw::encode_repeated_index(*value, *len),
+    }
+}
+
+impl SChunk {
+    /// Write header fields that record the writer.
+    pub(super) fn stamp(&self, h: &mut FrameHeader) {
+        h.tcomp = i16::try_from(self.cparams.nthreads).unwrap_or(i16::MAX);
+        h.tdecomp = i16::try_from(self.dparams.nthreads).unwrap_or(i16::MAX);
+        h.has_vlmeta = !self.vlmetalayers.is_empty();
+    }
+
+    /// A change of the chunk list: `edit` gets the explicit offsets and a
+    /// `place` function that stores a chunk (or turns it into an index
+    /// code) and returns its entry; it returns the entries whose stored
+    /// bytes become garbage.
+    pub(super) fn change_chunks<F>(
+        &mut self,
+        new_cs: i32,
+        nbytes: i64,
+        vlblocks: bool,
+        edit: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(
+            &mut Vec<i64>,
+            &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
+        ) -> Result<Vec<i64>>,
+    {
+        self.check_index_editable()?;
+        let mut offs = self.offsets.to_vec();
+        let mut pending: Vec<Vec<u8>> = Vec::new();
+        // Placeholder entries for new stored chunks: -1 - k (never a valid
+        // entry: special codes are below -2^62), replaced once
+        // their location is known.
+        const TAG: i64 = -1;
+        let is_tag = |e: i64| e <= TAG && e > -(1 << 40);
+        let special_ok = new_cs > 0;
+        let frame_ts = self.header.typesize;
+        let garbage = {
+            let mut place = |bytes: &[u8], h: &ChunkHeader| -> Result<i64> {
+                if special_ok
+                    && let Some(
+                        k @ (SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit),
+                    ) = h.special()
+                    && (k != SpecialValue::Nan || i32::from(h.typesize) == frame_ts)
+                {
+                    return ChunkEntry::Special(k).to_raw();
+                }
+                pending.push(bytes.to_vec());
+                Ok(TAG - (pending.len() as i64 - 1))
+            };
+            edit(&mut offs, &mut place)?
+        };
+        // Chunk size turned variable: index codes cannot say their size any
+        // more, so those chunks are stored.
+        if new_cs <= 0 && self.header.chunksize > 0 {
+            let n = self.nchunks();
+            if n > 0
+                && self.expected_nbytes(n - 1) != Some(self.header.chunksize as usize)
+                && matches!(
+                    self.offsets.get(n - 1).map(ChunkEntry::from_raw),
+                    Some(Ok(ChunkEntry::Special(_)))
+                )
+            {
+                return Err(Error::Unsupported(
+                    "making the chunk size variable with a short special last chunk".into(),
+                ));
+            }
+            for e in offs.iter_mut() {
+                if *e < 0
+                    && !is_tag(*e)
+                    && let Ok(ChunkEntry::Special(kind)) = ChunkEntry::from_raw(*e)
+                {
+                    let size = self.header.chunksize as usize;
+                    let chunk = frame::materialize_special(&self.header, size, kind)?;
+                    pending.push(chunk);
+                    *e = TAG - (pending.len() as i64 - 1);
+                }
+            }
+        }
+        // Stored chunks that die with this change.
+        let mut dead = Vec::new();
+        for &g in &garbage {
+            if let Ok(ChunkEntry::Stored(loc)) = ChunkEntry::from_raw(g)
+                && !offs.contains(&g)
+                && !dead.iter().any(|&(l, _)| l == loc)
+            {
+                dead.push((loc, self.stored_len(loc).unwrap_or(0)));
+            }
+        }
+        // Turning variable: a reader then checks that the stored chunks'
+        // sizes add up to nbytes (chunks of a fixed-size frame are checked
+        // only when read), so check it here first and never write a frame
+        // that would not reopen.
+        if new_cs == 0 && self.header.chunksize != 0 && nbytes > 0 {
+            self.check_variable_sum(&offs, &pending, nbytes)?;
+        }
+        let mut h = self.header.clone();
+        h.chunksize = if offs.is_empty() && new_cs <= 0 && h.chunksize < 0 {
+            -1
+        } else {
+            new_cs
+        };
+        h.nbytes = nbytes;
+        let version = if h.chunksize == 0 || vlblocks { 3 } else { 2 };
+        let mut gf = (h.general_flags & 0x30) | version;
+        if h.chunksize == 0 {
+            gf |= frame::raw::GFLAG_VARIABLE_CHUNKS;
+        }
+        if vlblocks {
+            gf |= frame::raw::GFLAG_VLBLOCKS;
+        }
+        h.general_flags = gf;
+        self.commit(
+            h,
+            pending,
+            move |locs| {
+                for e in offs.iter_mut() {
+                    if is_tag(*e) {
+                        *e = locs[(TAG - *e) as usize];
+                    }
+                }
+                Ok(Some(Offsets::Explicit(offs)))
+            },
+            None,
+            dead,
+            Tail::Auto,
+        )?;
+        if let Backend::Dir(dir) = &self.backend {
+            let live: std::collections::HashSet<i64> = self.offsets.to_vec().into_iter().collect();
+            for &g in &garbage {
+                if g >= 0 && !live.contains(&g) {
+                    let _ = fs::remove_file(chunk_file(dir, g as u64));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An edit writes an explicit index of every entry: refuse it when that
+    /// index is over what a reader decodes ([`frame::decode_limit`]) — a
+    /// 40-byte repeated index may stand for 2^28 entries, which an edit would
+    /// expand to 2 GiB and write a frame that does not reopen.
+    pub(super) fn check_index_editable(&self) -> Result<()> {
+        let n = self.offsets.len().saturating_add(1);
+        let limit = frame::decode_limit(self.header.frame_len);
+        if n.saturating_mul(8) > limit {
+            return Err(Error::Unsupported(format!(
+                "an index of {n} entries is over the {limit}-byte decode limit: \
+                 this frame cannot be edited"
+            )));
+        }
+        Ok(())
+    }
+
+    /// For a frame becoming one of variable-size chunks: the chunks of
+    /// `offs` (existing entries, and tags `-1 - k` for `pending[k]`) must
+    /// hold `nbytes` bytes in all, as [`OpenOptions`] checks on open.
+    pub(super) fn check_variable_sum(
+        &mut self,
+        offs: &[i64],
+        pending: &[Vec<u8>],
+        nbytes: i64,
+    ) -> Result<()> {
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(());
+        };
+        let mut sum = 0u64;
+        for (i, &e) in offs.iter().enumerate() {
+            let nb = if e < 0 && e > -(1 << 40) {
+                let k = (-1 - e) as usize;
+                let c = pending
+                    .get(k)
+                    .ok_or_else(|| corrupt("pending chunk missing"))?;
+                ChunkHeader::parse(c)?.nbytes as u64
+            } else {
+                match ChunkEntry::from_raw(e)? {
+                    ChunkEntry::Special(_) => continue,
+                    ChunkEntry::Stored(loc) => {
+                        let (pos, _) = self.header.chunk_span(io.as_mut(), loc)?;
+                        let mut b = [0u8; 4];
+                        io.read_exact_at(pos + 4, &mut b)?;
+                        let nb = u64::from(u32::from_le_bytes(b));
+                        if nb > i32::MAX as u64 {
+                            return Err(corrupt(format!("chunk {i} has a corrupt header")));
+                        }
+                        nb
+                    }
+                }
+            };
+            sum += nb;
+        }
+        if sum != nbytes as u64 {
+            return Err(corrupt(format!(
+                "the frame's chunks hold {sum} bytes, not the {nbytes} its header implies: \
+                 a corrupt chunk cannot go into a frame of variable-size chunks"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Store `new_chunks`, then the index `make(locations)` (or the current
+    /// one), then the trailer (of `vlmeta`, or the current vlmetalayers),
+    /// then the header `h` (with sizes filled in). The state changes only
+    /// when everything was written.
+    pub(super) fn commit<F>(
+        &mut self,
+        mut h: FrameHeader,
+        new_chunks: Vec<Vec<u8>>,
+        make: F,
+        vlmeta: Option<Vec<VlMetalayer>>,
+        dead: Vec<(u64, u64)>,
+        tail: Tail,
+    ) -> Result<()>
+    where
+        F: FnOnce(&[i64]) -> Result<Option<Offsets>>,
+    {
+        let fsync = self.fsync;
+        let freed: u64 = dead.iter().map(|&(_, l)| l).sum();
+        let sizes: Vec<u64> = new_chunks.iter().map(|c| c.len() as u64).collect();
+        let mut alloc = None;
+        let new_live: u64 = new_chunks.iter().map(|c| c.len() as u64).sum();
+        let live = (self.live_cbytes + new_live).saturating_sub(freed);
+        let vl = vlmeta.unwrap_or_else(|| self.vlmetalayers.clone());
+        h.tcomp = i16::try_from(self.cparams.nthreads).unwrap_or(i16::MAX);
+        h.tdecomp = i16::try_from(self.dparams.nthreads).unwrap_or(i16::MAX);
+        h.has_vlmeta = !vl.is_empty();
+        let trailer = frame::raw::encode_trailer(&vl)?;
+        let offsets;
+        match &mut self.backend {
+            Backend::Frame { io, .. } => {
+                let hl = u64::from(h.header_len);
+                let persistent = io.is_persistent();
+                let old_cbytes = self.header.cbytes as u64;
+                let old_end = self.header.frame_len - hl;
+                // Where new bytes go, relative to header_len: in memory over
+                // the old index (as C-Blosc2 does); on storage that must
+                // survive a crash only where the old frame has no live byte
+                // (see the module docs).
+                let mut sect = old_cbytes;
+                let mut locs = Vec::with_capacity(new_chunks.len());
+                if persistent {
+                    let a = self.space.place(&sizes, old_cbytes, old_end);
+                    for (c, &loc) in new_chunks.iter().zip(&a.locs) {
+                        io.write_all_at(hl + loc, c)?;
+                        locs.push(loc as i64);
+                    }
+                    alloc = Some(a);
+                } else {
+                    for c in &new_chunks {
+                        io.write_all_at(hl + sect, c)?;
+                        locs.push(sect as i64);
+                        sect += c.len() as u64;
+                    }
+                }
+                offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
+                let index = if h.nbytes > 0 && !offsets.is_empty() {
+                    encode_offsets(&offsets)?
+                } else {
+                    Vec::new()
+                };
+                if let Some(a) = &alloc {
+                    let tail_len = (index.len() + trailer.len()) as u64;
+                    sect = match tail {
+                        Tail::Auto => a.tail(tail_len, None, old_cbytes, old_end),
+                        Tail::Trim => a.tail(tail_len, Some(0), old_cbytes, old_end),
+                        Tail::At(p) => p,
+                    };
+                }
+                io.write_all_at(hl + sect, &index)?;
+                let tpos = hl + sect + index.len() as u64;
+                io.write_all_at(tpos, &trailer)?;
+                let flen = tpos + trailer.len() as u64;
+                if persistent && fsync {
+                    io.sync()?;
+                }
+                h.cbytes = i64::try_from(sect).map_err(|_| invalid_param("frame too large"))?;
+                h.frame_len = flen;
+                let old = self.header.encode_fixed();
+                let new = h.encode_fixed();
+                // The commit point: one write of the changed header bytes.
+                if let Some(a) = (0..old.len()).find(|&k| old[k] != new[k]) {
+                    let b = (0..old.len()).rfind(|&k| old[k] != new[k]).unwrap_or(a);
+                    io.write_all_at(a as u64, &new[a..=b])?;
+                }
+                if persistent && fsync {
+                    io.sync()?;
+                }
+                io.set_len(flen)?;
+            }
+            Backend::Dir(dir) => {
+                let dir = dir.clone();
+                let next = match &self.offsets {
+                    Offsets::Explicit(v) => v.iter().copied().filter(|&o| o >= 0).max(),
+                    Offsets::Repeated { value, .. } => Some(*value).filter(|&v| v >= 0),
+                }
+                .map_or(0, |m| m + 1);
+                let mut locs = Vec::with_capacity(new_chunks.len());
+                for (k, c) in new_chunks.iter().enumerate() {
+                    let id = next + k as i64;
+                    if id > i64::from(u32::MAX) {
+                        return Err(invalid_param("chunk ids exhausted"));
+                    }
+                    let mut f = File::create(chunk_file(&dir, id as u64))?;
+                    f.write_all(c)?;
+                    if fsync {
+                        f.sync_all()?;
+                    }
+                    locs.push(id);
+                }
+                offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
+                h.cbytes = live as i64;
+                let mut bytes = frame::raw::encode_header(&mut h, &self.metalayers)?;
+                if h.nbytes > 0 && !offsets.is_empty() {
+                    bytes.extend_from_slice(&encode_offsets(&offsets)?);
+                }
+                bytes.extend_from_slice(&trailer);
+                h.frame_len = bytes.len() as u64;
+                bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+                write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync)?;
+            }
+        }
+        self.header = h;
+        self.offsets = offsets;
+        self.vlmetalayers = vl;
+        self.live_cbytes = live;
+        if let Some(a) = alloc {
+            let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
+            self.space.commit(a, &sizes, &dead);
+        }
+        Ok(())
+    }
+}

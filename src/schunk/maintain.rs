@@ -1,0 +1,212 @@
+//! Dead space of file-backed frames: how much there is, and `trim` /
+//! `compact` to drop it (both crash-safe).
+
+use super::commit::encode_offsets;
+use super::space::Space;
+use super::{Backend, SChunk, Tail};
+use crate::error::Result;
+use crate::frame::{self, ChunkEntry, Offsets};
+
+impl SChunk {
+    /// Bytes of the frame no reader needs: dead chunk bytes, old indexes
+    /// and the free reserve before the index (0 for directory frames).
+    pub fn dead_bytes(&self) -> u64 {
+        match &self.backend {
+            Backend::Frame { .. } => {
+                // The chunks section less its live chunks. Saturating: the
+                // header's cbytes lies inside the frame (checked on open),
+                // but index entries may share a chunk, so the live sum can
+                // exceed the section.
+                let body = self
+                    .header
+                    .frame_len
+                    .saturating_sub(u64::from(self.header.header_len));
+                let section = (self.header.cbytes.max(0) as u64).min(body);
+                section.saturating_sub(self.live_cbytes)
+            }
+            Backend::Dir(_) => 0,
+        }
+    }
+
+    /// The part of [`SChunk::dead_bytes`] in holes between live chunks of
+    /// a file-backed frame (later chunks fill them when they fit; the rest
+    /// is the gap before the index).
+    pub fn hole_bytes(&self) -> u64 {
+        if self.is_persistent_frame() {
+            self.space.hole_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Drop the free space between the last chunk and the index of a
+    /// file-backed frame (the reserve kept for the next chunk and dead old
+    /// indexes): the frame then ends right after its last chunk's index
+    /// and trailer. Holes between chunks stay (see [`SChunk::compact`]).
+    /// Crash-safe like every change; writes the index and trailer once or
+    /// twice. Nothing to do for memory and directory frames.
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
+    pub fn trim(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if !self.is_persistent_frame() {
+            return Ok(());
+        }
+        // When the gap cannot hold the new index, the first pass moves it
+        // past the old one, which makes the gap large enough for the second.
+        for _ in 0..2 {
+            if self.header.cbytes as u64 == self.space.live_end() {
+                break;
+            }
+            self.commit(
+                self.header.clone(),
+                Vec::new(),
+                |_| Ok(None),
+                None,
+                Vec::new(),
+                Tail::Trim,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Remove every dead byte: the chunks are rewritten back to back in
+    /// index order, then the index and trailer, so the frame is as compact
+    /// as one C-Blosc2 writes. A file-backed frame is rewritten in two
+    /// crash-safe steps (all live chunks copied after the frame's end and
+    /// committed, then copied to the start of the chunks section and
+    /// committed, then the file is cut), so it briefly needs room for a
+    /// second copy of its chunks; when there are no holes between chunks
+    /// this is [`SChunk::trim`]. Nothing to do for directory frames.
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
+    pub fn compact(&mut self) -> Result<()> {
+        self.check_writable()?;
+        let persistent = self.is_persistent_frame();
+        let Backend::Frame { .. } = &self.backend else {
+            return Ok(());
+        };
+        if persistent && self.space.hole_bytes() == 0 {
+            return self.trim();
+        }
+        // The final layout: distinct stored chunks in index order.
+        self.check_index_editable()?;
+        let entries = self.offsets.to_vec();
+        let mut place: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        let mut order = Vec::new();
+        let mut total = 0u64;
+        for &e in &entries {
+            if let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(e)?
+                && !place.contains_key(&loc)
+            {
+                let len = self.stored_len(loc)?;
+                place.insert(loc, total);
+                order.push((loc, len));
+                total += len;
+            }
+        }
+        let remap = |offsets: &Offsets, shift: u64| -> Offsets {
+            let map = |e: i64| match ChunkEntry::from_raw(e) {
+                Ok(ChunkEntry::Stored(loc)) => (place[&loc] + shift) as i64,
+                _ => e,
+            };
+            match offsets {
+                Offsets::Explicit(v) => Offsets::Explicit(v.iter().map(|&e| map(e)).collect()),
+                Offsets::Repeated { value, len } => Offsets::Repeated {
+                    value: map(*value),
+                    len: *len,
+                },
+            }
+        };
+        let fin = remap(&self.offsets, 0);
+        let hl = u64::from(self.header.header_len);
+        if !persistent {
+            let mut h = self.header.clone();
+            h.cbytes = total as i64;
+            self.stamp(&mut h);
+            let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
+            let Backend::Frame { io, .. } = &mut self.backend else {
+                return Ok(());
+            };
+            for &(loc, len) in &order {
+                let start = out.len();
+                out.resize(start + len as usize, 0);
+                io.read_exact_at(hl + loc, &mut out[start..])?;
+            }
+            if h.nbytes > 0 && !fin.is_empty() {
+                out.extend_from_slice(&encode_offsets(&fin)?);
+            }
+            out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
+            h.frame_len = out.len() as u64;
+            out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+            io.write_all_at(0, &out)?;
+            io.set_len(h.frame_len)?;
+            self.header = h;
+            self.offsets = fin;
+            return Ok(());
+        }
+        let index_len = if self.header.nbytes > 0 && !fin.is_empty() {
+            encode_offsets(&fin)?.len() as u64
+        } else {
+            0
+        };
+        let tail_len = index_len + frame::raw::encode_trailer(&self.vlmetalayers)?.len() as u64;
+        // Step 1: a copy after the frame's end, far enough for step 2's
+        // chunks, index and trailer to fit before it.
+        let old_end = self.header.frame_len - hl;
+        let start = old_end.max(total + tail_len);
+        self.copy_chunks(&order, |loc| hl + start + place[&loc], |loc| hl + loc)?;
+        let step1 = remap(&self.offsets, start);
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            move |_| Ok(Some(step1)),
+            None,
+            Vec::new(),
+            Tail::At(start + total),
+        )?;
+        self.space = Space::build(order.iter().map(|&(loc, len)| (start + place[&loc], len)));
+        // Step 2: back to the start of the chunks section.
+        self.copy_chunks(
+            &order,
+            |loc| hl + place[&loc],
+            |loc| hl + start + place[&loc],
+        )?;
+        self.commit(
+            self.header.clone(),
+            Vec::new(),
+            move |_| Ok(Some(fin)),
+            None,
+            Vec::new(),
+            Tail::At(total),
+        )?;
+        self.space = Space::build(order.iter().map(|&(loc, len)| (place[&loc], len)));
+        Ok(())
+    }
+
+    /// Copy each chunk `(loc, len)` of `order` from `from(loc)` to `to(loc)`
+    /// (storage positions).
+    pub(super) fn copy_chunks(
+        &mut self,
+        order: &[(u64, u64)],
+        to: impl Fn(u64) -> u64,
+        from: impl Fn(u64) -> u64,
+    ) -> Result<()> {
+        let fsync = self.fsync;
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(());
+        };
+        let mut buf = Vec::new();
+        for &(loc, len) in order {
+            buf.resize(len as usize, 0);
+            io.read_exact_at(from(loc), &mut buf)?;
+            io.write_all_at(to(loc), &buf)?;
+        }
+        if fsync {
+            io.sync()?;
+        }
+        Ok(())
+    }
+}

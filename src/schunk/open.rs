@@ -1,0 +1,255 @@
+//! Opening existing super-chunks: [`OpenOptions`] and the `SChunk`
+//! constructors (`builder`, `new`, `open`, `open_offset`, `from_cframe`).
+
+use std::fs::{self, File, OpenOptions as FsOpenOptions};
+use std::path::Path;
+
+use super::space::Space;
+use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
+use crate::error::{Result, invalid_param};
+use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
+use crate::params::{CParams, DParams};
+use crate::{Compressor, Decompressor};
+
+/// How to open an existing super-chunk.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    offset: u64,
+    nthreads_comp: Option<usize>,
+    nthreads_decomp: Option<usize>,
+    read_only: bool,
+    discard_trailing: bool,
+    no_fsync: bool,
+}
+
+impl OpenOptions {
+    /// Default options: offset 0, thread counts from the frame's
+    /// `tcomp`/`tdecomp`, writable, `fsync` on.
+    pub fn new() -> Self {
+        OpenOptions::default()
+    }
+    /// The frame starts at this byte of the file.
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = offset;
+        self
+    }
+    /// Compress with this many threads instead of the frame's `tcomp`.
+    pub fn nthreads_comp(mut self, n: usize) -> Self {
+        self.nthreads_comp = Some(n);
+        self
+    }
+    /// Decompress with this many threads instead of the frame's `tdecomp`.
+    pub fn nthreads_decomp(mut self, n: usize) -> Self {
+        self.nthreads_decomp = Some(n);
+        self
+    }
+    /// Open the file read-only; every change fails.
+    pub fn read_only(mut self, on: bool) -> Self {
+        self.read_only = on;
+        self
+    }
+    /// Treat bytes after the frame in its file as free space (a change then
+    /// overwrites and truncates them). Off by default: such a frame cannot
+    /// be changed, so nothing after it is lost.
+    pub fn discard_trailing(mut self, on: bool) -> Self {
+        self.discard_trailing = on;
+        self
+    }
+    /// `fsync` at each change (default on).
+    pub fn fsync(mut self, on: bool) -> Self {
+        self.no_fsync = !on;
+        self
+    }
+
+    /// Open a file (cframe) or directory (sframe).
+    ///
+    /// # Errors
+    /// I/O errors and every frame check of [`Frame::read`].
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<SChunk> {
+        let path = path.as_ref();
+        if fs::metadata(path)?.is_dir() {
+            let index = fs::read(path.join(SFRAME_INDEX))?;
+            let f = Frame::read(&mut frame::io::SliceIo(&index), Some(FrameKind::Sparse))?;
+            let trailing = index.len() as u64 - f.header.frame_len;
+            let mut sc = self.assemble(Backend::Dir(path.to_path_buf()), f)?;
+            if trailing != 0 {
+                sc.writable = Err(format!("{trailing} stray bytes after {SFRAME_INDEX}"));
+            }
+            if self.read_only && sc.writable.is_ok() {
+                sc.writable = Err("opened read-only".into());
+            }
+            sc.live_cbytes = sc.scan_live_cbytes()?;
+            return Ok(sc);
+        }
+        let file = if self.read_only {
+            File::open(path)?
+        } else {
+            match FsOpenOptions::new().read(true).write(true).open(path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path)?,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let mut io = FileIo::new(file, self.offset);
+        let f = Frame::read(&mut io, Some(FrameKind::Contiguous))?;
+        let after = io.storage_len()? - f.header.frame_len;
+        let storage = Storage::File {
+            path: path.to_path_buf(),
+            offset: self.offset,
+        };
+        let mut sc = self.assemble(
+            Backend::Frame {
+                io: Box::new(io),
+                storage,
+            },
+            f,
+        )?;
+        if after != 0 && !self.discard_trailing && sc.writable.is_ok() {
+            sc.writable = Err(format!(
+                "{after} bytes follow the frame in its file; changes would overwrite them \
+                 (OpenOptions::discard_trailing allows it)"
+            ));
+        }
+        if self.read_only && sc.writable.is_ok() {
+            sc.writable = Err("opened read-only".into());
+        }
+        sc.live_cbytes = sc.scan_live_cbytes()?;
+        Ok(sc)
+    }
+
+    /// Adopt a cframe held in memory (no copy). Its length must be the
+    /// frame's `frame_len`.
+    ///
+    /// # Errors
+    /// Every frame check of [`Frame::parse`].
+    pub fn from_cframe(&self, bytes: Vec<u8>) -> Result<SChunk> {
+        let f = Frame::parse(&bytes)?;
+        // A sparse frame's index names chunk files, not offsets into these
+        // bytes: held as a contiguous frame, reads and edits would go wrong.
+        if f.header.kind != FrameKind::Contiguous {
+            return Err(crate::error::invalid_header(
+                "a sparse frame's index (open its directory), not a contiguous frame",
+            ));
+        }
+        let mut sc = self.assemble(
+            Backend::Frame {
+                io: Box::new(bytes),
+                storage: Storage::Memory,
+            },
+            f,
+        )?;
+        if self.read_only && sc.writable.is_ok() {
+            sc.writable = Err("opened read-only".into());
+        }
+        sc.live_cbytes = sc.scan_live_cbytes()?;
+        Ok(sc)
+    }
+
+    /// Open a cframe behind a caller-supplied [`FrameIo`] (bytes after the
+    /// frame are left alone unless [`OpenOptions::discard_trailing`]).
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`].
+    pub fn open_io(&self, mut io: Box<dyn FrameIo>) -> Result<SChunk> {
+        let f = Frame::read(io.as_mut(), Some(FrameKind::Contiguous))?;
+        let after = io.storage_len()? - f.header.frame_len;
+        let mut sc = self.assemble(
+            Backend::Frame {
+                io,
+                storage: Storage::Custom,
+            },
+            f,
+        )?;
+        if after != 0 && !self.discard_trailing && sc.writable.is_ok() {
+            sc.writable = Err(format!("{after} bytes follow the frame"));
+        }
+        if self.read_only && sc.writable.is_ok() {
+            sc.writable = Err("opened read-only".into());
+        }
+        sc.live_cbytes = sc.scan_live_cbytes()?;
+        Ok(sc)
+    }
+
+    fn assemble(&self, backend: Backend, f: Frame) -> Result<SChunk> {
+        let mut cparams = f.header.cparams();
+        // The thread counts the frame records (`tcomp`, `tdecomp`) are
+        // reported as they are (and written back unchanged), but the
+        // threads actually started are capped to the machine's.
+        let mut run_c = crate::parallel::cap_header_threads(cparams.nthreads);
+        if let Some(n) = self.nthreads_comp {
+            cparams.nthreads = n;
+            run_c = n;
+        }
+        let mut dparams =
+            DParams::default().nthreads(usize::try_from(f.header.tdecomp).unwrap_or(1).max(1));
+        let mut run_d = crate::parallel::cap_header_threads(dparams.nthreads);
+        if let Some(n) = self.nthreads_decomp {
+            dparams.nthreads = n;
+            run_d = n;
+        }
+        if cparams.nthreads == 0 || dparams.nthreads == 0 {
+            return Err(invalid_param("nthreads must be at least 1"));
+        }
+        let writable = if f.header.edition == Edition::First {
+            Err("first-edition (0x9d) frames are read-only".to_string())
+        } else {
+            Ok(())
+        };
+        Ok(SChunk {
+            backend,
+            compressor: Compressor::new(cparams.clone().nthreads(run_c)),
+            decompressor: Decompressor::new(dparams.clone().nthreads(run_d)),
+            cparams,
+            dparams,
+            header: f.header,
+            metalayers: f.metalayers,
+            vlmetalayers: f.vlmetalayers,
+            offsets: f.offsets,
+            live_cbytes: 0,
+            space: Space::default(),
+            fsync: !self.no_fsync,
+            writable,
+        })
+    }
+}
+
+impl SChunk {
+    /// A builder for a new super-chunk.
+    pub fn builder() -> SChunkBuilder {
+        SChunkBuilder::default()
+    }
+
+    /// An empty in-memory super-chunk compressing with `cparams`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for bad parameters.
+    pub fn new(cparams: CParams) -> Result<SChunk> {
+        SChunk::builder().cparams(cparams).build_memory()
+    }
+
+    /// Open a file (cframe at offset 0) or a directory (sframe) with the
+    /// default [`OpenOptions`].
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<SChunk> {
+        OpenOptions::new().open(path)
+    }
+
+    /// Open the cframe that starts at byte `offset` of a file.
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`].
+    pub fn open_offset(path: impl AsRef<Path>, offset: u64) -> Result<SChunk> {
+        OpenOptions::new().offset(offset).open(path)
+    }
+
+    /// Adopt a cframe in memory without copying it (C's `copy = false`;
+    /// for `copy = true` pass `bytes.to_vec()`).
+    ///
+    /// # Errors
+    /// As [`OpenOptions::from_cframe`].
+    pub fn from_cframe(bytes: Vec<u8>) -> Result<SChunk> {
+        OpenOptions::new().from_cframe(bytes)
+    }
+}

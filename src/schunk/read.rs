@@ -1,0 +1,270 @@
+//! Reading: properties, chunks (compressed or decompressed), slices.
+
+use std::borrow::Cow;
+
+use super::storage::load_chunk;
+use super::{ChunkInfo, SChunk};
+use crate::chunk::ChunkHeader;
+use crate::error::{Error, Result, corrupt, invalid_param};
+use crate::frame::{self, ChunkEntry, FrameHeader};
+use crate::params::{CParams, DParams};
+use crate::{Compressor, Decompressor, SpecialValue};
+
+impl SChunk {
+    /// The frame header as last written (for listings).
+    pub fn frame_header(&self) -> &FrameHeader {
+        &self.header
+    }
+
+    /// The compression parameters in use.
+    pub fn cparams(&self) -> &CParams {
+        &self.cparams
+    }
+
+    /// The decompression parameters in use.
+    pub fn dparams(&self) -> &DParams {
+        &self.dparams
+    }
+
+    /// Use other compression parameters from now on (their `nthreads` is
+    /// written as `tcomp` at the next change).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for bad parameters.
+    pub fn set_cparams(&mut self, p: CParams) -> Result<()> {
+        p.validate()?;
+        self.compressor = Compressor::new(p.clone());
+        self.cparams = p;
+        Ok(())
+    }
+
+    /// Use other decompression parameters from now on.
+    pub fn set_dparams(&mut self, p: DParams) {
+        self.decompressor = Decompressor::new(p.clone());
+        self.dparams = p;
+    }
+
+    /// Number of chunks.
+    pub fn nchunks(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// Uncompressed bytes of all chunks.
+    pub fn nbytes(&self) -> u64 {
+        self.header.nbytes as u64
+    }
+
+    /// Stored bytes of all chunks (special chunks the index records count 0;
+    /// dead bytes of a frame are not counted).
+    pub fn cbytes(&self) -> u64 {
+        self.live_cbytes
+    }
+
+    /// `nbytes / cbytes` (0 when empty; infinite ratios as `f64::INFINITY`).
+    pub fn cratio(&self) -> f64 {
+        if self.nbytes() == 0 {
+            0.0
+        } else {
+            self.nbytes() as f64 / self.cbytes() as f64
+        }
+    }
+
+    /// The size of every chunk but the last; `None` when variable or not
+    /// set yet.
+    pub fn chunksize(&self) -> Option<usize> {
+        usize::try_from(self.header.chunksize)
+            .ok()
+            .filter(|&c| c > 0)
+    }
+
+    /// The requested block size (0 = automatic).
+    pub fn blocksize(&self) -> usize {
+        usize::try_from(self.header.blocksize).unwrap_or(0)
+    }
+
+    /// The item size.
+    pub fn typesize(&self) -> usize {
+        usize::try_from(self.header.typesize).unwrap_or(1)
+    }
+
+    /// Whether changes are allowed, and why not.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] saying why the super-chunk is read-only.
+    pub fn check_writable(&self) -> Result<()> {
+        self.writable.clone().map_err(Error::Unsupported)
+    }
+
+    pub(super) fn entry(&self, i: usize) -> Result<ChunkEntry> {
+        self.offsets.entry(i)
+    }
+
+    pub(super) fn expected_nbytes(&self, i: usize) -> Option<usize> {
+        frame::expected_nbytes(self.header.nbytes, self.header.chunksize, self.nchunks(), i)
+    }
+
+    /// The compressed chunk `i`: borrowed from an in-memory frame, read
+    /// from disk (only its bytes) otherwise; special index entries are
+    /// materialised as header-only chunks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for `i` out of range; corrupt-frame errors.
+    pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)
+    }
+
+    /// Uncompressed size of chunk `i`.
+    ///
+    /// # Errors
+    /// As [`SChunk::get_chunk`].
+    pub fn chunk_nbytes(&mut self, i: usize) -> Result<usize> {
+        if let Some(n) = self.expected_nbytes(i) {
+            return Ok(n);
+        }
+        let c = self.get_chunk(i)?;
+        Ok(ChunkHeader::parse(&c)?.nbytes)
+    }
+
+    /// What chunk `i` is (sizes, special kind, location).
+    ///
+    /// # Errors
+    /// As [`SChunk::get_chunk`].
+    pub fn chunk_info(&mut self, i: usize) -> Result<ChunkInfo> {
+        let entry = self.entry(i)?;
+        let c = self.get_chunk(i)?;
+        let h = ChunkHeader::parse(&c)?;
+        Ok(match entry {
+            ChunkEntry::Special(k) => ChunkInfo {
+                nbytes: h.nbytes,
+                cbytes: 0,
+                special: Some(k),
+                location: None,
+            },
+            ChunkEntry::Stored(loc) => ChunkInfo {
+                nbytes: h.nbytes,
+                cbytes: h.cbytes,
+                special: h.special(),
+                location: Some(loc),
+            },
+        })
+    }
+
+    /// Decompress chunk `i` into `dst` (at least its size); returns the
+    /// bytes written. The `_into` form of [`SChunk::decompress_chunk_vec`],
+    /// as [`crate::decompress_into`] is of [`crate::decompress`].
+    ///
+    /// # Errors
+    /// As [`SChunk::get_chunk`], plus [`Error::DstTooSmall`].
+    pub fn decompress_chunk_into(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        // Borrowed from an in-memory frame while the decompressor runs: no
+        // copy of the compressed chunk.
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        let n = self.decompressor.decompress_into(&chunk, dst)?;
+        let h = ChunkHeader::parse(&chunk)?;
+        if n != h.nbytes {
+            return Err(corrupt(format!(
+                "chunk {i} decompressed to {n} of {} bytes",
+                h.nbytes
+            )));
+        }
+        Ok(n)
+    }
+
+    /// The same as [`SChunk::decompress_chunk_into`] (its first name).
+    ///
+    /// # Errors
+    /// As [`SChunk::decompress_chunk_into`].
+    pub fn decompress_chunk(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
+        self.decompress_chunk_into(i, dst)
+    }
+
+    /// Chunk `i` decompressed into a new buffer.
+    ///
+    /// # Errors
+    /// As [`SChunk::decompress_chunk_into`].
+    pub fn decompress_chunk_vec(&mut self, i: usize) -> Result<Vec<u8>> {
+        let chunk = self.get_chunk(i)?.into_owned();
+        self.decompressor.decompress(&chunk)
+    }
+
+    /// The chunk to start a scan for byte `start` at, and its position.
+    pub(super) fn first_chunk_at(&self, start: u64) -> (usize, u64) {
+        match self.chunksize() {
+            Some(cs) if self.nchunks() > 0 => {
+                let i = ((start / cs as u64) as usize).min(self.nchunks() - 1);
+                (i, i as u64 * cs as u64)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// Bytes `[start, stop)` of the flat uncompressed content.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for a range outside `0..nbytes`.
+    pub fn get_slice(&mut self, start: u64, stop: u64) -> Result<Vec<u8>> {
+        if start > stop || stop > self.nbytes() {
+            return Err(invalid_param(format!(
+                "slice {start}..{stop} outside 0..{}",
+                self.nbytes()
+            )));
+        }
+        // The range is checked against the header's nbytes only: the
+        // buffer grows as chunks actually decode, never sized by a header,
+        // and a failed allocation is an error, not an abort.
+        let len = stop - start;
+        if let Some(limit) = self.dparams.max_output
+            && len > limit as u64
+        {
+            return Err(invalid_param(format!(
+                "slice of {len} bytes is over the output limit of {limit}"
+            )));
+        }
+        let grow = |out: &mut Vec<u8>, n: u64| -> Result<()> {
+            usize::try_from(n)
+                .ok()
+                .and_then(|n| out.try_reserve(n).ok())
+                .ok_or_else(|| invalid_param(format!("slice of {len} bytes: out of memory")))
+        };
+        let mut out = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.min(1 << 20)));
+        let (first, mut pos) = self.first_chunk_at(start);
+        for i in first..self.nchunks() {
+            if pos >= stop {
+                break;
+            }
+            let n = self.chunk_nbytes(i)? as u64;
+            if pos + n > start {
+                let a = start.max(pos) - pos;
+                let b = stop.min(pos + n) - pos;
+                if let ChunkEntry::Special(kind) = self.entry(i)? {
+                    // An index code: the pattern, without materialising the
+                    // whole chunk (a header may declare 2 GiB chunks).
+                    let ts = match kind {
+                        SpecialValue::Nan => usize::try_from(self.header.typesize).unwrap_or(1),
+                        _ => 1,
+                    };
+                    let one = frame::materialize_special(&self.header, ts, kind)?;
+                    let item = self.decompressor.decompress(&one)?;
+                    grow(&mut out, b - a)?;
+                    out.extend((a..b).map(|k| item[(k % ts as u64) as usize]));
+                    pos += n;
+                    continue;
+                }
+                let data = self.decompress_chunk_vec(i)?;
+                if data.len() as u64 != n {
+                    return Err(corrupt(format!("chunk {i} has the wrong size")));
+                }
+                grow(&mut out, b - a)?;
+                out.extend_from_slice(&data[a as usize..b as usize]);
+            }
+            pos += n;
+        }
+        Ok(out)
+    }
+}

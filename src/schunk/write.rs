@@ -1,0 +1,317 @@
+//! Chunk changes: append, insert, update, delete, reorder, special fills
+//! and slice writes; each is one commit.
+
+use super::{Fill, SChunk, Tail};
+use crate::chunk::ChunkHeader;
+use crate::error::{Result, invalid_param};
+use crate::frame::{self, ChunkEntry, Offsets};
+use crate::{SpecialValue, special_chunk};
+
+impl SChunk {
+    /// Compress `src` with the super-chunk's parameters and append it.
+    /// Returns the new number of chunks.
+    ///
+    /// # Errors
+    /// Compression errors and those of [`SChunk::append_chunk`].
+    pub fn append_buffer(&mut self, src: &[u8]) -> Result<usize> {
+        self.check_writable()?;
+        let chunk = self.compressor.compress(src)?;
+        self.append_chunk(&chunk)
+    }
+
+    /// Append a compressed chunk (copied). Zeros, NaN and uninit chunks
+    /// become index codes when the chunk size is fixed. Returns the new
+    /// number of chunks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a malformed or empty chunk, or one that
+    /// mixes VL-block and regular chunks.
+    pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<usize> {
+        let n = self.nchunks();
+        self.insert_chunk(n, chunk)?;
+        Ok(self.nchunks())
+    }
+
+    pub(super) fn check_new_chunk(&self, chunk: &[u8]) -> Result<ChunkHeader> {
+        let h = ChunkHeader::parse(chunk)?;
+        if h.cbytes != chunk.len() {
+            return Err(invalid_param(format!(
+                "chunk declares {} bytes but {} were given",
+                h.cbytes,
+                chunk.len()
+            )));
+        }
+        if h.is_lazy() {
+            return Err(invalid_param("lazy chunks cannot be stored"));
+        }
+        if h.nbytes == 0 {
+            return Err(invalid_param("empty chunks cannot be stored in a frame"));
+        }
+        if !h.is_extended() {
+            return Err(invalid_param("frames hold Blosc2 chunks (32-byte header)"));
+        }
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
+        if self.nchunks() > 0 && vl != h.is_vlblocks() {
+            return Err(invalid_param("cannot mix VL-block and regular chunks"));
+        }
+        Ok(h)
+    }
+
+    /// Insert a compressed chunk at position `i` (0..=nchunks).
+    ///
+    /// # Errors
+    /// As [`SChunk::append_chunk`], plus `i` out of range.
+    pub fn insert_chunk(&mut self, i: usize, chunk: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let n = self.nchunks();
+        if i > n {
+            return Err(invalid_param(format!("insert at {i} of {n} chunks")));
+        }
+        let ch = self.check_new_chunk(chunk)?;
+        let cs = self.header.chunksize;
+        let last_short = n > 0 && cs > 0 && self.expected_nbytes(n - 1) != Some(cs as usize);
+        let new_cs = if n == 0 && cs <= 0 && self.header.chunksize != 0 || n == 0 && cs == -1 {
+            if ch.is_vlblocks() {
+                0
+            } else {
+                i32::try_from(ch.nbytes).unwrap_or(0)
+            }
+        } else if cs > 0 {
+            let nb = ch.nbytes as u64;
+            if ch.is_vlblocks()
+                || nb > cs as u64
+                || (i == n && last_short)
+                || (i < n && nb != cs as u64)
+            {
+                0
+            } else {
+                cs
+            }
+        } else {
+            0
+        };
+        let nbytes = self
+            .header
+            .nbytes
+            .checked_add(ch.nbytes as i64)
+            .ok_or_else(|| invalid_param("nbytes overflows"))?;
+        self.change_chunks(new_cs, nbytes, ch.is_vlblocks(), |offs, place| {
+            let e = place(chunk, &ch)?;
+            offs.insert(i, e);
+            Ok(Vec::new())
+        })
+    }
+
+    /// Replace chunk `i`.
+    ///
+    /// # Errors
+    /// As [`SChunk::append_chunk`], plus `i` out of range.
+    pub fn update_chunk(&mut self, i: usize, chunk: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let n = self.nchunks();
+        if i >= n {
+            return Err(invalid_param(format!("update of chunk {i} of {n}")));
+        }
+        let ch = self.check_new_chunk(chunk)?;
+        let old_n = self.chunk_nbytes(i)?;
+        let cs = self.header.chunksize;
+        let new_cs = if cs > 0 {
+            let nb = ch.nbytes as u64;
+            if ch.is_vlblocks() || nb > cs as u64 || (i + 1 < n && nb != cs as u64) {
+                0
+            } else {
+                cs
+            }
+        } else {
+            0
+        };
+        let nbytes = self.header.nbytes - old_n as i64 + ch.nbytes as i64;
+        let old = self.offsets.get(i).unwrap_or(0);
+        self.change_chunks(new_cs, nbytes, ch.is_vlblocks(), |offs, place| {
+            let e = place(chunk, &ch)?;
+            offs[i] = e;
+            Ok(vec![old])
+        })
+    }
+
+    /// Delete chunk `i`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for `i` out of range.
+    pub fn delete_chunk(&mut self, i: usize) -> Result<()> {
+        self.check_writable()?;
+        let n = self.nchunks();
+        if i >= n {
+            return Err(invalid_param(format!("delete of chunk {i} of {n}")));
+        }
+        let old_n = self.chunk_nbytes(i)?;
+        let cs = self.header.chunksize;
+        let last_short = cs > 0 && self.expected_nbytes(n - 1) != Some(cs as usize);
+        let new_cs = if cs > 0 && last_short && i + 1 < n {
+            0
+        } else {
+            cs
+        };
+        let nbytes = self.header.nbytes - old_n as i64;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && n > 1;
+        let old = self.offsets.get(i).unwrap_or(0);
+        self.change_chunks(new_cs, nbytes, vl, |offs, _| {
+            offs.remove(i);
+            Ok(vec![old])
+        })
+    }
+
+    /// Reorder: chunk `i` becomes the old chunk `order[i]`. `order` must be
+    /// a permutation of `0..nchunks`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) when it is not.
+    pub fn reorder_chunks(&mut self, order: &[usize]) -> Result<()> {
+        self.check_writable()?;
+        let n = self.nchunks();
+        if order.len() != n {
+            return Err(invalid_param("order must list every chunk once"));
+        }
+        let mut seen = vec![false; n];
+        for &o in order {
+            if o >= n || std::mem::replace(&mut seen[o], true) {
+                return Err(invalid_param("order is not a permutation"));
+            }
+        }
+        let cs = self.header.chunksize;
+        let last_short = n > 0 && cs > 0 && self.expected_nbytes(n - 1) != Some(cs as usize);
+        let new_cs = if last_short && order[n - 1] != n - 1 {
+            0
+        } else {
+            cs
+        };
+        let nbytes = self.header.nbytes;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
+        let order = order.to_vec();
+        self.change_chunks(new_cs, nbytes, vl, move |offs, _| {
+            let old = offs.clone();
+            for (i, &o) in order.iter().enumerate() {
+                offs[i] = old[o];
+            }
+            Ok(Vec::new())
+        })
+    }
+
+    /// Fill an empty super-chunk with `nitems` items of a special value in
+    /// chunks of `chunksize` bytes. Zeros, NaN and uninit are recorded in
+    /// the index only (as C-Blosc2 does); a repeated value is stored as one
+    /// small chunk per chunk.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) when there are chunks already, sizes do not
+    /// fit the type size, or NaN with a type size other than 4 or 8.
+    pub fn fill_special(&mut self, nitems: u64, fill: Fill<'_>, chunksize: usize) -> Result<()> {
+        self.check_writable()?;
+        if self.nchunks() != 0 {
+            return Err(invalid_param("fill_special needs an empty super-chunk"));
+        }
+        let ts = self.typesize() as u64;
+        let nbytes = nitems
+            .checked_mul(ts)
+            .filter(|&n| n <= i64::MAX as u64)
+            .ok_or_else(|| invalid_param("nitems * typesize overflows"))?;
+        let cs = i32::try_from(chunksize)
+            .ok()
+            .filter(|&c| c > 0 && (chunksize as u64).is_multiple_of(ts))
+            .ok_or_else(|| invalid_param(format!("chunksize {chunksize}")))?;
+        if nbytes == 0 {
+            return Ok(());
+        }
+        let nchunks = usize::try_from(nbytes.div_ceil(chunksize as u64))
+            .ok()
+            .filter(|&n| n <= frame::MAX_NCHUNKS)
+            .ok_or_else(|| invalid_param("too many chunks"))?;
+        let last = (nbytes - (nchunks as u64 - 1) * chunksize as u64) as usize;
+        let kind = match fill {
+            Fill::Zeros => SpecialValue::Zeros,
+            Fill::Nan => SpecialValue::Nan,
+            Fill::Uninit => SpecialValue::Uninit,
+            Fill::Value(v) => {
+                if v.len() as u64 != ts {
+                    return Err(invalid_param("the value must be one item"));
+                }
+                let full = special_chunk(&self.cparams, chunksize, SpecialValue::Value, v)?;
+                let tail = special_chunk(&self.cparams, last, SpecialValue::Value, v)?;
+                return self.change_chunks(cs, nbytes as i64, false, |offs, place| {
+                    let hf = ChunkHeader::parse(&full)?;
+                    let ht = ChunkHeader::parse(&tail)?;
+                    for k in 0..nchunks {
+                        let e = if k + 1 < nchunks {
+                            place(&full, &hf)?
+                        } else {
+                            place(&tail, &ht)?
+                        };
+                        offs.push(e);
+                    }
+                    Ok(Vec::new())
+                });
+            }
+        };
+        if kind == SpecialValue::Nan && ts != 4 && ts != 8 {
+            return Err(invalid_param("NaN needs typesize 4 or 8"));
+        }
+        let sample = special_chunk(&self.cparams, chunksize, kind, &[])?;
+        let sample_bs = ChunkHeader::parse(&sample)?.blocksize;
+        let code = ChunkEntry::Special(kind).to_raw()?;
+        let mut h = self.header.clone();
+        h.blocksize = i32::try_from(sample_bs).unwrap_or(0);
+        h.chunksize = cs;
+        h.nbytes = nbytes as i64;
+        h.general_flags = (h.general_flags & 0x30) | 2;
+        self.commit(
+            h,
+            Vec::new(),
+            move |_| {
+                Ok(Some(Offsets::Repeated {
+                    value: code,
+                    len: nchunks,
+                }))
+            },
+            None,
+            Vec::new(),
+            Tail::Auto,
+        )
+    }
+
+    /// Overwrite bytes `[start, start + data.len())` of the flat content
+    /// (inside `0..nbytes`): touched chunks are recompressed and updated.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a range outside the content.
+    pub fn set_slice(&mut self, start: u64, data: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let stop = start
+            .checked_add(data.len() as u64)
+            .filter(|&s| s <= self.nbytes())
+            .ok_or_else(|| invalid_param("slice outside the content"))?;
+        let (first, mut pos) = self.first_chunk_at(start);
+        for i in first..self.nchunks() {
+            if pos >= stop {
+                break;
+            }
+            let n = self.chunk_nbytes(i)? as u64;
+            if pos + n > start {
+                let a = start.max(pos);
+                let b = stop.min(pos + n);
+                let src = &data[(a - start) as usize..(b - start) as usize];
+                let mut buf = if a == pos && b == pos + n {
+                    src.to_vec()
+                } else {
+                    let mut d = self.decompress_chunk_vec(i)?;
+                    d[(a - pos) as usize..(b - pos) as usize].copy_from_slice(src);
+                    d
+                };
+                let chunk = self.compressor.compress(&buf)?;
+                buf.clear();
+                self.update_chunk(i, &chunk)?;
+            }
+            pos += n;
+        }
+        Ok(())
+    }
+}
