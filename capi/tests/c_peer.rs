@@ -170,7 +170,11 @@ fn run_suite(suite: Option<&str>, include: &Path, libname: &str, expected_file: 
         .arg(include)
         .arg(&libdir)
         .arg(libname)
-        .arg(&out);
+        .arg(&out)
+        // cargo test puts target/<profile> (which may hold a dev-profile
+        // libblosc2.so) first on LD_LIBRARY_PATH, and that beats the
+        // programs' rpath: name the library directory under test instead.
+        .env("LD_LIBRARY_PATH", &libdir);
     if let Some(s) = suite {
         cmd.env("SUITE", s);
     }
@@ -383,6 +387,7 @@ fn readme_c_example() {
         .expect("run gcc");
     assert!(st.success(), "compiling the README example failed");
     let out = Command::new(work.join("example"))
+        .env("LD_LIBRARY_PATH", lib_dir())
         .output()
         .expect("run example");
     assert!(out.status.success(), "the example failed");
