@@ -1,0 +1,553 @@
+//! BloscLZ, C-Blosc2's default codec (stream format of CHUNK-NOTES §9.4).
+//!
+//! The decoder (`decode.rs`) is written from the format description and
+//! checks every offset against both buffers. The encoder makes the same choices as
+//! C-Blosc2's (blosclz 2.5.3, CHUNK-NOTES §9.5), so its streams are the same
+//! bytes: an entropy probe on the end of the block decides whether to try at
+//! all, then a greedy single-hash LZ77 pass. For Blosc1 chunks a second
+//! entry point makes C-Blosc 1.21's choices (blosclz 2.5.1): another probe,
+//! and a shorter minimum match for blocks that are not split or compress
+//! poorly; the scan and the main pass are shared, with the match shift as a
+//! const parameter.
+//!
+//! Both encoder loops scan for the next match first and settle the literal
+//! run before it in one step (the probe only counts it, the main pass copies
+//! it in pieces of up to 32 bytes), which gives exactly the per-byte
+//! description's output and output-limit checks.
+
+use super::{Backend, DecDict, EncDict, Warm};
+use crate::error::Result;
+
+/// Longest literal run one token holds.
+const MAX_COPY: usize = 32;
+/// Longest distance of a near match (13 bits); further ones are far matches.
+const MAX_DISTANCE: usize = 8191;
+/// Longest distance of a far match.
+const MAX_FARDISTANCE: usize = 65535 + MAX_DISTANCE - 1;
+/// Hash table slots for the largest `hashlog` (14).
+const TABLE: usize = 1 << 14;
+
+/// Hash table size (log2) per clevel.
+const HASHLOG: [u32; 10] = [12, 12, 13, 14, 14, 14, 14, 14, 14, 14];
+/// Minimum probe ratio per clevel below which the block is not compressed.
+const MIN_RATIO: [f64; 10] = [2.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0];
+
+#[inline(always)]
+fn read_u32(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(buf[at..at + 4].try_into().unwrap())
+}
+
+#[inline(always)]
+fn read_u64(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().unwrap())
+}
+
+/// The hash of a 4-byte sequence, masked to the table so that indexing a
+/// `[u32; TABLE]` needs no bounds check (`hashlog <= 14`: the mask changes
+/// nothing).
+#[inline(always)]
+fn hash(x: u32, hashlog: u32) -> usize {
+    (x.wrapping_mul(2_654_435_761) >> (32 - hashlog)) as usize & (TABLE - 1)
+}
+
+/// One past the end of the common run of `buf[p..]` and `buf[q..]`, as the
+/// C encoder counts it: the first mismatch position + 1, at most `bound`.
+/// Requires `q < p <= bound <= buf.len()`.
+#[inline(always)]
+fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
+    let s = &buf[..bound];
+    let (x, y) = (&s[p..], &s[q..]);
+    let word = |c: &[u8], at: usize| u128::from_le_bytes(c[at..at + 16].try_into().unwrap());
+    // 32 bytes a step (two 16-byte compares, one branch) while both pieces
+    // lie before `bound`, then 16.
+    let mut off = 0;
+    for (a, b) in x.chunks_exact(32).zip(y.chunks_exact(32)) {
+        let d0 = word(a, 0) ^ word(b, 0);
+        let d1 = word(a, 16) ^ word(b, 16);
+        if d0 | d1 != 0 {
+            let at = if d0 != 0 {
+                d0.trailing_zeros() / 8
+            } else {
+                16 + d1.trailing_zeros() / 8
+            };
+            return p + off + at as usize + 1;
+        }
+        off += 32;
+    }
+    if x.len() - off >= 16 {
+        let d = word(x, off) ^ word(y, off);
+        if d != 0 {
+            return p + off + (d.trailing_zeros() / 8) as usize + 1;
+        }
+        off += 16;
+    }
+    let (x, y) = (&x[off..], &y[off..]);
+    let mut i = 0;
+    if x.len() >= 8 {
+        let a = u64::from_le_bytes(x[..8].try_into().unwrap());
+        let b = u64::from_le_bytes(y[..8].try_into().unwrap());
+        let d = a ^ b;
+        if d != 0 {
+            return p + off + (d.trailing_zeros() / 8) as usize + 1;
+        }
+        i = 8;
+    }
+    while i < x.len() {
+        if x[i] != y[i] {
+            return p + off + i + 1;
+        }
+        i += 1;
+    }
+    bound
+}
+
+/// Hash and look up the positions from `*ip` on (entering each into the
+/// table) until one has a candidate worth measuring: 1 to
+/// `MAX_FARDISTANCE - 1` bytes back and at least `2 * SHIFT - 1` bytes
+/// equal (`len >= SHIFT` in C's count, `len = match_end - SHIFT - a`).
+/// Returns the candidate, with `*ip` left at the position (or at
+/// `iplimit`). Requires `iplimit + 8 <= buf.len()`.
+#[inline(always)]
+fn next_candidate<const SHIFT: usize>(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    ip: &mut usize,
+    iplimit: usize,
+) -> Option<usize> {
+    let (a, r) = scan::<SHIFT>(buf, table, hashlog, *ip, iplimit);
+    *ip = a;
+    (a < iplimit).then_some(r)
+}
+
+/// The per-byte loop of [`next_candidate`]: `(position, candidate)`, or
+/// `(iplimit, _)`. Not inlined: inside the encoder loops the compiler
+/// keeps half a dozen extra induction variables alive in it for the code
+/// after the loop, which costs more than the call does.
+#[inline(never)]
+fn scan<const SHIFT: usize>(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    mut a: usize,
+    iplimit: usize,
+) -> (usize, usize) {
+    // Only the low `2 * SHIFT - 1` bytes of the 8 compared must agree
+    // (little-endian: the top ones are shifted out).
+    let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
+    while a < iplimit {
+        let w = read_u64(buf, a);
+        let h = hash(w as u32, hashlog);
+        let r = table[h] as usize;
+        table[h] = a as u32;
+        // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
+        // then the first `2 * SHIFT - 1` bytes.
+        if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
+            && (w ^ read_u64(buf, r)) << unchecked == 0
+        {
+            return (a, r);
+        }
+        a += 1;
+    }
+    (a, 0)
+}
+
+/// The next match the encoder takes from `*ip` on: a candidate of
+/// [`next_candidate`] that is near, or far with `len >= far_min`. `SHIFT`
+/// is C's `ipshift` (and its `minlen`, which always equals it): the match
+/// length counts the bytes up to the first mismatch less `SHIFT - 1`.
+/// Returns the position, `len` and the biased distance (`a - r - 1`).
+/// Requires `iplimit + 12 <= buf.len()`; `bound = buf.len() - 1`.
+#[inline(always)]
+fn next_match<const SHIFT: usize>(
+    buf: &[u8],
+    table: &mut [u32; TABLE],
+    hashlog: u32,
+    ip: &mut usize,
+    iplimit: usize,
+    far_min: usize,
+) -> Option<(usize, usize, usize)> {
+    let bound = buf.len() - 1;
+    let known = 2 * SHIFT - 1;
+    loop {
+        let r = next_candidate::<SHIFT>(buf, table, hashlog, ip, iplimit)?;
+        let a = *ip;
+        let dist = a - r - 1;
+        let len = match_end(buf, a + known, r + known, bound) - SHIFT - a;
+        if dist < MAX_DISTANCE || len >= far_min {
+            return Some((a, len, dist));
+        }
+        *ip = a + 1;
+    }
+}
+
+/// The length bytes of a long match (`len >= 7`): one 255 per 255 of
+/// `len - 7`; returns the remainder, or `None` if `dst` is full.
+#[inline(always)]
+fn emit_long_len(dst: &mut [u8], op: &mut usize, len: usize, maxout: usize) -> Option<usize> {
+    let mut rest = len - 7;
+    while rest >= 255 {
+        if *op + 1 > maxout {
+            return None;
+        }
+        dst[*op] = 255;
+        *op += 1;
+        rest -= 255;
+    }
+    Some(rest)
+}
+
+/// The open literal run of the main pass: how many literals it holds
+/// (`lit < 32`) and where its marker byte is.
+struct Run {
+    lit: usize,
+    marker: usize,
+}
+
+/// Append `src[from..to]` to the open literal run, opening a new run (a
+/// marker byte) each time one reaches 32; `None` where the per-byte
+/// description would have run out of room (it wants 2 free bytes before
+/// each literal).
+#[inline(always)]
+fn emit_literals(
+    dst: &mut [u8],
+    op: &mut usize,
+    run: &mut Run,
+    src: &[u8],
+    mut from: usize,
+    to: usize,
+) -> Option<()> {
+    let maxout = dst.len();
+    while from < to {
+        let take = (MAX_COPY - run.lit).min(to - from);
+        // The last byte of this piece has the strictest room check.
+        if *op + take + 1 > maxout {
+            return None;
+        }
+        if from + MAX_COPY <= src.len() && *op + MAX_COPY <= maxout {
+            // One fixed 32-byte move; bytes past `take` are overwritten
+            // later or lie past the end of the stream.
+            let piece: [u8; MAX_COPY] = src[from..from + MAX_COPY].try_into().unwrap();
+            dst[*op..*op + MAX_COPY].copy_from_slice(&piece);
+        } else {
+            dst[*op..*op + take].copy_from_slice(&src[from..from + take]);
+        }
+        *op += take;
+        from += take;
+        run.lit += take;
+        if run.lit == MAX_COPY {
+            run.lit = 0;
+            run.marker = *op;
+            dst[*op] = (MAX_COPY - 1) as u8;
+            *op += 1;
+        }
+    }
+    Some(())
+}
+
+impl Backend for BloscLz {
+    /// A match length grows by 255 per extra byte.
+    const EXPANSION: (usize, usize) = (256, 64);
+
+    fn warm(&mut self, w: Warm) -> Result<()> {
+        if let Warm::Compress(_) = w {
+            self.alloc_table();
+        }
+        Ok(())
+    }
+
+    fn compress(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        _dict: Option<&EncDict>,
+    ) -> Result<usize> {
+        self.compress_stream(clevel, src, dst)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _dict: Option<&DecDict>) -> Result<usize> {
+        decompress(src, dst)
+    }
+}
+
+/// Encoder state: the hash table, reused between streams.
+#[derive(Default)]
+pub(crate) struct BloscLz {
+    table: Vec<u32>,
+}
+
+impl BloscLz {
+    /// Allocate the hash table now (see `CodecCtx::warm_compress`).
+    fn alloc_table(&mut self) {
+        if self.table.len() != TABLE {
+            self.table = vec![0; TABLE];
+        }
+    }
+
+    /// The hash table with its first `1 << hashlog` slots zeroed.
+    fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
+        self.alloc_table();
+        let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
+        table[..1 << hashlog].fill(0);
+        table
+    }
+
+    /// The entropy probe: a dry run of the encoder over (a part of) the end
+    /// of the block that counts output bytes; `ip / oc` estimates the ratio.
+    fn probe_ratio(&mut self, clevel: usize, src: &[u8]) -> f64 {
+        let n = src.len();
+        let hashlog = HASHLOG[clevel];
+        let maxlen = match clevel {
+            1 => n / 8,
+            2 | 3 => n / 4,
+            4..=6 => n / 2,
+            _ => n,
+        };
+        let limit = maxlen.min(1 << hashlog);
+        if limit < 13 {
+            return 0.0;
+        }
+        let win = &src[n - maxlen..][..limit];
+        let iplimit = limit - 12;
+        let table = self.table(hashlog);
+        let mut oc: usize = 5;
+        let mut lit = 4usize;
+        let mut ip = 0usize;
+        // Where the current literal run started: a literal is one output
+        // byte, plus a marker each time the run reaches 32.
+        let mut run = 0usize;
+        'scan: loop {
+            let Some((a, len, dist)) = next_match::<4>(win, table, hashlog, &mut ip, iplimit, 4)
+            else {
+                break 'scan;
+            };
+            let k = a - run;
+            oc += k + (lit + k) / MAX_COPY;
+            if (lit + k).is_multiple_of(MAX_COPY) {
+                oc -= 1;
+            }
+            lit = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[hash(read_u32(win, p), hashlog)] = p as u32;
+            ip = p + 2;
+            run = ip;
+            oc += 1;
+        }
+        let k = ip - run;
+        oc += k + (lit + k) / MAX_COPY;
+        ip as f64 / oc as f64
+    }
+
+    /// Compress `src` into `dst` (at most `dst.len()` bytes); 0 when the
+    /// block looks incompressible or the stream would not fit.
+    fn compress_stream(&mut self, clevel: u8, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = self.probe_ratio(clevel, src);
+        if ratio < MIN_RATIO[clevel] {
+            return Ok(0);
+        }
+        let n = src.len();
+        if n < 16 || dst.len() < 66 {
+            return Ok(0);
+        }
+        Ok(self.encode::<4>(clevel, src, dst).unwrap_or(0))
+    }
+
+    /// Compress `src` as C-Blosc 1.21's BloscLZ 2.5.1 does (the same bytes);
+    /// `split` is whether the chunk's blocks are split into streams
+    /// (C-Blosc 1.x hands its encoder the flag). 0 when the block looks
+    /// incompressible or the stream would not fit in `dst`.
+    ///
+    /// The differences from [`Self::compress`]: the probe
+    /// ([`Self::probe_ratio_blosc1`]) and the match shift, which is 3
+    /// (matches of 3 and more, counted from one byte further) for blocks
+    /// that are not split or whose probe ratio is below 4, else 4 as in
+    /// C-Blosc2.
+    pub(crate) fn compress_blosc1(
+        &mut self,
+        clevel: u8,
+        src: &[u8],
+        dst: &mut [u8],
+        split: bool,
+    ) -> Result<usize> {
+        let clevel = usize::from(clevel.clamp(1, 9));
+        let ratio = self.probe_ratio_blosc1(src);
+        if ratio < MIN_RATIO[clevel] {
+            return Ok(0);
+        }
+        if src.len() < 16 || dst.len() < 66 {
+            return Ok(0);
+        }
+        let out = if !split || ratio < 4.0 {
+            self.encode::<3>(clevel, src, dst)
+        } else {
+            self.encode::<4>(clevel, src, dst)
+        };
+        Ok(out.unwrap_or(0))
+    }
+
+    /// C-Blosc 1.21's entropy probe: a dry run of the encoder with match
+    /// shift 3 over the first 4096 bytes of the last quarter of the block,
+    /// with a 12-bit hash table at every clevel. It counts output bytes as
+    /// the main pass writes them up to where the scan stops; the estimate
+    /// is `ip / oc`.
+    fn probe_ratio_blosc1(&mut self, src: &[u8]) -> f64 {
+        const HASHLOG_PROBE: u32 = 12;
+        let n = src.len();
+        let maxlen = n / 4;
+        let limit = maxlen.min(1 << HASHLOG_PROBE);
+        if limit < 13 {
+            return 0.0;
+        }
+        let win = &src[n - maxlen..][..limit];
+        let iplimit = limit - 12;
+        let table = self.table(HASHLOG_PROBE);
+        let mut oc: usize = 5;
+        let mut lit = 4usize;
+        let mut ip = 0usize;
+        // Where the current literal run started: a literal is one output
+        // byte, plus a marker each time the run reaches 32.
+        let mut run = 0usize;
+        while let Some((a, len, dist)) =
+            next_match::<3>(win, table, HASHLOG_PROBE, &mut ip, iplimit, 3)
+        {
+            let k = a - run;
+            oc += k + (lit + k) / MAX_COPY;
+            // The unused marker of an empty run is taken back.
+            if (lit + k).is_multiple_of(MAX_COPY) {
+                oc -= 1;
+            }
+            lit = 0;
+            if len >= 7 {
+                oc += (len - 7) / 255 + 1;
+            }
+            oc += if dist < MAX_DISTANCE { 2 } else { 4 };
+            let p = a + len;
+            table[hash(read_u32(win, p), HASHLOG_PROBE)] = p as u32;
+            ip = p + 2;
+            run = ip;
+            oc += 1;
+        }
+        // The literals up to `iplimit` (none if the last match ended past
+        // it); the bytes after it are in neither count.
+        let k = ip - run;
+        oc += k + (lit + k) / MAX_COPY;
+        ip as f64 / oc as f64
+    }
+
+    /// The main pass; `None` when the output would exceed `dst`. `SHIFT` is
+    /// the match shift of [`next_match`]: 4 for C-Blosc2's encoder, 3 or 4
+    /// for C-Blosc 1.21's.
+    fn encode<const SHIFT: usize>(
+        &mut self,
+        clevel: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
+        let n = src.len();
+        let maxout = dst.len();
+        let hashlog = HASHLOG[clevel];
+        let table = self.table(hashlog);
+        let iplimit = n - 12;
+        dst[0] = (MAX_COPY - 1) as u8;
+        dst[1..5].copy_from_slice(&src[..4]);
+        let mut op = 5usize;
+        let mut run = Run { lit: 4, marker: 0 };
+        let mut ip = 4usize;
+        // Start of the literals not yet emitted.
+        let mut pending = ip;
+        macro_rules! need {
+            ($k:expr) => {
+                if op + $k > maxout {
+                    return None;
+                }
+            };
+        }
+        'scan: loop {
+            // Far matches shorter than 6 are not worth their 4 bytes.
+            let Some((a, mut len, dist)) =
+                next_match::<SHIFT>(src, table, hashlog, &mut ip, iplimit, 6)
+            else {
+                break 'scan;
+            };
+            emit_literals(dst, &mut op, &mut run, src, pending, a)?;
+            if run.lit > 0 {
+                dst[run.marker] = (run.lit - 1) as u8;
+            } else {
+                op -= 1; // the unused marker
+            }
+            run.lit = 0;
+            let p = a + len;
+            if dist < MAX_DISTANCE {
+                if len < 7 {
+                    need!(2);
+                    dst[op] = ((len << 5) + (dist >> 8)) as u8;
+                    dst[op + 1] = (dist & 255) as u8;
+                    op += 2;
+                } else {
+                    need!(1);
+                    dst[op] = ((7 << 5) + (dist >> 8)) as u8;
+                    op += 1;
+                    len = emit_long_len(dst, &mut op, len, maxout)?;
+                    need!(2);
+                    dst[op] = len as u8;
+                    dst[op + 1] = (dist & 255) as u8;
+                    op += 2;
+                }
+            } else {
+                let far = dist - MAX_DISTANCE;
+                if len < 7 {
+                    need!(4);
+                    dst[op] = ((len << 5) + 31) as u8;
+                    dst[op + 1] = 255;
+                    dst[op + 2] = (far >> 8) as u8;
+                    dst[op + 3] = (far & 255) as u8;
+                    op += 4;
+                } else {
+                    need!(1);
+                    dst[op] = ((7 << 5) + 31) as u8;
+                    op += 1;
+                    len = emit_long_len(dst, &mut op, len, maxout)?;
+                    need!(4);
+                    dst[op] = len as u8;
+                    dst[op + 1] = 255;
+                    dst[op + 2] = (far >> 8) as u8;
+                    dst[op + 3] = (far & 255) as u8;
+                    op += 4;
+                }
+            }
+            let x = read_u32(src, p);
+            table[hash(x, hashlog)] = p as u32;
+            if clevel == 9 {
+                table[hash(x >> 8, hashlog)] = (p + 1) as u32;
+            }
+            ip = p + 2;
+            pending = ip;
+            need!(1);
+            run.marker = op;
+            dst[op] = (MAX_COPY - 1) as u8;
+            op += 1;
+        }
+        // The scan stops before `iplimit`; everything from the pending
+        // literals to the end of the block is literal.
+        emit_literals(dst, &mut op, &mut run, src, pending, n)?;
+        if run.lit > 0 {
+            dst[run.marker] = (run.lit - 1) as u8;
+        } else {
+            op -= 1;
+        }
+        dst[0] |= 0x20;
+        Some(op)
+    }
+}
+
+mod decode;
+pub(crate) use decode::decompress;
+
+#[cfg(test)]
+mod tests;
