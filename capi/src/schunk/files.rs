@@ -1,0 +1,149 @@
+//! Files, defaults and frame helpers.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Files and defaults.
+
+/// Remove a file or a directory tree (0; missing paths are fine).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_remove_urlpath(path: *const c_char) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: path is null or a NUL-terminated string.
+        let Some(p) = (unsafe { str_arg(path) }) else {
+            return 0;
+        };
+        let p = Path::new(p);
+        let r = if p.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else if p.exists() {
+            std::fs::remove_file(p)
+        } else {
+            Ok(())
+        };
+        if r.is_ok() { 0 } else { -31 }
+    })
+}
+
+/// Remove a directory tree.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_remove_dir(path: *const c_char) -> c_int {
+    // SAFETY: same contract.
+    unsafe { blosc2_remove_urlpath(path) }
+}
+
+/// `BLOSC2_CPARAMS_DEFAULTS`.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_get_blosc2_cparams_defaults() -> blosc2_cparams {
+    CPARAMS_DEFAULTS
+}
+
+/// `BLOSC2_DPARAMS_DEFAULTS`.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_get_blosc2_dparams_defaults() -> blosc2_dparams {
+    DPARAMS_DEFAULTS
+}
+
+/// `BLOSC2_STORAGE_DEFAULTS`.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_get_blosc2_storage_defaults() -> blosc2_storage {
+    blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: std::ptr::null_mut(),
+        dparams: std::ptr::null_mut(),
+        io: std::ptr::null_mut(),
+    }
+}
+
+/// `BLOSC2_IO_DEFAULTS`.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_get_blosc2_io_defaults() -> blosc2_io {
+    blosc2_io {
+        id: 0,
+        name: c"filesystem".as_ptr(),
+        params: std::ptr::null_mut(),
+    }
+}
+
+/// The offsets index of the super-chunk's frame (malloc'ed, nchunks
+/// entries; the caller frees it): byte offsets of a contiguous frame's
+/// chunks, chunk file ids of a sparse frame's; NULL without a frame.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) -> *mut i64 {
+    guard(std::ptr::null_mut(), || {
+        with(schunk, std::ptr::null_mut(), false, |h| {
+            let frame = match h.sc.storage() {
+                oxiblosc::schunk::Storage::Directory(dir) => {
+                    let Ok(b) = std::fs::read(dir.join(oxiblosc::schunk::SFRAME_INDEX)) else {
+                        return std::ptr::null_mut();
+                    };
+                    oxiblosc::Frame::parse(&b)
+                }
+                _ if h.c.frame.is_null() => return std::ptr::null_mut(),
+                _ => match h.sc.to_cframe() {
+                    Ok(b) => oxiblosc::Frame::parse(&b),
+                    Err(_) => return std::ptr::null_mut(),
+                },
+            };
+            let Ok(frame) = frame else {
+                return std::ptr::null_mut();
+            };
+            let mut raw = Vec::with_capacity(frame.nchunks() * 8);
+            for i in 0..frame.nchunks() {
+                let Ok(v) = frame.entry(i).and_then(|e| e.to_raw()) else {
+                    return std::ptr::null_mut();
+                };
+                raw.extend_from_slice(&v.to_ne_bytes());
+            }
+            malloc_copy(&raw) as *mut i64
+        })
+    })
+}
+
+/// The chunks items `[*start, *stop)` of a (one-dimensional) super-chunk
+/// fall in, malloc'ed into `*chunks_idx`; their number.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_get_slice_nchunks(
+    schunk: *mut blosc2_schunk,
+    start: *mut i64,
+    stop: *mut i64,
+    chunks_idx: *mut *mut i64,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            if start.is_null() || stop.is_null() || chunks_idx.is_null() {
+                return i64::from(err::NULL_POINTER);
+            }
+            if h.c.ndim > 1 {
+                // b2nd arrays (ndim > 1) are not supported.
+                return i64::from(err::INVALID_PARAM);
+            }
+            // SAFETY: start and stop point to one index each (ndim <= 1).
+            let (s, e) = unsafe { (*start, *stop) };
+            let ts = h.sc.typesize().max(1) as i64;
+            if s < 0 || e < s {
+                return i64::from(err::INVALID_PARAM);
+            }
+            let nchunks = h.sc.nchunks() as i64;
+            let (first, last) = match h.sc.chunksize().filter(|&c| c > 0) {
+                _ if nchunks == 0 => (0, 0),
+                Some(cs) => {
+                    let cs = cs as i64;
+                    let first = (s * ts / cs).min(nchunks);
+                    let last = if e == s {
+                        first
+                    } else {
+                        ((e * ts + cs - 1) / cs).min(nchunks)
+                    };
+                    (first, last)
+                }
+                None => return i64::from(err::INVALID_PARAM),
+            };
+            let idx: Vec<u8> = (first..last).flat_map(|i| i.to_ne_bytes()).collect();
+            // SAFETY: chunks_idx is non-null and writable.
+            unsafe { *chunks_idx = malloc_copy(&idx) as *mut i64 };
+            last - first
+        })
+    })
+}

@@ -1,0 +1,373 @@
+//! Creating, opening, freeing, copying and serialising super-chunks.
+
+use super::*;
+
+/// A new, empty super-chunk: in memory (`urlpath` NULL), in a file
+/// (`contiguous`) or in a directory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut blosc2_schunk {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: storage is null or points to C's storage.
+        let st = unsafe { storage.as_ref() }
+            .copied()
+            .unwrap_or(blosc2_storage {
+                contiguous: false,
+                urlpath: std::ptr::null_mut(),
+                cparams: std::ptr::null_mut(),
+                dparams: std::ptr::null_mut(),
+                io: std::ptr::null_mut(),
+            });
+        let Ok((cp, dp)) = params_of_storage(&st) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: io is null or points to C's blosc2_io.
+        if unsafe { st.io.as_ref() }.is_some_and(|io| io.id > 1) {
+            // Only the file-system backends (plain and mmap: same bytes).
+            return std::ptr::null_mut();
+        }
+        let Ok(p) = to_cparams(&cp) else {
+            return std::ptr::null_mut();
+        };
+        let p = schunk_cparams(p);
+        let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
+        let b = SChunk::builder().fsync(false).cparams(p).dparams(d);
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
+        let sc = match url {
+            None => b.build_memory(),
+            Some(u) if st.contiguous => b.create_file(u),
+            Some(u) => b.create_dir(u),
+        };
+        match sc {
+            Ok(sc) => Handle::boxed(sc, cp, dp, url, st.contiguous),
+            Err(e) => {
+                eprintln!("blosc2_schunk_new: {e}");
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_schunk {
+    match sc {
+        Ok(sc) => {
+            let cp = cparams_of_rust(sc.cparams());
+            let mut dp = DPARAMS_DEFAULTS;
+            dp.nthreads = sc.dparams().nthreads.min(i16::MAX as usize) as i16;
+            let contiguous = !matches!(sc.storage(), oxiblosc::schunk::Storage::Directory(_));
+            Handle::boxed(sc, cp, dp, url, contiguous)
+        }
+        Err(e) => {
+            eprintln!("blosc2_schunk_open: {e}");
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Open a frame file or a sparse-frame directory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blosc2_schunk {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+            return std::ptr::null_mut();
+        };
+        if !Path::new(url).exists() {
+            return std::ptr::null_mut();
+        }
+        wrap_opened(open_options().open(url), Some(url))
+    })
+}
+
+/// Open a frame through an I/O backend: the file system ones (plain and
+/// mmap) give the same bytes, so both open the file; other backends are
+/// not supported (NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open_udio(
+    urlpath: *const c_char,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    // SAFETY: udio is null or points to C's blosc2_io.
+    if let Some(io) = unsafe { udio.as_ref() } {
+        if io.id > 1 {
+            return std::ptr::null_mut();
+        }
+        if io.id == 1 && !io.params.is_null() {
+            // SAFETY: the params of the mmap backend are a
+            // blosc2_stdio_mmap, whose first field is `const char* mode`.
+            let mode = unsafe { str_arg(*(io.params as *const *const c_char)) };
+            if mode == Some("c") {
+                // Copy-on-write: changes stay in memory, the file is untouched.
+                return guard(std::ptr::null_mut(), || {
+                    // SAFETY: urlpath is null or a NUL-terminated string.
+                    let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+                        return std::ptr::null_mut();
+                    };
+                    match std::fs::read(url) {
+                        Ok(b) => wrap_opened(SChunk::from_cframe(b), Some(url)),
+                        Err(_) => std::ptr::null_mut(),
+                    }
+                });
+            }
+        }
+    }
+    // SAFETY: same contract as blosc2_schunk_open.
+    unsafe { blosc2_schunk_open(urlpath) }
+}
+
+/// As [`blosc2_schunk_open_udio`], at byte `offset` of the file.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
+    urlpath: *const c_char,
+    offset: i64,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    // SAFETY: udio is null or points to C's blosc2_io.
+    if unsafe { udio.as_ref() }.is_some_and(|io| io.id > 1) {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: same contract as blosc2_schunk_open_offset.
+    unsafe { blosc2_schunk_open_offset(urlpath, offset) }
+}
+
+/// Re-read the frame from disk if another handle changed it: 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        with(schunk, err::NULL_POINTER, false, |_| 0)
+    })
+}
+
+/// Open the frame at byte `offset` of a file.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_open_offset(
+    urlpath: *const c_char,
+    offset: i64,
+) -> *mut blosc2_schunk {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+            return std::ptr::null_mut();
+        };
+        if offset < 0 || !Path::new(url).exists() {
+            return std::ptr::null_mut();
+        }
+        wrap_opened(open_options().offset(offset as u64).open(url), Some(url))
+    })
+}
+
+/// A super-chunk from a contiguous frame in memory (always copied).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_from_buffer(
+    cframe: *mut u8,
+    len: i64,
+    _copy: bool,
+) -> *mut blosc2_schunk {
+    guard(std::ptr::null_mut(), || {
+        if cframe.is_null() || len <= 0 {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: cframe holds len readable bytes.
+        let bytes = unsafe { slice_in(cframe as *const c_void, len as usize) }.to_vec();
+        wrap_opened(SChunk::from_cframe(bytes), None)
+    })
+}
+
+/// Free a super-chunk (0; null is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        if !schunk.is_null() {
+            // SAFETY: schunk came from Handle::boxed (Box::into_raw) and is
+            // freed once (C's contract).
+            drop(unsafe { Box::from_raw(schunk as *mut Handle) });
+        }
+        0
+    })
+}
+
+/// Kept for the ABI: our super-chunks always own a copy of their frame.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_schunk_avoid_cframe_free(_schunk: *mut blosc2_schunk, _avoid: bool) {}
+
+/// The whole super-chunk as a contiguous frame (malloc'ed,
+/// `*needs_free` = true); its length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_to_buffer(
+    schunk: *mut blosc2_schunk,
+    cframe: *mut *mut u8,
+    needs_free: *mut bool,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            if cframe.is_null() {
+                return i64::from(err::NULL_POINTER);
+            }
+            match h.sc.to_cframe() {
+                Ok(f) => {
+                    let p = malloc_copy(&f);
+                    // SAFETY: cframe is non-null; needs_free is null-checked.
+                    unsafe {
+                        *cframe = p;
+                        if !needs_free.is_null() {
+                            *needs_free = true;
+                        }
+                    }
+                    f.len() as i64
+                }
+                Err(e) => i64::from(code_of(&e)),
+            }
+        })
+    })
+}
+
+/// The length of the super-chunk's contiguous frame.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            match h.sc.to_cframe() {
+                Ok(f) => f.len() as i64,
+                Err(e) => i64::from(code_of(&e)),
+            }
+        })
+    })
+}
+
+/// Write the super-chunk as a contiguous frame file; its length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_to_file(
+    schunk: *mut blosc2_schunk,
+    urlpath: *const c_char,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+            return i64::from(err::NULL_POINTER);
+        };
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            match h.sc.to_cframe() {
+                Ok(f) => match std::fs::write(url, &f) {
+                    Ok(()) => f.len() as i64,
+                    Err(_) => -14,
+                },
+                Err(e) => i64::from(code_of(&e)),
+            }
+        })
+    })
+}
+
+/// Append the super-chunk's contiguous frame to a file; the offset where
+/// it starts.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_append_file(
+    schunk: *mut blosc2_schunk,
+    urlpath: *const c_char,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        use std::io::Write;
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+            return i64::from(err::NULL_POINTER);
+        };
+        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            let f = match h.sc.to_cframe() {
+                Ok(f) => f,
+                Err(e) => return i64::from(code_of(&e)),
+            };
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(url);
+            let Ok(mut file) = file else {
+                return -15;
+            };
+            let Ok(offset) = file.metadata().map(|m| m.len()) else {
+                return -13;
+            };
+            match file.write_all(&f) {
+                Ok(()) => offset as i64,
+                Err(_) => -14,
+            }
+        })
+    })
+}
+
+/// A copy of a super-chunk into new storage.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_copy(
+    schunk: *mut blosc2_schunk,
+    storage: *mut blosc2_storage,
+) -> *mut blosc2_schunk {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: schunk is null or live.
+        let Some(h) = (unsafe { handle(schunk) }) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: storage is null or points to C's storage.
+        let Some(st) = (unsafe { storage.as_ref() }).copied() else {
+            return std::ptr::null_mut();
+        };
+        let (cp, dp) = match params_of_storage(&st) {
+            Ok(x) => x,
+            Err(_) => return std::ptr::null_mut(),
+        };
+        let cp = if st.cparams.is_null() { h.cparams } else { cp };
+        let Ok(p) = to_cparams(&cp) else {
+            return std::ptr::null_mut();
+        };
+        let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
+        let mut b = SChunk::builder().fsync(false).cparams(p).dparams(d);
+        if let Some(cs) = h.sc.chunksize() {
+            b = b.chunksize(cs);
+        }
+        for m in h.sc.metalayers() {
+            b = b.meta(&m.name, &m.content);
+        }
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
+        let sc = match url {
+            None => b.build_memory(),
+            Some(u) if st.contiguous => b.create_file(u),
+            Some(u) => b.create_dir(u),
+        };
+        let Ok(mut sc) = sc else {
+            return std::ptr::null_mut();
+        };
+        let same_params = to_cparams(&h.cparams).ok().as_ref() == Some(sc.cparams());
+        for i in 0..h.sc.nchunks() {
+            let r = if same_params {
+                match h.sc.get_chunk(i) {
+                    Ok(c) => {
+                        let c = c.into_owned();
+                        sc.append_chunk(&c)
+                    }
+                    Err(e) => Err(e),
+                }
+            } else {
+                match h.sc.decompress_chunk_vec(i) {
+                    Ok(d) => sc.append_buffer(&d),
+                    Err(e) => Err(e),
+                }
+            };
+            if r.is_err() {
+                return std::ptr::null_mut();
+            }
+        }
+        for name in
+            h.sc.vlmeta_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+        {
+            let v = match h.sc.vlmeta_get(&name) {
+                Ok(Some(v)) => v,
+                _ => return std::ptr::null_mut(),
+            };
+            if sc.vlmeta_add(&name, &v).is_err() {
+                return std::ptr::null_mut();
+            }
+        }
+        Handle::boxed(sc, cp, dp, url, st.contiguous)
+    })
+}

@@ -1,0 +1,451 @@
+//! The C-Blosc2 super-chunk and frame ABI over [`oxiblosc::schunk::SChunk`].
+//!
+//! A `blosc2_schunk*` handed to C points to the first field of a [`Handle`]:
+//! the C-layout struct C code reads directly (nchunks, nbytes, cbytes,
+//! typesize, chunksize, storage, metalayers, vlmetalayers, cctx/dctx, ...),
+//! refreshed after every call that changes the super-chunk, followed by the
+//! Rust super-chunk and the memory the C struct points into.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::Path;
+
+use oxiblosc::schunk::{Fill, SChunk};
+use oxiblosc::{CParams, DParams};
+
+use crate::common::{guard, slice_in, slice_out, str_arg};
+use crate::v2::{
+    CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, blosc2_context, blosc2_cparams, blosc2_create_cctx,
+    blosc2_create_dctx, blosc2_dparams, blosc2_free_ctx, code_of, err, to_cparams,
+};
+
+mod chunks;
+mod files;
+mod lifecycle;
+mod meta;
+
+pub use chunks::*;
+pub use files::*;
+pub use lifecycle::*;
+pub use meta::*;
+
+const MAX_METALAYERS: usize = 16;
+const MAX_VLMETALAYERS: usize = 8 * 1024;
+const METALAYER_NAME_MAXLEN: usize = 31;
+
+/// `blosc2_io`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct blosc2_io {
+    pub id: u8,
+    pub name: *const c_char,
+    pub params: *mut c_void,
+}
+
+/// `blosc2_storage`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct blosc2_storage {
+    pub contiguous: bool,
+    pub urlpath: *mut c_char,
+    pub cparams: *mut blosc2_cparams,
+    pub dparams: *mut blosc2_dparams,
+    pub io: *mut blosc2_io,
+}
+
+/// `blosc2_metalayer`.
+#[repr(C)]
+pub struct blosc2_metalayer {
+    pub name: *mut c_char,
+    pub content: *mut u8,
+    pub content_len: i32,
+}
+
+/// `blosc2_schunk`, laid out as `blosc2.h` declares it.
+#[repr(C)]
+pub struct blosc2_schunk {
+    pub version: u8,
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    pub clevel: u8,
+    pub splitmode: u8,
+    pub typesize: i32,
+    pub blocksize: i32,
+    pub chunksize: i32,
+    pub flags2: u8,
+    pub use_dict: u8,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub nchunks: i64,
+    pub current_nchunk: i64,
+    pub nbytes: i64,
+    pub cbytes: i64,
+    pub data: *mut *mut u8,
+    pub data_len: usize,
+    pub storage: *mut blosc2_storage,
+    pub frame: *mut c_void,
+    pub cctx: *mut blosc2_context,
+    pub dctx: *mut blosc2_context,
+    pub metalayers: [*mut blosc2_metalayer; MAX_METALAYERS],
+    pub nmetalayers: u16,
+    pub vlmetalayers: [*mut blosc2_metalayer; MAX_VLMETALAYERS],
+    pub nvlmetalayers: i16,
+    pub tuner_params: *mut c_void,
+    pub tuner_id: c_int,
+    pub ndim: i8,
+    pub blockshape: *mut i64,
+    pub view: bool,
+    pub change_tick: i64,
+}
+
+const _: () = assert!(std::mem::size_of::<blosc2_schunk>() == 65840);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, nchunks) == 40);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, storage) == 88);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, metalayers) == 120);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, nmetalayers) == 248);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, nvlmetalayers) == 65792);
+const _: () = assert!(std::mem::offset_of!(blosc2_schunk, change_tick) == 65832);
+const _: () = assert!(std::mem::size_of::<blosc2_storage>() == 40);
+const _: () = assert!(std::mem::size_of::<blosc2_io>() == 24);
+const _: () = assert!(std::mem::size_of::<blosc2_metalayer>() == 24);
+
+/// A metalayer as C sees it, with the memory its pointers point into.
+struct MetaC {
+    c: blosc2_metalayer,
+    _name: CString,
+    _content: Vec<u8>,
+}
+
+impl MetaC {
+    fn new(name: &str, content: &[u8]) -> MetaC {
+        let name = CString::new(name.replace('\0', "")).unwrap_or_default();
+        let mut content = content.to_vec();
+        let mut m = MetaC {
+            c: blosc2_metalayer {
+                name: std::ptr::null_mut(),
+                content: std::ptr::null_mut(),
+                content_len: content.len() as i32,
+            },
+            _name: name,
+            _content: Vec::new(),
+        };
+        m.c.content = content.as_mut_ptr();
+        m._content = content;
+        m.c.name = m._name.as_ptr() as *mut c_char;
+        m
+    }
+}
+
+/// What a `blosc2_schunk*` points to (the C struct first).
+#[repr(C)]
+pub struct Handle {
+    c: blosc2_schunk,
+    sc: SChunk,
+    storage: blosc2_storage,
+    cparams: blosc2_cparams,
+    dparams: blosc2_dparams,
+    io: blosc2_io,
+    urlpath: Option<CString>,
+    metas: Vec<MetaC>,
+    vlmetas: Vec<MetaC>,
+    /// For an in-memory super-chunk without a frame (C's `data` array):
+    /// a copy of each chunk, and the pointers C reads.
+    chunks: Vec<Box<[u8]>>,
+    data_ptrs: Vec<*mut u8>,
+    /// Chunks changed other than by appending: rebuild `chunks`.
+    data_dirty: bool,
+    /// Identity and change time of the frame on disk when last seen.
+    stamp: Option<DiskStamp>,
+}
+
+/// What tells that a frame on disk changed: device, inode, size and
+/// modification time of the file (of a sparse frame's index file).
+type DiskStamp = (u64, u64, u64, i64, i64);
+
+fn disk_stamp(storage: &oxiblosc::schunk::Storage) -> Option<DiskStamp> {
+    use oxiblosc::schunk::Storage;
+    use std::os::unix::fs::MetadataExt;
+    let path = match storage {
+        Storage::File { path, .. } => path.clone(),
+        Storage::Directory(dir) => dir.join(oxiblosc::schunk::SFRAME_INDEX),
+        _ => return None,
+    };
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the contexts were made by blosc2_create_cctx/dctx for this
+        // handle and are freed only here.
+        unsafe {
+            blosc2_free_ctx(self.c.cctx);
+            blosc2_free_ctx(self.c.dctx);
+        }
+    }
+}
+
+fn cparams_of_rust(p: &CParams) -> blosc2_cparams {
+    let mut c = CPARAMS_DEFAULTS;
+    c.compcode = p.codec.id();
+    c.compcode_meta = p.codec_meta;
+    c.clevel = p.clevel;
+    c.use_dict = c_int::from(p.use_dict);
+    c.typesize = p.typesize.min(i32::MAX as usize) as i32;
+    c.nthreads = p.nthreads.min(i16::MAX as usize) as i16;
+    c.blocksize = p.blocksize.min(i32::MAX as usize) as i32;
+    c.splitmode = i32::from(p.splitmode.id());
+    for s in 0..6 {
+        c.filters[s] = p.filters[s].map_or(0, |f| f.id());
+        c.filters_meta[s] = p.filters_meta[s];
+        if let Some(oxiblosc::Filter::TruncPrec(m)) = p.filters[s] {
+            c.filters_meta[s] = m;
+        }
+    }
+    c
+}
+
+impl Handle {
+    fn boxed(
+        sc: SChunk,
+        cparams: blosc2_cparams,
+        dparams: blosc2_dparams,
+        urlpath: Option<&str>,
+        contiguous: bool,
+    ) -> *mut blosc2_schunk {
+        let h = Box::new(Handle {
+            // SAFETY: every field of blosc2_schunk is an integer, a bool, a raw
+            // pointer or an array of them: all-zero is a valid value.
+            c: unsafe { std::mem::zeroed() },
+            sc,
+            storage: blosc2_storage {
+                contiguous,
+                urlpath: std::ptr::null_mut(),
+                cparams: std::ptr::null_mut(),
+                dparams: std::ptr::null_mut(),
+                io: std::ptr::null_mut(),
+            },
+            cparams,
+            dparams,
+            io: blosc2_io {
+                id: 0,
+                name: c"filesystem".as_ptr(),
+                params: std::ptr::null_mut(),
+            },
+            urlpath: urlpath.and_then(|u| CString::new(u).ok()),
+            metas: Vec::new(),
+            vlmetas: Vec::new(),
+            chunks: Vec::new(),
+            data_ptrs: Vec::new(),
+            data_dirty: true,
+            stamp: None,
+        });
+        let p = Box::into_raw(h);
+        // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
+        let h = unsafe { &mut *p };
+        let mut cp = h.cparams;
+        cp.schunk = p as *mut c_void;
+        let mut dp = h.dparams;
+        dp.schunk = p as *mut c_void;
+        h.c.cctx = blosc2_create_cctx(cp);
+        h.c.dctx = blosc2_create_dctx(dp);
+        h.c.current_nchunk = -1;
+        h.stamp = disk_stamp(&h.sc.storage());
+        h.sync(true);
+        p as *mut blosc2_schunk
+    }
+
+    /// C-Blosc2 reads a frame on disk through its path on every access, so
+    /// a handle sees what other handles (or processes) wrote, or a frame
+    /// moved over its path. Reopen when the frame on disk is not the one
+    /// last seen; true when it did.
+    fn refresh_if_stale(&mut self) -> bool {
+        use oxiblosc::schunk::Storage;
+        let storage = self.sc.storage();
+        let now = disk_stamp(&storage);
+        if now.is_none() || now == self.stamp {
+            return false;
+        }
+        let reopened = match &storage {
+            Storage::File { path, offset } => open_options().offset(*offset).open(path),
+            Storage::Directory(dir) => open_options().open(dir),
+            _ => return false,
+        };
+        match reopened {
+            Ok(mut sc) => {
+                sc.set_dparams(self.sc.dparams().clone());
+                self.sc = sc;
+                self.data_dirty = true;
+                self.stamp = now;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Refresh C's `data` array (in-memory super-chunks without a frame).
+    fn sync_data(&mut self) {
+        if self.urlpath.is_some() || self.storage.contiguous {
+            return;
+        }
+        let n = self.sc.nchunks();
+        if self.data_dirty || n < self.chunks.len() {
+            self.chunks.clear();
+            self.data_dirty = false;
+        }
+        for i in self.chunks.len()..n {
+            match self.sc.get_chunk(i) {
+                Ok(c) => self.chunks.push(c.into_owned().into_boxed_slice()),
+                Err(_) => {
+                    self.data_dirty = true;
+                    break;
+                }
+            }
+        }
+        self.data_ptrs = self.chunks.iter_mut().map(|c| c.as_mut_ptr()).collect();
+        self.c.data = self.data_ptrs.as_mut_ptr();
+        self.c.data_len = self.data_ptrs.len();
+    }
+
+    /// Refresh the C view (and the metalayer arrays when `metas`).
+    fn sync(&mut self, metas: bool) {
+        self.sync_data();
+        let self_ptr: *mut Handle = self;
+        let p = self.sc.cparams().clone();
+        self.cparams = cparams_of_rust(&p);
+        self.cparams.schunk = self_ptr as *mut c_void;
+        self.dparams.nthreads = self.sc.dparams().nthreads.min(i16::MAX as usize) as i16;
+        self.dparams.schunk = self_ptr as *mut c_void;
+        let c = &mut self.c;
+        c.version = 3;
+        c.compcode = p.codec.id();
+        c.compcode_meta = p.codec_meta;
+        c.clevel = p.clevel;
+        c.splitmode = p.splitmode.id();
+        c.typesize = self.cparams.typesize;
+        c.blocksize = self.cparams.blocksize;
+        c.use_dict = u8::from(p.use_dict);
+        c.filters = self.cparams.filters;
+        c.filters_meta = self.cparams.filters_meta;
+        let nchunks = self.sc.nchunks();
+        c.nchunks = nchunks as i64;
+        c.chunksize = match self.sc.chunksize() {
+            Some(n) => n.min(i32::MAX as usize) as i32,
+            None if nchunks == 0 => -1,
+            None => 0,
+        };
+        c.nbytes = self.sc.nbytes() as i64;
+        c.cbytes = self.sc.cbytes() as i64;
+        self.storage.urlpath = self
+            .urlpath
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |u| u.as_ptr() as *mut c_char);
+        self.storage.cparams = &mut self.cparams;
+        self.storage.dparams = &mut self.dparams;
+        self.storage.io = &mut self.io;
+        c.storage = &mut self.storage;
+        c.frame = if self.urlpath.is_some() || self.storage.contiguous {
+            self_ptr as *mut c_void
+        } else {
+            std::ptr::null_mut()
+        };
+        if metas {
+            self.metas = self
+                .sc
+                .metalayers()
+                .iter()
+                .take(MAX_METALAYERS)
+                .map(|m| MetaC::new(&m.name, &m.content))
+                .collect();
+            self.vlmetas = self
+                .sc
+                .vlmetalayers()
+                .iter()
+                .take(MAX_VLMETALAYERS)
+                .map(|m| MetaC::new(&m.name, &m.chunk))
+                .collect();
+            let c = &mut self.c;
+            c.metalayers = [std::ptr::null_mut(); MAX_METALAYERS];
+            for (i, m) in self.metas.iter_mut().enumerate() {
+                c.metalayers[i] = &mut m.c;
+            }
+            c.nmetalayers = self.metas.len() as u16;
+            for p in c.vlmetalayers.iter_mut() {
+                *p = std::ptr::null_mut();
+            }
+            for (i, m) in self.vlmetas.iter_mut().enumerate() {
+                c.vlmetalayers[i] = &mut m.c;
+            }
+            c.nvlmetalayers = self.vlmetas.len() as i16;
+            c.change_tick += 1;
+        }
+    }
+}
+
+/// How frames on disk are opened: C-Blosc2 does not `fsync` after each
+/// change, and neither do we (a super-chunk's files are as durable as C's).
+fn open_options() -> oxiblosc::OpenOptions {
+    oxiblosc::OpenOptions::new().fsync(false)
+}
+
+/// C-Blosc2 takes `file:///PATH` for `PATH`.
+fn strip_file_scheme(u: &str) -> &str {
+    u.strip_prefix("file:///").unwrap_or(u)
+}
+
+/// # Safety
+/// `s` is null or a live super-chunk from this library.
+unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<&'a mut Handle> {
+    // SAFETY: a non-null blosc2_schunk* from this library points to the
+    // first field of a live Handle (repr(C)).
+    unsafe { (s as *mut Handle).as_mut() }
+}
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+}
+
+/// With `copy` false C-Blosc2 takes the chunk over: once stored (as a
+/// copy here), free it, as C does.
+fn take_over(chunk: *mut u8, copy: bool, stored: bool) {
+    if !copy && stored && !chunk.is_null() {
+        // SAFETY: with copy == false the caller hands us a malloc'ed chunk
+        // it will not use again (C-Blosc2's contract).
+        unsafe { free(chunk as *mut c_void) };
+    }
+}
+
+/// A malloc'ed copy of `b` (the caller `free()`s it).
+fn malloc_copy(b: &[u8]) -> *mut u8 {
+    // SAFETY: malloc has no preconditions; null is checked.
+    let p = unsafe { malloc(b.len().max(1)) } as *mut u8;
+    if !p.is_null() {
+        // SAFETY: p holds b.len() fresh bytes, not overlapping b.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+    }
+    p
+}
+
+fn params_of_storage(st: &blosc2_storage) -> Result<(blosc2_cparams, blosc2_dparams), c_int> {
+    // SAFETY: the storage's pointers are null or point to C's params.
+    let cp = unsafe { st.cparams.as_ref() }
+        .copied()
+        .unwrap_or(CPARAMS_DEFAULTS);
+    // SAFETY: as above.
+    let dp = unsafe { st.dparams.as_ref() }
+        .copied()
+        .unwrap_or(DPARAMS_DEFAULTS);
+    Ok((cp, dp))
+}
+
+/// C-Blosc2 creates super-chunks that ask for a dictionary with a codec
+/// that has none (the chunks are then made without one).
+fn schunk_cparams(mut p: CParams) -> CParams {
+    use oxiblosc::Codec;
+    if p.use_dict && !matches!(p.codec, Codec::Zstd | Codec::Lz4 | Codec::Lz4Hc) {
+        p.use_dict = false;
+    }
+    p
+}

@@ -1,0 +1,447 @@
+//! Contexts.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Contexts.
+
+/// A compression context for `cparams` (checked when used).
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_create_cctx(cparams: blosc2_cparams) -> *mut blosc2_context {
+    guard(std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(blosc2_context {
+            cparams: Some(cparams),
+            dparams: None,
+            maskout: None,
+        }))
+    })
+}
+
+/// A decompression context for `dparams`.
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_create_dctx(dparams: blosc2_dparams) -> *mut blosc2_context {
+    guard(std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(blosc2_context {
+            cparams: None,
+            dparams: Some(dparams),
+            maskout: None,
+        }))
+    })
+}
+
+/// Free a context (null is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_free_ctx(context: *mut blosc2_context) {
+    guard((), || {
+        if !context.is_null() {
+            // SAFETY: context came from blosc2_create_cctx/dctx (Box::into_raw)
+            // and is freed once (C's contract).
+            drop(unsafe { Box::from_raw(context) });
+        }
+    })
+}
+
+/// # Safety
+/// `ctx` is null or a live context from `blosc2_create_*ctx`.
+pub(super) unsafe fn ctx_mut<'a>(ctx: *mut blosc2_context) -> Option<&'a mut blosc2_context> {
+    // SAFETY: the caller's contract.
+    unsafe { ctx.as_mut() }
+}
+
+/// The cparams of a compression context; 0 or an error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_ctx_get_cparams(
+    ctx: *mut blosc2_context,
+    cparams: *mut blosc2_cparams,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: ctx is a live context or null.
+        let Some(c) = (unsafe { ctx_mut(ctx) }) else {
+            return err::NULL_POINTER;
+        };
+        let Some(cp) = c.cparams else {
+            return err::INVALID_PARAM;
+        };
+        if cparams.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: cparams is non-null and writable.
+        unsafe { *cparams = cp };
+        0
+    })
+}
+
+/// The dparams of a decompression context; 0 or an error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_ctx_get_dparams(
+    ctx: *mut blosc2_context,
+    dparams: *mut blosc2_dparams,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: ctx is a live context or null.
+        let Some(c) = (unsafe { ctx_mut(ctx) }) else {
+            return err::NULL_POINTER;
+        };
+        let Some(dp) = c.dparams else {
+            return err::INVALID_PARAM;
+        };
+        if dparams.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: dparams is non-null and writable.
+        unsafe { *dparams = dp };
+        0
+    })
+}
+
+/// Mask out blocks for the next decompression with `ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_set_maskout(
+    ctx: *mut blosc2_context,
+    maskout: *mut bool,
+    nblocks: c_int,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: ctx is a live context or null.
+        let Some(c) = (unsafe { ctx_mut(ctx) }) else {
+            return err::NULL_POINTER;
+        };
+        if maskout.is_null() || nblocks < 0 {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: maskout points to nblocks bools (C's contract).
+        let m = unsafe { std::slice::from_raw_parts(maskout, nblocks as usize) };
+        c.maskout = Some(m.to_vec());
+        0
+    })
+}
+
+/// `blosc2_compress_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_compress_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        let Some(cp) = ctx.cparams else {
+            return err::INVALID_PARAM;
+        };
+        if srcsize < 0 || destsize < 0 {
+            return err::INVALID_PARAM;
+        }
+        let p = match to_cparams(&cp) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        if cp.prefilter.is_some() {
+            return compress_prefiltered(
+                ctx,
+                &cp,
+                p,
+                src,
+                srcsize as usize,
+                dest,
+                destsize as usize,
+            );
+        }
+        compress_raw(p, src, srcsize as usize, dest, destsize as usize)
+    })
+}
+
+/// Compression with a prefilter: the chunk is laid out first (block size),
+/// then the prefilter fills each block from `src`, then the filled buffer
+/// is compressed with the same parameters (so the same blocks).
+pub(super) fn compress_prefiltered(
+    ctx: &mut blosc2_context,
+    cp: &blosc2_cparams,
+    p: CParams,
+    src: *const c_void,
+    nbytes: usize,
+    dest: *mut c_void,
+    destsize: usize,
+) -> c_int {
+    if src.is_null() && nbytes > 0 {
+        return err::NULL_POINTER;
+    }
+    // SAFETY: src has nbytes readable bytes.
+    let input = unsafe { slice_in(src, nbytes) };
+    let probe = match Compressor::new(p.clone()).compress(input) {
+        Ok(c) => c,
+        Err(e) => return code_of(&e),
+    };
+    let blocksize = le_i32(&probe, 8).max(1) as usize;
+    let mut filled = vec![0u8; nbytes];
+    let mut ttmp = vec![0u8; blocksize * 4];
+    let Some(prefilter) = cp.prefilter else {
+        return err::FAILURE;
+    };
+    let ctx_ptr: *mut blosc2_context = ctx;
+    for (nblock, out) in filled.chunks_mut(blocksize).enumerate() {
+        let offset = nblock * blocksize;
+        let mut pp = blosc2_prefilter_params {
+            user_data: if cp.preparams.is_null() {
+                std::ptr::null_mut()
+            } else {
+                // SAFETY: preparams is non-null and points to the caller's params.
+                unsafe { (*cp.preparams).user_data }
+            },
+            input: input[offset..].as_ptr(),
+            output: out.as_mut_ptr(),
+            output_size: out.len() as i32,
+            output_typesize: cp.typesize,
+            output_offset: offset as i32,
+            nchunk: -1,
+            nblock: nblock as i32,
+            tid: 0,
+            ttmp: ttmp.as_mut_ptr(),
+            ttmp_nbytes: ttmp.len(),
+            ctx: ctx_ptr,
+            output_is_disposable: false,
+        };
+        // SAFETY: the prefilter is the caller's function; its params point to
+        // live buffers of the sizes given.
+        if unsafe { prefilter(&mut pp) } != 0 {
+            return err::FAILURE;
+        }
+    }
+    compress_raw(p, filled.as_ptr() as *const c_void, nbytes, dest, destsize)
+}
+
+/// `blosc2_decompress_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_decompress_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
+        if destsize < 0 {
+            return err::INVALID_PARAM;
+        }
+        let chunk = match chunk_sized(src, srcsize) {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        let maskout = ctx.maskout.take();
+        if maskout.is_none() && dp.postfilter.is_none() {
+            return decompress_raw(chunk, dest, destsize as usize, dp.nthreads);
+        }
+        decompress_special(ctx, &dp, chunk, dest, destsize as usize, maskout)
+    })
+}
+
+/// Decompression with a mask or a postfilter: the whole chunk is decoded
+/// into a scratch buffer, then each block kept is copied (or handed to the
+/// postfilter) into `dest`.
+pub(super) fn decompress_special(
+    ctx: &mut blosc2_context,
+    dp: &blosc2_dparams,
+    chunk: &[u8],
+    dest: *mut c_void,
+    destsize: usize,
+    maskout: Option<Vec<bool>>,
+) -> c_int {
+    let h = match ChunkHeader::parse(chunk) {
+        Ok(h) => h,
+        Err(e) => return code_of(&e),
+    };
+    if h.nbytes > destsize {
+        return err::WRITE_BUFFER;
+    }
+    if dest.is_null() && h.nbytes > 0 {
+        return err::NULL_POINTER;
+    }
+    let mut tmp = vec![0u8; h.nbytes];
+    let mut d = Decompressor::new(DParams::default().nthreads(dp.nthreads.max(1) as usize));
+    if let Err(e) = d.decompress_into(chunk, &mut tmp) {
+        return code_of(&e);
+    }
+    // SAFETY: dest has destsize >= nbytes writable bytes.
+    let out = unsafe { slice_out(dest, h.nbytes) };
+    let bs = h.blocksize.max(1);
+    let mut ttmp = vec![0u8; bs * 4];
+    let ctx_ptr: *mut blosc2_context = ctx;
+    for (nblock, (inb, outb)) in tmp.chunks(bs).zip(out.chunks_mut(bs)).enumerate() {
+        if maskout
+            .as_ref()
+            .is_some_and(|m| m.get(nblock).copied().unwrap_or(false))
+        {
+            continue;
+        }
+        match dp.postfilter {
+            Some(post) => {
+                let mut pp = blosc2_postfilter_params {
+                    user_data: if dp.postparams.is_null() {
+                        std::ptr::null_mut()
+                    } else {
+                        // SAFETY: postparams is non-null: the caller's params.
+                        unsafe { (*dp.postparams).user_data }
+                    },
+                    input: inb.as_ptr(),
+                    output: outb.as_mut_ptr(),
+                    size: inb.len() as i32,
+                    typesize: i32::from(h.typesize),
+                    offset: (nblock * bs) as i32,
+                    nchunk: -1,
+                    nblock: nblock as i32,
+                    tid: 0,
+                    ttmp: ttmp.as_mut_ptr(),
+                    ttmp_nbytes: ttmp.len(),
+                    ctx: ctx_ptr,
+                };
+                // SAFETY: the caller's postfilter, with live buffers of the
+                // sizes given.
+                if unsafe { post(&mut pp) } != 0 {
+                    return err::POSTFILTER;
+                }
+            }
+            None => outb.copy_from_slice(inb),
+        }
+    }
+    h.nbytes as c_int
+}
+
+/// `blosc2_getitem_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_getitem_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    start: c_int,
+    nitems: c_int,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        let chunk = match chunk_sized(src, srcsize) {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
+        if dp.postfilter.is_some() {
+            return getitem_postfiltered(ctx, &dp, chunk, start, nitems, dest, destsize);
+        }
+        getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize)
+    })
+}
+
+/// getitem through a postfilter: decode the chunk with it, then copy.
+pub(super) fn getitem_postfiltered(
+    ctx: &mut blosc2_context,
+    dp: &blosc2_dparams,
+    chunk: &[u8],
+    start: c_int,
+    nitems: c_int,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    let h = match ChunkHeader::parse(chunk) {
+        Ok(h) => h,
+        Err(e) => return code_of(&e),
+    };
+    if start < 0 || nitems < 0 {
+        return err::INVALID_PARAM;
+    }
+    let ts = usize::from(h.typesize).max(1);
+    let (s, n) = (start as usize * ts, nitems as usize * ts);
+    if s + n > h.nbytes {
+        return err::INVALID_PARAM;
+    }
+    if n > destsize.max(0) as usize {
+        return err::WRITE_BUFFER;
+    }
+    let mut full = vec![0u8; h.nbytes];
+    let rc = decompress_special(
+        ctx,
+        dp,
+        chunk,
+        full.as_mut_ptr() as *mut c_void,
+        full.len(),
+        None,
+    );
+    if rc < 0 {
+        return rc;
+    }
+    // SAFETY: dest has at least n writable bytes.
+    unsafe { slice_out(dest, n) }.copy_from_slice(&full[s..s + n]);
+    n as c_int
+}
+
+/// `blosc2_getitem_bytes_ctx`: bytes `[start, start + nbytes)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    start: i32,
+    nbytes: i32,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if context.is_null() {
+            return err::NULL_POINTER;
+        }
+        let chunk = match chunk_sized(src, srcsize) {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        if start < 0 || nbytes < 0 {
+            return err::INVALID_PARAM;
+        }
+        let h = match ChunkHeader::parse(chunk) {
+            Ok(h) => h,
+            Err(e) => return code_of(&e),
+        };
+        let (s, n) = (start as usize, nbytes as usize);
+        if s + n > h.nbytes {
+            return err::INVALID_PARAM;
+        }
+        if n > destsize.max(0) as usize {
+            return err::WRITE_BUFFER;
+        }
+        if n == 0 {
+            return 0;
+        }
+        let ts = usize::from(h.typesize).max(1);
+        if s % ts != 0 || n % ts != 0 {
+            return err::INVALID_PARAM;
+        }
+        let first = s / ts;
+        let last = (s + n).div_ceil(ts).min(h.nbytes / ts);
+        let mut d = Decompressor::new(DParams::default());
+        let bytes = if (s + n).div_ceil(ts) > h.nbytes / ts {
+            // The range reaches into a tail shorter than one item.
+            match d.decompress(chunk) {
+                Ok(all) => all[s..s + n].to_vec(),
+                Err(e) => return code_of(&e),
+            }
+        } else {
+            match d.getitem(chunk, first, last - first) {
+                Ok(items) => items[s - first * ts..s - first * ts + n].to_vec(),
+                Err(e) => return code_of(&e),
+            }
+        };
+        // SAFETY: dest has at least n writable bytes.
+        unsafe { slice_out(dest, n) }.copy_from_slice(&bytes);
+        n as c_int
+    })
+}

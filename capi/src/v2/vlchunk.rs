@@ -1,0 +1,141 @@
+//! VL-block chunks.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// VL-block chunks (decoding; the engine has no public VL-block writer).
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+}
+
+/// A malloc'ed copy of `b` (the caller `free()`s it); null on failure.
+pub(super) fn malloc_copy(b: &[u8]) -> *mut u8 {
+    // SAFETY: malloc has no preconditions; null is checked.
+    let p = unsafe { malloc(b.len().max(1)) } as *mut u8;
+    if !p.is_null() {
+        // SAFETY: p holds b.len() fresh bytes, not overlapping b.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+    }
+    p
+}
+
+pub(super) fn vl_header(
+    src: *const c_void,
+    srcsize: i32,
+) -> Result<(&'static [u8], ChunkHeader), c_int> {
+    let chunk = chunk_sized(src, srcsize)?;
+    let h = ChunkHeader::parse(chunk).map_err(|e| code_of(&e))?;
+    if !h.is_vlblocks() {
+        return Err(err::INVALID_PARAM);
+    }
+    Ok((chunk, h))
+}
+
+/// The number of blocks of a VL-block chunk (header only); 0 or an error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_vlchunk_get_nblocks(
+    src: *const c_void,
+    srcsize: i32,
+    nblocks: *mut i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if nblocks.is_null() {
+            return err::NULL_POINTER;
+        }
+        match vl_header(src, srcsize) {
+            Ok((_, h)) => {
+                // SAFETY: nblocks is non-null and writable.
+                unsafe { *nblocks = h.nblocks().min(i32::MAX as usize) as i32 };
+                0
+            }
+            Err(e) => e,
+        }
+    })
+}
+
+pub(super) fn vl_blocks(dp: &blosc2_dparams, chunk: &[u8]) -> Result<Vec<Vec<u8>>, c_int> {
+    let mut d = Decompressor::new(DParams::default().nthreads(dp.nthreads.max(1) as usize));
+    d.vl_blocks(chunk).map_err(|e| code_of(&e))
+}
+
+/// Decode every block of a VL-block chunk into malloc'ed buffers; their
+/// number.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_vldecompress_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    dests: *mut *mut c_void,
+    destsizes: *mut i32,
+    maxblocks: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        if dests.is_null() || destsizes.is_null() {
+            return err::NULL_POINTER;
+        }
+        let chunk = match vl_header(src, srcsize) {
+            Ok((c, _)) => c,
+            Err(e) => return e,
+        };
+        let blocks = match vl_blocks(&ctx.dparams.unwrap_or(DPARAMS_DEFAULTS), chunk) {
+            Ok(b) => b,
+            Err(e) => return e,
+        };
+        if blocks.len() > maxblocks.max(0) as usize {
+            return err::WRITE_BUFFER;
+        }
+        for (i, b) in blocks.iter().enumerate() {
+            // SAFETY: dests and destsizes have maxblocks >= blocks.len() entries.
+            unsafe {
+                *dests.add(i) = malloc_copy(b) as *mut c_void;
+                *destsizes.add(i) = b.len() as i32;
+            }
+        }
+        blocks.len() as c_int
+    })
+}
+
+/// Decode block `nblock` of a VL-block chunk into a malloc'ed buffer; its
+/// size.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
+    context: *mut blosc2_context,
+    src: *const c_void,
+    srcsize: i32,
+    nblock: i32,
+    dest: *mut *mut u8,
+    destsize: *mut i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        if dest.is_null() || destsize.is_null() {
+            return err::NULL_POINTER;
+        }
+        let (chunk, h) = match vl_header(src, srcsize) {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        if nblock < 0 || nblock as usize >= h.nblocks() {
+            return err::INVALID_PARAM;
+        }
+        let blocks = match vl_blocks(&ctx.dparams.unwrap_or(DPARAMS_DEFAULTS), chunk) {
+            Ok(b) => b,
+            Err(e) => return e,
+        };
+        let b = &blocks[nblock as usize];
+        // SAFETY: dest and destsize are non-null and writable.
+        unsafe {
+            *dest = malloc_copy(b);
+            *destsize = b.len() as i32;
+        }
+        b.len() as c_int
+    })
+}
