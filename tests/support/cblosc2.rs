@@ -19,12 +19,10 @@
 //! closes, i.e. when the test binary ends.
 #![allow(dead_code)]
 
-use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
 
 use oxiblosc::{CParams, Filter};
 use serde_json::{Value, json};
@@ -90,6 +88,9 @@ fn how_to_fix(python: &str) -> String {
     )
 }
 
+/// python-blosc2 from the system's Python if it is the right version, else
+/// from the private `target/pydeps` that [`super::pyenv::python_with`]
+/// installs on first use.
 fn find_or_install() -> Result<PyEnv, String> {
     let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let system = PyEnv {
@@ -99,82 +100,14 @@ fn find_or_install() -> Result<PyEnv, String> {
     if system.blosc2_version().as_deref() == Some(PYTHON_BLOSC2) {
         return Ok(system);
     }
-    let private = PyEnv {
-        python: python.clone(),
-        path: Some(pydeps()),
-    };
-    if private.blosc2_version().as_deref() == Some(PYTHON_BLOSC2) {
-        return Ok(private);
-    }
-    // Install, one test binary at a time.
-    let target = repo().join("target");
-    fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
-    let lock = File::create(target.join("pydeps.lock"))
-        .map_err(|e| format!("cannot create target/pydeps.lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot lock target/pydeps.lock: {e}"))?;
-    if private.blosc2_version().as_deref() == Some(PYTHON_BLOSC2) {
-        return Ok(private); // another binary installed it while we waited
-    }
-    let tmp = target.join(format!("pydeps.tmp-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    eprintln!(
-        "installing python-blosc2 {PYTHON_BLOSC2} into {} (one time) ...",
-        pydeps().display()
-    );
-    let t0 = Instant::now();
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args([
-            "--no-input",
-            "--retries",
-            "2",
-            "--timeout",
-            "30",
-            "--target",
-        ])
-        .arg(&tmp)
-        .arg(format!("blosc2=={PYTHON_BLOSC2}"))
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `{python} -m pip`: {e}\n{}", how_to_fix(&python)))?;
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&tmp);
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(12).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "installing python-blosc2 {PYTHON_BLOSC2} failed ({}):\n{}\n\n{}",
-            out.status,
-            tail.join("\n"),
-            how_to_fix(&python)
-        ));
-    }
-    let dest = pydeps();
-    if dest.exists() {
-        let old = target.join(format!("pydeps.old-{}", std::process::id()));
-        fs::rename(&dest, &old).map_err(|e| format!("cannot move {}: {e}", dest.display()))?;
-        let _ = fs::remove_dir_all(&old);
-    }
-    fs::rename(&tmp, &dest).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
-    eprintln!(
-        "installed python-blosc2 {PYTHON_BLOSC2} in {:.1} s",
-        t0.elapsed().as_secs_f64()
-    );
-    match private.blosc2_version() {
-        Some(v) if v == PYTHON_BLOSC2 => Ok(private),
-        other => Err(format!(
-            "after installing, {} imports blosc2 {other:?}, not {PYTHON_BLOSC2}\n{}",
-            dest.display(),
-            how_to_fix(&python)
-        )),
-    }
+    let probe = format!("import blosc2; assert blosc2.__version__ == '{PYTHON_BLOSC2}'");
+    let spec = format!("blosc2=={PYTHON_BLOSC2}");
+    super::pyenv::python_with("pydeps", &[spec.as_str()], &probe)
+        .map(|py| PyEnv {
+            python: py.python,
+            path: Some(py.dir),
+        })
+        .map_err(|e| format!("{e}\n{}", how_to_fix(&python)))
 }
 
 fn py_env() -> &'static PyEnv {
