@@ -27,6 +27,11 @@ for v in manifest["vectors"]:
             put("cframe_edit", bytes([1, 2, 4, 5]) + b)
         elif kind == "compat":
             put("chunk_decode", b)
+        elif kind == "bloscpack":
+            put("blp_read", b)
+    if p.is_file() and kind == "bloscpack" and p.stat().st_size > 64 * 1024:
+        # the big ones cut to their header, metadata and first chunk
+        put("blp_read", p.read_bytes()[: 64 * 1024])
     if p.is_dir():
         put_sframe = True
         files = sorted(f for f in p.iterdir() if f.name.endswith(".chunk"))[:3]
@@ -51,5 +56,10 @@ files = sorted(x for x in sd.iterdir() if x.name.endswith(".chunk"))[:3]
 head = b"".join(struct.pack("<BH", int(x.stem, 16), x.stat().st_size) for x in files)
 put("sframe_read", head + b"".join(x.read_bytes() for x in files) + (sd / "chunks.b2frame").read_bytes())
 put("roundtrip", (f / "roundtrip-1.bin").read_bytes())
+# packed: raw mode (0) gets nothing useful without a writer here; the
+# valid-then-edited mode (odd first byte) gets payloads and a few edits.
+for mode in (1, 3, 5, 9, 0x13):
+    payload = bytes(range(256)) * 3 + bytes(200)
+    put("packed_read", bytes([mode]) + payload + bytes([40, 0, 1, 90, 0, 0x80]))
 for t in sorted(os.listdir(out)):
     print(t, len(os.listdir(out / t)))

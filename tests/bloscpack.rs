@@ -835,3 +835,28 @@ fn we_read_what_bloscpack_writes() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A chunk whose header claims far more bytes than its streams hold is
+/// refused before the reader sizes its output by that claim.
+#[test]
+fn chunk_claiming_huge_nbytes_fails_before_allocating_it() {
+    let d: Vec<u8> = (0..1000u32).map(|i| (i % 10) as u8).collect();
+    let opts = Options::default()
+        .checksum(Checksum::None)
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4));
+    let good = bloscpack::pack(&d, &opts).unwrap();
+    let r = Reader::new(&good[..]).unwrap();
+    let at = r.chunk_range(0).unwrap().start;
+    let claim = 0x7fff_0000u32;
+    let mut bad = good.clone();
+    // the chunk's nbytes (and the file header's sizes, which must agree)
+    bad[at + 4..at + 8].copy_from_slice(&claim.to_le_bytes());
+    bad[8..12].copy_from_slice(&claim.to_le_bytes());
+    bad[12..16].copy_from_slice(&claim.to_le_bytes());
+    counting::reset_largest();
+    let res = Reader::new(&bad[..]).and_then(|r| r.decompress_all());
+    let largest = counting::largest();
+    let e = res.expect_err("a 2 GiB claim decoded");
+    assert!(e.to_string().contains("chunk"), "{e}");
+    assert!(largest < 1 << 20, "allocated {largest} bytes");
+}

@@ -705,3 +705,25 @@ fn append_compressed_chunks() {
     let two = packed::append_chunk(&one, &blosc1(&diff, &pd.clone().filters(&[]))).unwrap();
     assert_eq!(packed::unpack(&two).unwrap(), src[..200]);
 }
+
+/// A chunk whose header claims far more bytes than its streams hold is
+/// refused before the reader sizes its output by that claim.
+#[test]
+fn chunk_claiming_huge_nbytes_fails_before_allocating_it() {
+    let d: Vec<u8> = (0..1000u32).map(|i| (i % 10) as u8).collect();
+    let good = packed::pack(&d, &CParams::default().codec(Codec::Lz4).typesize(4), 1000).unwrap();
+    let r = PackedReader::new(&good).unwrap();
+    let chunk = r.chunk(0).unwrap();
+    let at = chunk.as_ptr() as usize - good.as_ptr() as usize;
+    let mut bad = good.clone();
+    bad[at + 4..at + 8].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+    // the packed header's total (i64 at 24) made to agree with the claim
+    let total = i64::from_le_bytes(bad[24..32].try_into().unwrap()) - 1000 + 0x7fff_0000;
+    bad[24..32].copy_from_slice(&total.to_le_bytes());
+    counting::reset_largest();
+    let res = PackedReader::new(&bad).and_then(|r| r.unpack());
+    let largest = counting::largest();
+    let e = res.expect_err("a 2 GiB claim decoded");
+    assert!(e.to_string().contains("chunk"), "{e}");
+    assert!(largest < 1 << 20, "allocated {largest} bytes");
+}

@@ -206,7 +206,8 @@ impl<B: AsRef<[u8]>> Reader<B> {
     /// it does not decode or its size is not the one the header gives.
     pub fn decompress_chunk_into(&self, i: usize, out: &mut Vec<u8>) -> Result<usize> {
         let chunk = self.chunk(i)?;
-        let h = ChunkHeader::parse(chunk).map_err(|e| chunk_err(i, e))?;
+        // The block structure must back `nbytes` before `out` grows by it.
+        let h = crate::chunk::validate(chunk).map_err(|e| chunk_err(i, e))?;
         if let Some(want) = self.expected_len(i)
             && want != h.nbytes
         {

@@ -108,7 +108,20 @@ impl<'a> PackedReader<'a> {
             if h.is_lazy() {
                 return Err(invalid_header(format!("{} is a lazy chunk", what())));
             }
-            pos += h.cbytes;
+            // The block structure must back the sizes before any reader
+            // sizes a buffer by them.
+            let end = pos
+                .checked_add(h.cbytes)
+                .filter(|&e| e <= body.len())
+                .ok_or_else(|| {
+                    corrupt(format!(
+                        "{} at {pos} runs past the data-starts array at {starts_at}",
+                        what()
+                    ))
+                })?;
+            crate::chunk::validate(&body[pos..end])
+                .map_err(|e| corrupt(format!("{}: {e}", what())))?;
+            pos = end;
             total_nbytes = total_nbytes
                 .checked_add(h.nbytes)
                 .ok_or_else(|| corrupt("chunk sizes overflow"))?;
