@@ -26,6 +26,8 @@ mod digests;
 mod files;
 #[path = "oxiblosc/info.rs"]
 mod info;
+#[path = "oxiblosc/ndarray.rs"]
+mod ndarray;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;

@@ -156,6 +156,16 @@ pub(crate) struct CompressArgs {
     #[arg(long)]
     pub(crate) dict: bool,
 
+    /// For a `.npy` input (which becomes an NDArray): the chunk shape, e.g.
+    /// `32,64` (default: about 4 MiB chunks).
+    #[arg(long, value_name = "N,N,...", value_parser = super::ndarray::parse_shape)]
+    pub(crate) chunkshape: Option<super::ndarray::Shape>,
+
+    /// For a `.npy` input: the block shape inside a chunk, e.g. `8,16`
+    /// (default: about 64 KiB blocks).
+    #[arg(long, value_name = "N,N,...", value_parser = super::ndarray::parse_shape)]
+    pub(crate) blockshape: Option<super::ndarray::Shape>,
+
     /// Input file, or `-` for stdin.
     #[arg(value_name = "IN")]
     pub(crate) input: PathBuf,
