@@ -158,6 +158,13 @@ impl NdArray {
                 h.nbytes
             )));
         }
+        if h.blocksize != self.layout.block_nbytes() {
+            return Err(Error::Corrupt(format!(
+                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {}",
+                h.blocksize,
+                self.layout.block_nbytes()
+            )));
+        }
         drop(chunk);
         buf.resize(want, 0);
         self.sc.decompress_chunk_into(i, buf)?;
