@@ -519,7 +519,9 @@ fn cli_round_trip_npy_to_b2nd_to_npy() {
     let dir = support::tempdir("nd-cli-rt");
     let p = |n: &str| -> PathBuf { dir.join(n) };
     let data = support::data(3080 * 4, 3);
-    let shapes: [(&[u64], &str, Option<(&str, &str)>); 4] = [
+    /// Shape, dtype, and `--chunkshape` / `--blockshape` (None: defaults).
+    type Case<'a> = (&'a [u64], &'a str, Option<(&'a str, &'a str)>);
+    let shapes: [Case; 4] = [
         (&[7, 11, 5], ">i8", Some(("3,4,5", "2,3,2"))),
         (&[7, 11, 5], ">i8", None),
         (&[385, 8], "|u1", Some(("100,3", "7,2"))),

@@ -64,11 +64,11 @@ pub fn dtype_itemsize(dtype: &str) -> Result<usize> {
             "object dtype {dtype:?}: the items are Python objects, not bytes"
         )));
     }
-    let (digits, unit) = match rest.find('[') {
-        Some(i) if matches!(kind, 'M' | 'm') && rest.ends_with(']') => (&rest[..i], true),
-        _ => (rest, false),
+    // Datetimes and timedeltas carry a unit: `<M8[s]`.
+    let digits = match rest.find('[') {
+        Some(i) if matches!(kind, 'M' | 'm') && rest.ends_with(']') => &rest[..i],
+        _ => rest,
     };
-    let _ = unit;
     let size: usize = match (kind, digits) {
         ('?', "") | ('b' | 'B', "") => 1,
         ('?' | 'b' | 'i' | 'u' | 'f' | 'c' | 'S' | 'a' | 'V' | 'U' | 'M' | 'm', d)

@@ -33,7 +33,9 @@ pub(crate) enum Command {
     /// Compress IN into OUT.
     Compress(CompressArgs),
     /// Decompress IN into OUT: a contiguous frame, a sparse frame
-    /// (directory) or chunks (the format is recognised from the bytes).
+    /// (directory) or chunks (the format is recognised from the bytes). An
+    /// NDArray (a `b2nd` metalayer) gives its array: a `.npy` when OUT ends
+    /// in `.npy`, else its raw C-order bytes.
     Decompress(DecompressArgs),
     /// Describe a frame, a sparse frame or a chunk file: header fields, the
     /// chunks (size, ratio, special kind), metalayers and vlmetalayers.

@@ -3,8 +3,10 @@
 //! Text for people, `--json` for scripts. The JSON is one object: for
 //! frames `{"path", "kind", "header": {...}, "nchunks", "nbytes", "cbytes",
 //! "cratio", "chunks": [{"index", "nbytes", "cbytes", "ratio", "special"}],
-//! "metalayers": [{"name", "nbytes", "hex"}], "vlmetalayers": [{"name",
-//! "cbytes", "nbytes"}]}`; for chunk files `{"path", "kind": "chunks",
+//! "metalayers": [{"name", "nbytes", "hex", "value"}], "vlmetalayers":
+//! [{"name", "cbytes", "nbytes"}], "ndarray": null or {"metalayer", "shape",
+//! "chunks", "blocks", "dtype"}}` ("value": the msgpack decoded as text, or
+//! null); for chunk files `{"path", "kind": "chunks",
 //! "chunks": [{"index", "offset", "nbytes", "cbytes", ...header fields}]}`.
 
 use std::fmt::Write as _;
