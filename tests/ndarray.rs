@@ -317,6 +317,40 @@ fn caterva_metalayers_are_read_with_a_default_dtype() {
     assert_eq!(a.to_vec().unwrap(), data);
 }
 
+/// Real `caterva` files (the five-entry metalayer, no dtype) written by
+/// python-caterva 0.7.3 (C-Blosc2 2.x) with padded edge chunks and blocks,
+/// each beside the `.npy` NumPy saved of the same array:
+/// `cat.asarray(np.arange(117, dtype='<u2').reshape(9, 13), chunks=(4, 5),
+/// blocks=(3, 2), urlpath=..., contiguous=True)` and a 5×7×6 float64 array
+/// of normal noise in chunks (2, 4, 6), blocks (2, 3, 3), ZSTD level 5.
+#[test]
+fn caterva_files_decode_to_numpys_bytes() {
+    for (name, shape, chunks, blocks, itemsize) in [
+        ("caterva_2d_u2", vec![9, 13], vec![4, 5], vec![3, 2], 2),
+        (
+            "caterva_3d_f8",
+            vec![5, 7, 6],
+            vec![2, 4, 6],
+            vec![2, 3, 3],
+            8,
+        ),
+    ] {
+        let dir = corpus::data_dir();
+        let npy_file = std::fs::read(dir.join(format!("{name}.npy"))).unwrap();
+        let (h, start) = npy::read_header(&npy_file).unwrap();
+        assert_eq!(h.shape, shape);
+        let mut a = NdArray::open(SChunk::open(dir.join(format!("{name}.b2nd"))).unwrap()).unwrap();
+        assert_eq!(a.meta_name(), "caterva", "{name}");
+        assert_eq!(
+            (&a.meta().shape, &a.meta().chunkshape, &a.meta().blockshape),
+            (&shape, &chunks, &blocks)
+        );
+        assert!(!a.meta().has_dtype);
+        assert_eq!(a.meta().dtype, NdMeta::default_dtype(itemsize));
+        assert_eq!(a.to_vec().unwrap(), &npy_file[start..], "{name}");
+    }
+}
+
 /// The differential cases: shape, dtype, chunks and blocks (None: the
 /// writer's defaults). Padded edge chunks and blocks in 1 to 4 dimensions,
 /// a 0-dimensional and an empty array.
