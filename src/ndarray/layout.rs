@@ -327,6 +327,37 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Random shapes of 1 to 4 dimensions, chunks and blocks: the runs
+        /// are the naive walk's, and cover every item exactly once.
+        #[test]
+        fn random_geometries_match_the_naive_walk(
+            dims in proptest::collection::vec((1u64..12, 1u64..12, 1u64..12), 1..5)
+        ) {
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let chunks: Vec<u64> = dims.iter().map(|d| d.1).collect();
+            let blocks: Vec<u64> = dims.iter().map(|d| d.2.min(d.1)).collect();
+            let m = NdMeta::new(&shape, &chunks, &blocks, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            let mut seen = vec![0u32; l.nitems() as usize];
+            for ci in 0..l.nchunks() {
+                let want = naive(&m, ci, 1);
+                let mut got = vec![None; l.chunk_items];
+                l.for_each_run(ci, |c, a, k| {
+                    for j in 0..k {
+                        got[c + j] = Some(a + j as u64);
+                    }
+                });
+                proptest::prop_assert_eq!(&got, &want);
+                for a in got.into_iter().flatten() {
+                    seen[a as usize] += 1;
+                }
+            }
+            proptest::prop_assert!(seen.iter().all(|&k| k == 1));
+        }
+    }
+
     #[test]
     fn sizes_and_overflow() {
         // CONTAINER-NOTES §9: chunks 3×5, blocks 2×5 of a 6×10 float64
