@@ -416,6 +416,13 @@ for i, c in enumerate(cases):
             "npy_dtype": want.dtype.str,
             "equal": bool(np.asarray(got).tobytes() == want.tobytes()),
         })
+if mode == "write":
+    # A structured dtype: carried as its description, sized by the typesize.
+    a = np.zeros((5, 3), dtype=[("a", "<i4"), ("b", "<f8")])
+    a["a"] = np.arange(15).reshape(5, 3)
+    a["b"] = 1.5
+    blosc2.asarray(a, urlpath=os.path.join(d, "pystruct.b2nd"), mode="w", chunks=(2, 2), blocks=(1, 2))
+    np.save(os.path.join(d, "pystruct.npy"), a)
 print(json.dumps(out))
 "#;
 
@@ -466,6 +473,12 @@ fn arrays_python_blosc2_writes_decode_to_numpys_bytes() {
         a.write_npy(&mut ours).unwrap();
         assert_eq!(ours, npy_file, "case {i} {c}: .npy bytes");
     }
+    // The structured array: its .npy is np.save's too.
+    let mut a = NdArray::open(SChunk::open(dir.join("pystruct.b2nd")).unwrap()).unwrap();
+    assert_eq!(a.meta().dtype, "[('a', '<i4'), ('b', '<f8')]");
+    let mut ours = Vec::new();
+    a.write_npy(&mut ours).unwrap();
+    assert_eq!(ours, std::fs::read(dir.join("pystruct.npy")).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
