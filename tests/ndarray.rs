@@ -355,6 +355,28 @@ fn caterva_files_decode_to_numpys_bytes() {
 /// writer's defaults). Padded edge chunks and blocks in 1 to 4 dimensions,
 /// a 0-dimensional and an empty array.
 fn cases() -> Vec<Value> {
+    let mut all = fixed_cases();
+    // Plus seeded random geometries in 1 to 4 dimensions.
+    let mut rng = support::Rng(0x0b2d_ca5e);
+    // (Not `|V3`: python-blosc2 records a void dtype as `[('f0', 'V3')]`.)
+    let dtypes = ["|u1", "<i2", ">u4", "<f8", "<c16", "|S3"];
+    for _ in 0..12 {
+        let ndim = 1 + rng.below(4) as usize;
+        let (mut shape, mut chunks, mut blocks) = (vec![], vec![], vec![]);
+        for _ in 0..ndim {
+            let s = 1 + rng.below(if ndim > 2 { 12 } else { 40 });
+            let c = 1 + rng.below(s + 3);
+            shape.push(s);
+            chunks.push(c);
+            blocks.push(1 + rng.below(c));
+        }
+        let dtype = dtypes[rng.below(dtypes.len() as u64) as usize];
+        all.push(json!({"shape": shape, "dtype": dtype, "chunks": chunks, "blocks": blocks}));
+    }
+    all
+}
+
+fn fixed_cases() -> Vec<Value> {
     json!([
         {"shape": [1000], "dtype": "<f8", "chunks": [300], "blocks": [64]},
         {"shape": [37], "dtype": "|u1", "chunks": [10], "blocks": [4]},
@@ -471,7 +493,11 @@ fn arrays_python_blosc2_writes_decode_to_numpys_bytes() {
         // Our .npy of it is byte for byte NumPy's np.save.
         let mut ours = Vec::new();
         a.write_npy(&mut ours).unwrap();
-        assert_eq!(ours, npy_file, "case {i} {c}: .npy bytes");
+        assert_eq!(ours.len(), npy_file.len(), "case {i} {c}");
+        assert!(
+            ours == npy_file,
+            "case {i} {c}: .npy bytes differ from np.save's"
+        );
     }
     // The structured array: its .npy is np.save's too.
     let mut a = NdArray::open(SChunk::open(dir.join("pystruct.b2nd")).unwrap()).unwrap();
