@@ -6,7 +6,7 @@
 //! ([`NdMeta`]). The array is cut into equal chunks, each cut into equal
 //! blocks, both padded at the array's edges ([`Layout`]). [`NdArray`]
 //! reassembles the logical C-order array; [`create`] (or [`builder`] and
-//! [`fill`]) writes one; [`npy`] reads and writes `.npy` headers.
+//! [`fill`] or [`fill_from`]) writes one; [`npy`] reads and writes `.npy` headers.
 //!
 //! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
 //! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
@@ -24,4 +24,6 @@ pub use meta::{
 };
 pub use npy::{NpyHeader, dtype_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
-pub use write::{DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill};
+pub use write::{
+    DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill, fill_from,
+};

@@ -120,6 +120,63 @@ pub fn fill(sc: &mut SChunk, meta: &NdMeta, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// [`fill`] from a reader: the C-order array is read one slab of chunks
+/// along the first dimension at a time (memory: one slab and one chunk, the
+/// slab at most [`super::MAX_SLAB_BYTES`]). Reads exactly the array's bytes.
+///
+/// # Errors
+/// As [`fill`]; [`Error::Io`] when `r` fails or ends early;
+/// [`Error::Unsupported`] for a slab over [`super::MAX_SLAB_BYTES`].
+pub fn fill_from(sc: &mut SChunk, meta: &NdMeta, r: &mut dyn std::io::Read) -> Result<()> {
+    let itemsize = super::dtype_itemsize(&meta.dtype)?;
+    let layout = Layout::new(meta, itemsize).map_err(to_param)?;
+    if sc.nchunks() != 0 {
+        return Err(Error::InvalidParam(
+            "the super-chunk already has chunks".into(),
+        ));
+    }
+    let nchunks = layout.nchunks();
+    if nchunks == 0 {
+        return Ok(());
+    }
+    let is = itemsize;
+    let row = layout.row_items();
+    let (slabs, rows_per_slab, dim0) = match meta.shape.first() {
+        Some(&d0) => (layout.grid()[0], meta.chunkshape[0], d0),
+        None => (1, 1, 1),
+    };
+    let per_slab = nchunks / slabs;
+    let mut slab = Vec::new();
+    let mut buf = vec![0u8; layout.chunk_nbytes()];
+    for s in 0..slabs {
+        let first_row = s * rows_per_slab;
+        let bytes = rows_per_slab.min(dim0 - first_row) * row * is as u64;
+        if bytes > super::MAX_SLAB_BYTES {
+            return Err(Error::Unsupported(format!(
+                "a slab of {bytes} bytes (chunk rows of the array) is over {}",
+                super::MAX_SLAB_BYTES
+            )));
+        }
+        let bytes = bytes as usize;
+        if slab.len() < bytes {
+            slab.try_reserve_exact(bytes - slab.len())
+                .map_err(|_| Error::InvalidParam(format!("cannot allocate {bytes} bytes")))?;
+        }
+        slab.resize(bytes, 0);
+        r.read_exact(&mut slab)?;
+        let base = first_row * row;
+        for ci in s * per_slab..(s + 1) * per_slab {
+            buf.fill(0);
+            layout.for_each_run(ci, |c, a, n| {
+                let a = (a - base) as usize * is;
+                buf[c * is..(c + n) * is].copy_from_slice(&slab[a..a + n * is]);
+            });
+            sc.append_buffer(&buf)?;
+        }
+    }
+    Ok(())
+}
+
 /// A new in-memory NDArray super-chunk holding the C-order array `data`
 /// ([`builder`] then [`fill`]); `to_cframe` gives its file bytes.
 ///
@@ -155,6 +212,9 @@ mod tests {
             let data: Vec<u8> = (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect();
             let mut sc = create(&meta, CParams::default(), &data).unwrap();
             let bytes = sc.to_cframe().unwrap();
+            let mut streamed_sc = builder(&meta, CParams::default()).unwrap().build_memory().unwrap();
+            fill_from(&mut streamed_sc, &meta, &mut &data[..]).unwrap();
+            proptest::prop_assert_eq!(&streamed_sc.to_cframe().unwrap(), &bytes);
             let mut a = NdArray::open(sc).unwrap();
             proptest::prop_assert_eq!(a.to_vec().unwrap(), data.clone());
             let mut streamed = Vec::new();

@@ -103,24 +103,29 @@ pub(crate) fn compress_npy(
         );
     }
     let name = input.as_input();
-    let mut data = Vec::new();
-    files::open_input(input)?
-        .read_to_end(&mut data)
-        .map_err(|e| format!("cannot read {name}: {e}"))?;
-    let (h, start) =
-        npy::read_header(&data).map_err(|e| format!("cannot read {name} as a .npy file: {e}"))?;
-    let itemsize = ndarray::dtype_itemsize(&h.dtype)
-        .map_err(|e| format!("cannot read {name} as a .npy file: {e}"))?;
-    let body = &data[start..];
-    if Some(body.len() as u64) != h.data_nbytes() {
-        return Err(format!(
-            "{name} is not a whole .npy file: its header gives shape {:?} of {}, {} data bytes \
-             follow",
-            h.shape,
-            h.dtype,
-            body.len()
-        ));
+    let bad = |e: String| format!("cannot read {name} as a .npy file: {e}");
+    // The header first (its length is in bytes 8..10 or 8..12), then the
+    // data, streamed one slab of chunks at a time.
+    let mut reader = files::open_input(input)?;
+    let mut head = Vec::new();
+    files::read_piece(&mut reader, &mut head, 12).map_err(|e| bad(e.to_string()))?;
+    let hlen = match head.get(6) {
+        Some(1) if head.len() >= 10 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
+        Some(2 | 3) if head.len() >= 12 => {
+            12 + u32::from_le_bytes(head[8..12].try_into().unwrap()) as usize
+        }
+        _ => head.len(),
+    };
+    if hlen > head.len() && hlen <= npy::MAX_HEADER_LEN + 12 {
+        let missing = hlen - head.len();
+        files::read_piece_append(&mut reader, &mut head, missing)
+            .map_err(|e| bad(e.to_string()))?;
     }
+    let (h, start) = npy::read_header(&head).map_err(|e| bad(e.to_string()))?;
+    // Bytes read past the header belong to the data.
+    let rest = head.split_off(start);
+    let mut reader: Box<dyn Read> = Box::new(std::io::Cursor::new(rest).chain(reader));
+    let itemsize = ndarray::dtype_itemsize(&h.dtype).map_err(|e| bad(e.to_string()))?;
     let (dc, db) = ndarray::default_shapes(&h.shape, itemsize);
     let given_chunks = args.chunkshape.as_ref().map(|s| s.0.clone());
     let given_blocks = args.blockshape.as_ref().map(|s| s.0.clone());
@@ -145,6 +150,27 @@ pub(crate) fn compress_npy(
     }
     let meta = NdMeta::new(&h.shape, &chunkshape, &blockshape, &h.dtype);
     let what = |e: oxiblosc::Error| format!("cannot compress {name}: {e}");
+    let size = h.data_nbytes().unwrap_or(u64::MAX);
+    let mut fill = |sc: &mut SChunk| -> Result<(), String> {
+        ndarray::fill_from(sc, &meta, &mut reader).map_err(|e| match e {
+            oxiblosc::Error::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => format!(
+                "{name} is not a whole .npy file: its header gives shape {:?} of {}, {size} \
+                 data bytes, and the input ends before",
+                h.shape, h.dtype
+            ),
+            e => what(e),
+        })?;
+        let mut more = [0u8; 1];
+        match reader.read(&mut more) {
+            Ok(0) => Ok(()),
+            Ok(_) => Err(format!(
+                "{name} is not a .npy file of shape {:?} and dtype {}: more than its {size} \
+                 data bytes follow the header",
+                h.shape, h.dtype
+            )),
+            Err(e) => Err(format!("cannot read {name}: {e}")),
+        }
+    };
     let mut builder = ndarray::builder(&meta, params).map_err(what)?.fsync(false);
     for (k, v) in &args.metas {
         builder = builder.meta(k, &super::args::msgpack_str(v));
@@ -157,7 +183,7 @@ pub(crate) fn compress_npy(
     };
     let Some(path) = path else {
         let mut sc = builder.build_memory().map_err(what)?;
-        ndarray::fill(&mut sc, &meta, body).map_err(what)?;
+        fill(&mut sc)?;
         let bytes = sc.to_cframe().map_err(what)?;
         let mut out = files::Output::begin(output)?;
         out.write(&bytes)?;
@@ -172,7 +198,7 @@ pub(crate) fn compress_npy(
         _ => builder.create_file(tmp.path()),
     }
     .map_err(what)?;
-    ndarray::fill(&mut sc, &meta, body).map_err(what)?;
+    fill(&mut sc)?;
     if format == Format::Frame {
         sc.trim().map_err(what)?;
     }
