@@ -669,6 +669,21 @@ fn cli_round_trip_npy_to_b2nd_to_npy() {
         );
         assert!(!p("bad.b2nd").exists());
     }
+    // Data shorter or longer than the header gives: clear errors, no OUT.
+    let whole = npy_of(&[40, 4], "<i4", &data[..640]);
+    for (what, f) in [
+        ("ends before", whole[..whole.len() - 1].to_vec()),
+        ("more than", [&whole[..], &[0u8]].concat()),
+    ] {
+        std::fs::write(p("odd.npy"), &f).unwrap();
+        let out = run(&[PathBuf::from("compress"), p("odd.npy"), p("odd.b2nd")]);
+        assert_eq!(out.status.code(), Some(1), "{what}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(what),
+            "{out:?}"
+        );
+        assert!(!p("odd.b2nd").exists());
+    }
     // --chunkshape of the wrong rank.
     std::fs::write(p("a.npy"), npy_of(&[4, 4], "|u1", &[1; 16])).unwrap();
     let out = run(&[
