@@ -47,11 +47,15 @@ pub(crate) fn decompress(sc: SChunk, name: &str, output: &Place) -> Result<(), S
     out.0.finish()
 }
 
-/// Whether `input` is a file starting with the `.npy` magic.
+/// Whether `input` is a regular file starting with the `.npy` magic (a
+/// FIFO, a device or stdin is never peeked at: that would eat its bytes).
 pub(crate) fn is_npy_input(input: &Place) -> bool {
     let Place::File(p) = input else {
         return false;
     };
+    if !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut head = [0u8; 6];
     std::fs::File::open(p)
         .and_then(|mut f| f.read_exact(&mut head))
