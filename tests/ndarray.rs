@@ -669,6 +669,28 @@ fn cli_round_trip_npy_to_b2nd_to_npy() {
         );
         assert!(!p("bad.b2nd").exists());
     }
+    // A sparse frame (directory) NDArray round trips too.
+    let input = npy_of(&[7, 11, 5], ">i8", &data[..3080]);
+    std::fs::write(p("a.npy"), &input).unwrap();
+    let out = run(&[
+        PathBuf::from("compress"),
+        "--format".into(),
+        "sframe".into(),
+        "--chunkshape".into(),
+        "3,4,5".into(),
+        p("a.npy"),
+        p("a.sframe"),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(p("a.sframe").is_dir());
+    let out = run(&[
+        PathBuf::from("decompress"),
+        "-f".into(),
+        p("a.sframe"),
+        p("c.npy"),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read(p("c.npy")).unwrap(), input);
     // Data shorter or longer than the header gives: clear errors, no OUT.
     let whole = npy_of(&[40, 4], "<i4", &data[..640]);
     for (what, f) in [
