@@ -406,6 +406,39 @@ mod tests {
     }
 
     #[test]
+    fn versions_2_and_3() {
+        let dict = "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }";
+        for (major, text) in [(2u8, dict.to_string()), (3, dict.to_string())] {
+            let mut b = b"\x93NUMPY".to_vec();
+            b.extend([major, 0]);
+            b.extend((text.len() as u32).to_le_bytes());
+            b.extend(text.as_bytes());
+            let (h, at) = read_header(&b).unwrap();
+            assert_eq!((h.shape, h.dtype.as_str(), at), (vec![3], "<u2", b.len()));
+        }
+        // Non-ASCII text needs version 3: in a version 1 header it is an error.
+        let text = "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), 'é': 1}";
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((text.len() as u16).to_le_bytes());
+        b.extend(text.as_bytes());
+        assert!(read_header(&b).is_err());
+        // A header over 64 KiB is written as version 2, a non-ASCII one as 3.
+        let long = NpyHeader {
+            dtype: format!("[{}('a', '<i4')]", " ".repeat(70_000)),
+            shape: vec![2],
+        }
+        .encode();
+        assert_eq!((long[6], long.len() % 64), (2, 0));
+        let wide = NpyHeader {
+            dtype: "[('é', '<i4')]".into(),
+            shape: vec![2],
+        }
+        .encode();
+        assert_eq!((wide[6], wide.len() % 64), (3, 0));
+        assert_eq!(*wide.last().unwrap(), b'\n');
+    }
+
+    #[test]
     fn itemsizes() {
         for (s, n) in [
             ("<f4", 4),
