@@ -180,7 +180,11 @@ impl NdArray {
             self.load_chunk(ci as usize, &mut buf)?;
             let mut bad = false;
             self.layout.for_each_run(ci, |c, a, n| {
-                let (c, a) = (c * is, ((a - base) as usize) * is);
+                let Some(a) = a.checked_sub(base) else {
+                    bad = true;
+                    return;
+                };
+                let (c, a) = (c * is, a as usize * is);
                 match (dst.get_mut(a..a + n * is), buf.get(c..c + n * is)) {
                     (Some(d), Some(s)) => d.copy_from_slice(s),
                     _ => bad = true,
