@@ -28,6 +28,7 @@ mod context;
 mod error;
 mod filters;
 pub mod frame;
+pub mod ndarray;
 pub mod packed;
 mod parallel;
 mod params;

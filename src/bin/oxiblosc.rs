@@ -5,6 +5,7 @@
 //! oxiblosc compress [--format frame|sframe|chunk|blosc1] [--chunksize N] [--meta NAME=VALUE]...
 //!                   [-c CODEC] [-l CLEVEL] [-t TYPESIZE] [--filter NAME[:META]]...
 //!                   [-b BLOCKSIZE] [--split MODE] [-n NTHREADS] [--dict] IN OUT
+//! oxiblosc compress [--chunkshape N,N,..] [--blockshape N,N,..] IN.npy OUT.b2nd  # an NDArray
 //! oxiblosc decompress [-n NTHREADS] IN OUT
 //! oxiblosc info [--json] PATH
 //! ```
@@ -26,6 +27,8 @@ mod digests;
 mod files;
 #[path = "oxiblosc/info.rs"]
 mod info;
+#[path = "oxiblosc/ndarray.rs"]
+mod ndarray;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;

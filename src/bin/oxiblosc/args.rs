@@ -33,7 +33,9 @@ pub(crate) enum Command {
     /// Compress IN into OUT.
     Compress(CompressArgs),
     /// Decompress IN into OUT: a contiguous frame, a sparse frame
-    /// (directory) or chunks (the format is recognised from the bytes).
+    /// (directory) or chunks (the format is recognised from the bytes). An
+    /// NDArray (a `b2nd` metalayer) gives its array: a `.npy` when OUT ends
+    /// in `.npy`, else its raw C-order bytes.
     Decompress(DecompressArgs),
     /// Describe a frame, a sparse frame or a chunk file: header fields, the
     /// chunks (size, ratio, special kind), metalayers and vlmetalayers.
@@ -155,6 +157,16 @@ pub(crate) struct CompressArgs {
     /// Train a dictionary on the data and compress with it (zstd, lz4, lz4hc).
     #[arg(long)]
     pub(crate) dict: bool,
+
+    /// For a `.npy` input (which becomes an NDArray): the chunk shape, e.g.
+    /// `32,64` (default: about 4 MiB chunks).
+    #[arg(long, value_name = "N,N,...", value_parser = super::ndarray::parse_shape)]
+    pub(crate) chunkshape: Option<super::ndarray::Shape>,
+
+    /// For a `.npy` input: the block shape inside a chunk, e.g. `8,16`
+    /// (default: about 64 KiB blocks).
+    #[arg(long, value_name = "N,N,...", value_parser = super::ndarray::parse_shape)]
+    pub(crate) blockshape: Option<super::ndarray::Shape>,
 
     /// Input file, or `-` for stdin.
     #[arg(value_name = "IN")]

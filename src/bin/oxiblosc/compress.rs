@@ -150,6 +150,16 @@ pub(crate) fn compress_to(
             "refusing to write compressed data to a terminal (redirect stdout or give OUT)".into(),
         );
     }
+    let npy = super::ndarray::is_npy_input(input);
+    if npy && matches!(format, Format::Frame | Format::Sframe) {
+        return super::ndarray::compress_npy(args, params, format, input, output);
+    }
+    if args.chunkshape.is_some() || args.blockshape.is_some() {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "--chunkshape and --blockshape are for a .npy input written as a frame",
+        );
+    }
     match format {
         Format::Chunk | Format::Blosc1 => compress_chunks(params, input, output),
         Format::Packed => compress_packed(args, params, input, output),

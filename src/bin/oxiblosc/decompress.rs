@@ -37,6 +37,9 @@ pub(crate) fn decompress_packed(input: &Place, output: &Place) -> Result<(), Str
 
 /// Decompress every chunk of a frame into `output`, in order.
 pub(crate) fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Result<(), String> {
+    if oxiblosc::ndarray::is_ndarray(&sc) {
+        return super::ndarray::decompress(sc, name, output);
+    }
     let digests = match sc
         .vlmeta_get(digests::VLMETA_NAME)
         .map_err(|e| format!("cannot read {name}: {e}"))?

@@ -3,8 +3,10 @@
 //! Text for people, `--json` for scripts. The JSON is one object: for
 //! frames `{"path", "kind", "header": {...}, "nchunks", "nbytes", "cbytes",
 //! "cratio", "chunks": [{"index", "nbytes", "cbytes", "ratio", "special"}],
-//! "metalayers": [{"name", "nbytes", "hex"}], "vlmetalayers": [{"name",
-//! "cbytes", "nbytes"}]}`; for chunk files `{"path", "kind": "chunks",
+//! "metalayers": [{"name", "nbytes", "hex", "value"}], "vlmetalayers":
+//! [{"name", "cbytes", "nbytes"}], "ndarray": null or {"metalayer", "shape",
+//! "chunks", "blocks", "dtype"}}` ("value": the msgpack decoded as text, or
+//! null); for chunk files `{"path", "kind": "chunks",
 //! "chunks": [{"index", "offset", "nbytes", "cbytes", ...header fields}]}`.
 
 use std::fmt::Write as _;
@@ -23,6 +25,8 @@ enum J {
     Bool(bool),
     Null,
     Arr(Vec<J>),
+    /// JSON text written as is.
+    Raw(String),
     Obj(Vec<(&'static str, J)>),
 }
 
@@ -37,6 +41,7 @@ impl J {
                 let _ = write!(out, "{v}");
             }
             J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            J::Raw(t) => out.push_str(t),
             J::Str(s) => {
                 out.push('"');
                 for c in s.chars() {
@@ -256,6 +261,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
             ("cbytes", int(sc.cbytes())),
             ("cratio", J::Num(sc.cratio())),
             ("chunks", J::Arr(chunks)),
+            ("ndarray", J::Raw(super::ndarray::info_json(&sc))),
             (
                 "metalayers",
                 J::Arr(
@@ -266,6 +272,10 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                                 ("name", J::Str(name.clone())),
                                 ("nbytes", int(v.len() as u64)),
                                 ("hex", J::Str(hex(v))),
+                                (
+                                    "value",
+                                    super::ndarray::msgpack_text(v).map_or(J::Null, J::Str),
+                                ),
                             ])
                         })
                         .collect(),
@@ -343,15 +353,18 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
     );
     let _ = writeln!(s, "  metalayers    {}", metas.len());
     for (name, v) in &metas {
-        let _ = writeln!(s, "    {name:<31} {:>6} B  {}", v.len(), preview(v));
+        let text = super::ndarray::msgpack_text(v).unwrap_or_else(|| preview(v));
+        let _ = writeln!(s, "    {name:<31} {:>6} B  {text}", v.len());
     }
+    s.push_str(&super::ndarray::info_text(&sc));
     let _ = writeln!(s, "  vlmetalayers  {}", vlmetas.len());
     for (name, cbytes, v) in &vlmetas {
         let _ = writeln!(
             s,
-            "    {name:<31} {:>6} B stored, {} B value",
+            "    {name:<31} {:>6} B stored, {} B value{}",
             cbytes,
-            v.len()
+            v.len(),
+            super::ndarray::msgpack_text(v).map_or(String::new(), |t| format!("  {t}"))
         );
     }
     if n > 0 {

@@ -1,0 +1,379 @@
+//! The geometry of an NDArray's super-chunk: how many chunks, how large,
+//! and where each item of a chunk lives in the logical C-order array.
+//!
+//! Chunks tile the array in C order of the chunk grid (`ceil(shape /
+//! chunkshape)` chunks per dimension). A chunk holds `extchunkshape =
+//! ceil(chunkshape / blockshape) × blockshape` items per dimension: its
+//! blocks, in C order of the block grid, each block `blockshape` items in
+//! C order. Items of a block outside its chunk's `chunkshape` or outside
+//! the array are padding. Every chunk, edge chunks too, has the same size.
+
+use super::meta::{MAX_DIM, NdMeta};
+use crate::error::{Error, Result};
+use crate::params::MAX_BUFFERSIZE;
+
+/// The checked geometry of an NDArray (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    shape: Vec<u64>,
+    chunkshape: Vec<u64>,
+    blockshape: Vec<u64>,
+    itemsize: usize,
+    /// Chunks per dimension.
+    grid: Vec<u64>,
+    /// Blocks per chunk per dimension.
+    blocks: Vec<u64>,
+    /// Items after one step of each dimension in the array.
+    array_strides: Vec<u64>,
+    /// Items after one step of each dimension in a block.
+    block_strides: Vec<u64>,
+    nchunks: u64,
+    chunk_items: usize,
+    block_items: usize,
+    nitems: u64,
+}
+
+fn overflow(what: &str) -> Error {
+    Error::Corrupt(format!("b2nd metalayer: {what} overflows"))
+}
+
+impl Layout {
+    /// The geometry of `meta` with items of `itemsize` bytes.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the shapes differ in length, have more than
+    /// [`MAX_DIM`] dimensions, a non-empty dimension has a zero chunk or
+    /// block shape, a block is larger than its chunk, or a product
+    /// overflows: the array's bytes beyond `u64`, a chunk beyond
+    /// [`MAX_BUFFERSIZE`] bytes. [`Error::InvalidParam`] for `itemsize` 0.
+    pub fn new(meta: &NdMeta, itemsize: usize) -> Result<Layout> {
+        let n = meta.ndim();
+        if meta.chunkshape.len() != n || meta.blockshape.len() != n || n > MAX_DIM {
+            return Err(Error::Corrupt(format!(
+                "b2nd metalayer: shapes of {}, {} and {} dimensions",
+                n,
+                meta.chunkshape.len(),
+                meta.blockshape.len()
+            )));
+        }
+        if itemsize == 0 {
+            return Err(Error::InvalidParam("item size 0".into()));
+        }
+        let mut grid = Vec::with_capacity(n);
+        let mut blocks = Vec::with_capacity(n);
+        let mut empty = false;
+        let mut chunk_items: u64 = 1;
+        let mut block_items: u64 = 1;
+        for d in 0..n {
+            let (s, c, b) = (meta.shape[d], meta.chunkshape[d], meta.blockshape[d]);
+            if s > i64::MAX as u64 || c > i32::MAX as u64 || b > c {
+                return Err(Error::Corrupt(format!(
+                    "b2nd metalayer: dimension {d} has shape {s}, chunkshape {c}, blockshape {b}"
+                )));
+            }
+            if s == 0 {
+                empty = true;
+            } else if c == 0 || b == 0 {
+                return Err(Error::Corrupt(format!(
+                    "b2nd metalayer: dimension {d} has shape {s} but chunkshape {c}, \
+                     blockshape {b}"
+                )));
+            }
+            let (g, nb) = if c == 0 || b == 0 {
+                (0, 0)
+            } else {
+                (s.div_ceil(c), c.div_ceil(b))
+            };
+            grid.push(g);
+            blocks.push(nb);
+            chunk_items = chunk_items
+                .checked_mul(nb * b)
+                .ok_or_else(|| overflow("the chunk size"))?;
+            block_items = block_items
+                .checked_mul(b)
+                .ok_or_else(|| overflow("the block size"))?;
+        }
+        chunk_items
+            .checked_mul(itemsize as u64)
+            .filter(|&v| v <= MAX_BUFFERSIZE as u64)
+            .ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "b2nd metalayer: a chunk of {chunk_items} items of {itemsize} bytes \
+                     exceeds {MAX_BUFFERSIZE} bytes"
+                ))
+            })?;
+        let nitems = meta.nitems().ok_or_else(|| overflow("the array size"))?;
+        nitems
+            .checked_mul(itemsize as u64)
+            .ok_or_else(|| overflow("the array's bytes"))?;
+        let nchunks = if empty {
+            0
+        } else {
+            grid.iter()
+                .try_fold(1u64, |a, &g| a.checked_mul(g))
+                .ok_or_else(|| overflow("the number of chunks"))?
+        };
+        let mut array_strides = vec![1u64; n];
+        let mut block_strides = vec![1u64; n];
+        for d in (0..n.saturating_sub(1)).rev() {
+            // Both products are bounded by the checked totals above (for an
+            // empty array the array strides may be 0, never overflowing).
+            array_strides[d] = array_strides[d + 1]
+                .checked_mul(meta.shape[d + 1])
+                .unwrap_or(0);
+            block_strides[d] = block_strides[d + 1] * meta.blockshape[d + 1];
+        }
+        Ok(Layout {
+            shape: meta.shape.clone(),
+            chunkshape: meta.chunkshape.clone(),
+            blockshape: meta.blockshape.clone(),
+            itemsize,
+            grid,
+            blocks,
+            array_strides,
+            block_strides,
+            nchunks,
+            chunk_items: chunk_items as usize,
+            block_items: block_items as usize,
+            nitems,
+        })
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// Bytes per item.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+    /// Chunks in the super-chunk.
+    pub fn nchunks(&self) -> u64 {
+        self.nchunks
+    }
+    /// Chunks per dimension.
+    pub fn grid(&self) -> &[u64] {
+        &self.grid
+    }
+    /// Bytes of every chunk (padding included).
+    pub fn chunk_nbytes(&self) -> usize {
+        self.chunk_items * self.itemsize
+    }
+    /// Bytes of every block.
+    pub fn block_nbytes(&self) -> usize {
+        self.block_items * self.itemsize
+    }
+    /// Items in the logical array.
+    pub fn nitems(&self) -> u64 {
+        self.nitems
+    }
+    /// Bytes of the logical array.
+    pub fn nbytes(&self) -> u64 {
+        self.nitems * self.itemsize as u64
+    }
+    /// Items in one step of the first dimension (the whole array for
+    /// `ndim` 0).
+    pub fn row_items(&self) -> u64 {
+        match self.array_strides.first() {
+            Some(&s) => s,
+            None => 1,
+        }
+    }
+
+    /// Calls `f(chunk_item, array_item, nitems)` for each run of items of
+    /// chunk `ci` that are contiguous in both the chunk and the array (item
+    /// offsets from the chunk's and the array's start), skipping padding.
+    pub fn for_each_run(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
+        let n = self.ndim();
+        if n == 0 {
+            if ci == 0 {
+                f(0, 0, 1);
+            }
+            return;
+        }
+        if ci >= self.nchunks {
+            return;
+        }
+        let mut cc = [0u64; MAX_DIM];
+        let mut rem = ci;
+        for d in (0..n).rev() {
+            cc[d] = rem % self.grid[d];
+            rem /= self.grid[d];
+        }
+        let nblocks = self.chunk_items / self.block_items;
+        let mut org = [0u64; MAX_DIM];
+        let mut ext = [0u64; MAX_DIM];
+        for b in 0..nblocks {
+            let mut rem = b as u64;
+            let mut skip = false;
+            for d in (0..n).rev() {
+                let bc = rem % self.blocks[d];
+                rem /= self.blocks[d];
+                let in_chunk = bc * self.blockshape[d];
+                org[d] = cc[d] * self.chunkshape[d] + in_chunk;
+                ext[d] = self.blockshape[d]
+                    .min(self.chunkshape[d].saturating_sub(in_chunk))
+                    .min(self.shape[d].saturating_sub(org[d]));
+                skip |= ext[d] == 0;
+            }
+            if skip {
+                continue;
+            }
+            let base = b * self.block_items;
+            let mut idx = [0u64; MAX_DIM];
+            loop {
+                let mut boff = 0u64;
+                let mut aoff = org[n - 1];
+                for d in 0..n - 1 {
+                    boff += idx[d] * self.block_strides[d];
+                    aoff += (org[d] + idx[d]) * self.array_strides[d];
+                }
+                f(base + boff as usize, aoff, ext[n - 1] as usize);
+                // The next row: an odometer over the outer dimensions.
+                let mut d = n - 1;
+                let done = loop {
+                    if d == 0 {
+                        break true;
+                    }
+                    d -= 1;
+                    idx[d] += 1;
+                    if idx[d] < ext[d] {
+                        break false;
+                    }
+                    idx[d] = 0;
+                };
+                if done {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The naive answer: walk every item of every chunk.
+    fn naive(meta: &NdMeta, ci: u64, itemsize: usize) -> Vec<Option<u64>> {
+        let l = Layout::new(meta, itemsize).unwrap();
+        let n = meta.ndim();
+        let ext: Vec<u64> = (0..n)
+            .map(|d| meta.chunkshape[d].div_ceil(meta.blockshape[d]) * meta.blockshape[d])
+            .collect();
+        let mut cc = vec![0; n];
+        let mut rem = ci;
+        for d in (0..n).rev() {
+            cc[d] = rem % l.grid[d];
+            rem /= l.grid[d];
+        }
+        let nb: Vec<u64> = (0..n).map(|d| ext[d] / meta.blockshape[d]).collect();
+        let bi: u64 = meta.blockshape.iter().product();
+        let mut out = vec![None; l.chunk_items];
+        for (k, slot) in out.iter_mut().enumerate() {
+            let (b, mut within) = (k as u64 / bi, k as u64 % bi);
+            let mut brem = b;
+            let mut pos = vec![0; n];
+            for d in (0..n).rev() {
+                let bc = brem % nb[d];
+                brem /= nb[d];
+                let p = within % meta.blockshape[d];
+                within /= meta.blockshape[d];
+                pos[d] = bc * meta.blockshape[d] + p;
+            }
+            let inside = (0..n).all(|d| {
+                pos[d] < meta.chunkshape[d] && cc[d] * meta.chunkshape[d] + pos[d] < meta.shape[d]
+            });
+            if inside {
+                let mut a = 0;
+                for d in 0..n {
+                    a = a * meta.shape[d] + cc[d] * meta.chunkshape[d] + pos[d];
+                }
+                *slot = Some(a);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn runs_match_the_naive_walk() {
+        let cases: &[(&[u64], &[u64], &[u64])] = &[
+            (&[10], &[4], &[3]),
+            (&[7, 5], &[3, 4], &[2, 3]),
+            (&[6, 10], &[4, 5], &[2, 5]),
+            (&[5, 7, 3], &[2, 3, 3], &[2, 2, 1]),
+            (&[3, 4, 5, 6], &[2, 3, 4, 5], &[1, 2, 3, 2]),
+            (&[9, 9], &[9, 9], &[9, 9]),
+        ];
+        for &(s, c, b) in cases {
+            let m = NdMeta::new(s, c, b, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            let mut seen = vec![0u32; l.nitems() as usize];
+            for ci in 0..l.nchunks() {
+                let want = naive(&m, ci, 1);
+                let mut got = vec![None; l.chunk_items];
+                l.for_each_run(ci, |c, a, k| {
+                    for j in 0..k {
+                        assert!(got[c + j].is_none());
+                        got[c + j] = Some(a + j as u64);
+                    }
+                });
+                assert_eq!(got, want, "{s:?} {c:?} {b:?} chunk {ci}");
+                for a in got.into_iter().flatten() {
+                    seen[a as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&k| k == 1), "{s:?}: every item once");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Random shapes of 1 to 4 dimensions, chunks and blocks: the runs
+        /// are the naive walk's, and cover every item exactly once.
+        #[test]
+        fn random_geometries_match_the_naive_walk(
+            dims in proptest::collection::vec((1u64..12, 1u64..12, 1u64..12), 1..5)
+        ) {
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let chunks: Vec<u64> = dims.iter().map(|d| d.1).collect();
+            let blocks: Vec<u64> = dims.iter().map(|d| d.2.min(d.1)).collect();
+            let m = NdMeta::new(&shape, &chunks, &blocks, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            let mut seen = vec![0u32; l.nitems() as usize];
+            for ci in 0..l.nchunks() {
+                let want = naive(&m, ci, 1);
+                let mut got = vec![None; l.chunk_items];
+                l.for_each_run(ci, |c, a, k| {
+                    for j in 0..k {
+                        got[c + j] = Some(a + j as u64);
+                    }
+                });
+                proptest::prop_assert_eq!(&got, &want);
+                for a in got.into_iter().flatten() {
+                    seen[a as usize] += 1;
+                }
+            }
+            proptest::prop_assert!(seen.iter().all(|&k| k == 1));
+        }
+    }
+
+    #[test]
+    fn sizes_and_overflow() {
+        // CONTAINER-NOTES §9: chunks 3×5, blocks 2×5 of a 6×10 float64
+        // array → 160-byte chunks, 640 bytes stored for 480 of data.
+        let l = Layout::new(&NdMeta::new(&[6, 10], &[3, 5], &[2, 5], "<f8"), 8).unwrap();
+        assert_eq!((l.chunk_nbytes(), l.nchunks(), l.nbytes()), (160, 4, 480));
+        let huge = i32::MAX as u64;
+        let m = NdMeta::new(&[huge, huge], &[huge, huge], &[1, 1], "|u1");
+        assert!(Layout::new(&m, 1).is_err());
+        let m = NdMeta::new(&[i64::MAX as u64, 4], &[1, 1], &[1, 1], "|u1");
+        assert!(Layout::new(&m, 1).is_err());
+        let m = NdMeta::new(&[4], &[0], &[0], "|u1");
+        assert!(Layout::new(&m, 1).is_err());
+        let empty = Layout::new(&NdMeta::new(&[0, 5], &[0, 5], &[0, 5], "<f4"), 4).unwrap();
+        assert_eq!((empty.nchunks(), empty.nbytes()), (0, 0));
+        let scalar = Layout::new(&NdMeta::new(&[], &[], &[], "<f8"), 8).unwrap();
+        assert_eq!((scalar.nchunks(), scalar.chunk_nbytes()), (1, 8));
+    }
+}

@@ -1,0 +1,29 @@
+//! NDArrays (C-Blosc2's `b2nd`, python-blosc2's `NDArray`) and NumPy
+//! `.npy` files.
+//!
+//! An NDArray is a super-chunk whose `b2nd` metalayer (`caterva` in older
+//! files) gives the array's shape, chunk shape, block shape and dtype
+//! ([`NdMeta`]). The array is cut into equal chunks, each cut into equal
+//! blocks, both padded at the array's edges ([`Layout`]). [`NdArray`]
+//! reassembles the logical C-order array; [`create`] (or [`builder`] and
+//! [`fill`] or [`fill_from`]) writes one; [`npy`] reads and writes `.npy` headers.
+//!
+//! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
+//! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
+//! `npy.rs` (`.npy` headers and dtype sizes).
+
+mod layout;
+mod meta;
+pub mod npy;
+mod read;
+mod write;
+
+pub use layout::Layout;
+pub use meta::{
+    B2ND_META, CATERVA_META, DEFAULT_DTYPE, MAX_DIM, MAX_DTYPE_LEN, META_VERSION, NdMeta,
+};
+pub use npy::{NpyHeader, dtype_itemsize};
+pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
+pub use write::{
+    DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill, fill_from,
+};
