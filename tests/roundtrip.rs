@@ -207,15 +207,17 @@ fn typed_round_trip() {
 }
 
 /// Blosc1 chunks compress a constant byte plane once per compressor and
-/// copy it afterwards (they have no run streams): a warm compressor, a
+/// copy it afterwards, and decoders fill a stream seen decoding to a
+/// constant (Blosc1 chunks have no run streams): a warm compressor, a
 /// fresh one and a two-thread one must still write the same bytes, which
 /// decode to the data.
 #[test]
 fn blosc1_constant_planes_give_the_same_bytes_warm_fresh_and_parallel() {
     use oxiblosc::{ChunkFormat, Compressor, Filter};
-    // int64 counters: their high byte planes are constant in every block
+    // int64 counters with a tag in the top byte: their high byte planes are
+    // constant in every block, zeros and one other byte
     let data: Vec<u8> = (0..(3 << 20) / 8 + 77)
-        .flat_map(|i: u64| (1_000 + i * 3 + (i * 2_654_435_761) % 5).to_le_bytes())
+        .flat_map(|i: u64| (0x2a << 56 | (1_000 + i * 3 + (i * 2_654_435_761) % 5)).to_le_bytes())
         .collect();
     for codec in oxiblosc::Codec::ALL
         .iter()

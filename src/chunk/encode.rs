@@ -205,17 +205,6 @@ fn write_memcpyed(
     Ok(total)
 }
 
-/// Whether every byte of `s` equals `s[0]` (`s` non-empty).
-fn all_equal(s: &[u8]) -> bool {
-    let v = s[0];
-    let word = u64::from_ne_bytes([v; 8]);
-    let mut chunks = s.chunks_exact(8);
-    chunks
-        .by_ref()
-        .all(|c| u64::from_ne_bytes(c.try_into().unwrap()) == word)
-        && chunks.remainder().iter().all(|&b| b == v)
-}
-
 /// Compress `src` into `dst` with `p`; returns the chunk size.
 pub(crate) fn compress_into(
     src: &[u8],
@@ -505,7 +494,7 @@ fn write_stream(
         return Ok(None);
     }
     let csize: i32;
-    if how.runs && all_equal(stream) {
+    if how.runs && super::all_equal(stream) {
         let v = stream[0];
         if v == 0 {
             csize = 0;
@@ -526,7 +515,7 @@ fn write_stream(
         // A constant stream in a Blosc1 chunk (no run streams): with the
         // full room, the same call as an earlier one gives the same bytes.
         let key = (!how.runs && dict.is_none() && maxout == neblock && neblock >= 64)
-            .then(|| all_equal(stream))
+            .then(|| super::all_equal(stream))
             .filter(|&constant| constant)
             .map(|_| ConstKey {
                 codec: p.codec,

@@ -160,11 +160,45 @@ impl ConstMemo {
     }
 }
 
+/// Streams that decoded to one repeated byte: Blosc1 chunks have no run
+/// streams, so a constant byte plane is a codec stream in every block,
+/// usually the same bytes. Decoding is a function of the codec, the stream
+/// and the output length, so a repeat is a fill.
+#[derive(Default)]
+pub(crate) struct DecodedConsts {
+    /// (codec format, user codec id, output length, stream, the byte).
+    entries: Vec<(u8, u8, usize, Vec<u8>, u8)>,
+}
+
+impl DecodedConsts {
+    /// At most this many streams are kept.
+    const CAP: usize = 8;
+
+    /// The byte `stream` decodes to, when it was seen decoding to one.
+    pub(crate) fn get(&self, format: u8, udcodec: u8, len: usize, stream: &[u8]) -> Option<u8> {
+        self.entries
+            .iter()
+            .find(|(f, u, l, s, _)| *f == format && *u == udcodec && *l == len && s == stream)
+            .map(|e| e.4)
+    }
+
+    /// Record that `stream` decoded to `len` copies of `value`.
+    pub(crate) fn put(&mut self, format: u8, udcodec: u8, len: usize, stream: &[u8], value: u8) {
+        if self.entries.len() == Self::CAP {
+            self.entries.remove(0);
+        }
+        self.entries
+            .push((format, udcodec, len, stream.to_vec(), value));
+    }
+}
+
 /// One worker's codec state: a thin dispatcher over the [`Backend`]s.
 #[derive(Default)]
 pub(crate) struct CodecCtx {
     /// Compressed forms of constant streams already made (Blosc1 chunks).
     pub(crate) consts: ConstMemo,
+    /// Streams already decoded to a constant (Blosc1 chunks' byte planes).
+    pub(crate) decoded_consts: DecodedConsts,
     lz4: lz4::Lz4,
     blosclz: blosclz::BloscLz,
     #[cfg(feature = "zlib")]
