@@ -82,9 +82,49 @@ impl Buf {
     }
 }
 
-/// A new `bytes` of at most `cap` bytes, filled by `fill` with the GIL
-/// released; `fill` returns how many bytes it wrote (the rest is cut off, at
-/// the price of one copy of the result).
+thread_local! {
+    /// Per OS thread, the buffer compression writes into before its result is
+    /// copied into a `bytes` of the exact size: reused between calls, so a
+    /// call neither allocates nor faults in fresh pages for its worst case.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Scratch buffers above this size are freed after the call instead of kept.
+const SCRATCH_KEEP: usize = 16 << 20;
+
+/// A `bytes` of `len` bytes whose contents are not yet written, and a
+/// pointer to them. Only the allocation happens with the GIL held.
+fn bytes_uninit(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, *mut u8)> {
+    let len_ssize = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err(format!("{len} bytes is too large for a bytes")))?;
+    // SAFETY: with a null source pointer CPython allocates a bytes object of
+    // `len` bytes (plus the trailing NUL) and leaves its contents
+    // uninitialised; a null return means an exception is set, which
+    // `from_owned_ptr_or_err` turns into an error. The new reference is owned.
+    let obj = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len_ssize),
+        )?
+    };
+    // SAFETY: `obj` is a bytes object (just made); PyBytes_AsString returns
+    // the pointer to its `len` bytes, valid while `obj` lives.
+    let ptr = unsafe { pyo3::ffi::PyBytes_AsString(obj.as_ptr()) } as *mut u8;
+    Ok((obj.cast_into::<PyBytes>()?, ptr))
+}
+
+/// A raw pointer sent to the thread that runs with the GIL released.
+struct SendPtr(*mut u8);
+// SAFETY: the pointer designates the contents of a bytes object no other
+// thread can see yet (it was created in this call and not published); only
+// the closure it is sent to writes through it, while the caller waits.
+unsafe impl Send for SendPtr {}
+
+/// A new `bytes` filled by `fill` with the GIL released; `fill` may write
+/// up to `cap` bytes and returns how many it wrote. `fill` writes into a
+/// per-thread scratch buffer; the result is copied, also with the GIL
+/// released, into a `bytes` of the exact size, so the GIL is held only to
+/// allocate that object.
 pub(crate) fn new_bytes<'py, F>(
     py: Python<'py>,
     cap: usize,
@@ -93,13 +133,37 @@ pub(crate) fn new_bytes<'py, F>(
 where
     F: Send + FnOnce(&mut [u8]) -> oxiblosc::Result<usize>,
 {
-    let mut out = vec![0u8; cap];
-    let n = py.detach(|| fill(&mut out)).map_err(to_py)?;
-    Ok(PyBytes::new(py, &out[..n]))
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let scratch: &mut Vec<u8> = &mut guard;
+        let n = py
+            .detach(|| {
+                if scratch.len() < cap {
+                    scratch.resize(cap, 0);
+                }
+                fill(&mut scratch[..cap])
+            })
+            .map_err(to_py)?;
+        let n = n.min(cap);
+        let (obj, ptr) = bytes_uninit(py, n)?;
+        let dst = SendPtr(ptr);
+        let src = &scratch[..n];
+        py.detach(move || {
+            let dst = dst;
+            // SAFETY: `dst.0` points at the `n` unwritten bytes of the new
+            // object (see `bytes_uninit`), which does not overlap `scratch`.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.0, n) };
+        });
+        if scratch.len() > SCRATCH_KEEP {
+            *scratch = Vec::new();
+        }
+        Ok(obj)
+    })
 }
 
 /// A new `bytes` of exactly `len` bytes, written in place by `fill` with the
-/// GIL released (no intermediate buffer); `fill` must write all of them.
+/// GIL released (no intermediate buffer, no zeroing); `fill` must write all
+/// of them.
 pub(crate) fn new_bytes_exact<'py, F>(
     py: Python<'py>,
     len: usize,
@@ -108,14 +172,31 @@ pub(crate) fn new_bytes_exact<'py, F>(
 where
     F: Send + FnOnce(&mut [u8]) -> oxiblosc::Result<usize>,
 {
-    PyBytes::new_with(py, len, |buf| {
-        // The new object is not yet visible to any other thread.
-        let n = py.detach(|| fill(buf)).map_err(to_py)?;
-        if n != len {
-            return Err(BloscError::new_err(format!(
-                "corrupt data: decompressed to {n} bytes, the header declares {len}"
-            )));
-        }
-        Ok(())
-    })
+    let (obj, ptr) = bytes_uninit(py, len)?;
+    let dst = SendPtr(ptr);
+    let n = py
+        .detach(move || {
+            let dst = dst;
+            if len == 0 {
+                return fill(&mut []);
+            }
+            // The decoders write every byte they report; start from zeros
+            // only where they may not (never for a successful call), so the
+            // memory is initialised before a `&mut [u8]` is made of it.
+            // SAFETY: `dst.0` points at `len` bytes owned by the new object,
+            // not yet visible to any other thread; zeroing them makes them
+            // initialised `u8`s, so the slice below is valid for its life.
+            unsafe { std::ptr::write_bytes(dst.0, 0, len) };
+            // SAFETY: as above; the object outlives this closure (the caller
+            // holds it) and nothing else references its contents.
+            let buf = unsafe { std::slice::from_raw_parts_mut(dst.0, len) };
+            fill(buf)
+        })
+        .map_err(to_py)?;
+    if n != len {
+        return Err(BloscError::new_err(format!(
+            "corrupt data: decompressed to {n} bytes, the header declares {len}"
+        )));
+    }
+    Ok(obj)
 }

@@ -259,13 +259,26 @@ impl<'a> Plan<'a> {
             dst.copy_from_slice(payload);
             return Ok(());
         }
-        codecs.decompress(
-            self.h.codec_format(),
-            self.h.udcodec,
-            payload,
-            dst,
-            self.dict.as_ref(),
-        )
+        // A stream this small for its output is likely a constant byte
+        // plane (Blosc1 chunks have no run streams): decoded once, filled
+        // after. No dictionary: the stream alone decides the output.
+        let format = self.h.codec_format();
+        let memo = self.dict.is_none() && payload.len().saturating_mul(64) <= dst.len();
+        if memo
+            && let Some(v) = codecs
+                .decoded_consts
+                .get(format, self.h.udcodec, dst.len(), payload)
+        {
+            dst.fill(v);
+            return Ok(());
+        }
+        codecs.decompress(format, self.h.udcodec, payload, dst, self.dict.as_ref())?;
+        if memo && !dst.is_empty() && super::all_equal(dst) {
+            codecs
+                .decoded_consts
+                .put(format, self.h.udcodec, dst.len(), payload, dst[0]);
+        }
+        Ok(())
     }
 
     /// Decode block `i` into `out`; `reference` is block 0 of the decoded

@@ -12,7 +12,7 @@ use super::blocksize::{
     split_block_blosc1,
 };
 use super::header::{ChunkHeader, EXTENDED_HEADER_LEN, MIN_HEADER_LEN, bflags, flags};
-use crate::codecs::EncDict;
+use crate::codecs::{ConstKey, EncDict};
 use crate::error::{Error, Result};
 use crate::filters::{Pipeline, id};
 use crate::parallel::{Scratch, Workers};
@@ -203,17 +203,6 @@ fn write_memcpyed(
     h.write(dst);
     dst[hlen..total].copy_from_slice(src);
     Ok(total)
-}
-
-/// Whether every byte of `s` equals `s[0]` (`s` non-empty).
-fn all_equal(s: &[u8]) -> bool {
-    let v = s[0];
-    let word = u64::from_ne_bytes([v; 8]);
-    let mut chunks = s.chunks_exact(8);
-    chunks
-        .by_ref()
-        .all(|c| u64::from_ne_bytes(c.try_into().unwrap()) == word)
-        && chunks.remainder().iter().all(|&b| b == v)
 }
 
 /// Compress `src` into `dst` with `p`; returns the chunk size.
@@ -505,7 +494,7 @@ fn write_stream(
         return Ok(None);
     }
     let csize: i32;
-    if how.runs && all_equal(stream) {
+    if how.runs && super::all_equal(stream) {
         let v = stream[0];
         if v == 0 {
             csize = 0;
@@ -523,6 +512,32 @@ fn write_stream(
             return Ok(None);
         }
         let out = &mut dst[ntbytes..ntbytes + maxout];
+        // A constant stream in a Blosc1 chunk (no run streams): with the
+        // full room, the same call as an earlier one gives the same bytes.
+        let key = (!how.runs && dict.is_none() && maxout == neblock && neblock >= 64)
+            .then(|| super::all_equal(stream))
+            .filter(|&constant| constant)
+            .map(|_| ConstKey {
+                codec: p.codec,
+                clevel: p.clevel,
+                split: how.blosc1_split.unwrap_or(false),
+                len: neblock,
+                value: stream[0],
+            });
+        if let Some(hit) = key.as_ref().and_then(|k| codecs.consts.get(k)) {
+            let c = match hit {
+                Some(bytes) => {
+                    out[..bytes.len()].copy_from_slice(bytes);
+                    bytes.len()
+                }
+                None => {
+                    dst[ntbytes..ntbytes + neblock].copy_from_slice(stream);
+                    neblock
+                }
+            };
+            dst[pos..pos + 4].copy_from_slice(&(c as i32).to_le_bytes());
+            return Ok(Some(ntbytes + c));
+        }
         let mut c = match how.blosc1_split {
             Some(split) if p.codec == Codec::BloscLz => {
                 codecs.compress_blosclz_blosc1(p.clevel, stream, out, split)?
@@ -535,6 +550,10 @@ fn write_stream(
             }
             _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
         };
+        if let Some(k) = key {
+            let gain = (c > 0 && c < neblock).then(|| &dst[ntbytes..ntbytes + c]);
+            codecs.consts.put(k, gain);
+        }
         if c == 0 || c >= neblock {
             if ntbytes + neblock > destsize {
                 return Ok(None);

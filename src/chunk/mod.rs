@@ -79,3 +79,14 @@ pub fn special_chunk(
     out[header::EXTENDED_HEADER_LEN..].copy_from_slice(&value[..value_len]);
     Ok(out)
 }
+
+/// Whether every byte of `s` equals `s[0]` (`s` non-empty).
+pub(crate) fn all_equal(s: &[u8]) -> bool {
+    let v = s[0];
+    let word = u64::from_ne_bytes([v; 8]);
+    let mut chunks = s.chunks_exact(8);
+    chunks
+        .by_ref()
+        .all(|c| u64::from_ne_bytes(c.try_into().unwrap()) == word)
+        && chunks.remainder().iter().all(|&b| b == v)
+}
