@@ -23,6 +23,8 @@ for v in manifest["vectors"]:
             put("chunk_decode", b)
         elif kind in ("frame", "compat") and b[2:10] == b"b2frame\0":
             put("cframe_read", b)
+            if b"b2nd" in b or b"caterva" in b:
+                put("ndarray_read", b)
             put("cframe_edit", bytes([0, 9, 17, 3]) + b)
             put("cframe_edit", bytes([1, 2, 4, 5]) + b)
         elif kind == "compat":
@@ -56,6 +58,8 @@ files = sorted(x for x in sd.iterdir() if x.name.endswith(".chunk"))[:3]
 head = b"".join(struct.pack("<BH", int(x.stem, 16), x.stat().st_size) for x in files)
 put("sframe_read", head + b"".join(x.read_bytes() for x in files) + (sd / "chunks.b2frame").read_bytes())
 put("roundtrip", (f / "roundtrip-1.bin").read_bytes())
+for p in sorted(data.glob("caterva_*.b2nd")):
+    put("ndarray_read", p.read_bytes())
 # packed: raw mode (0) gets nothing useful without a writer here; the
 # valid-then-edited mode (odd first byte) gets payloads and a few edits.
 for mode in (1, 3, 5, 9, 0x13):

@@ -10,7 +10,7 @@ use super::header::{HEADER_LEN, Header};
 use super::metadata::{self, MetadataHeader};
 use super::offsets;
 use crate::error::{Error, Result};
-use crate::{ChunkHeader, DParams, Decompressor};
+use crate::{DParams, Decompressor};
 
 /// Bytes of a Blosc1 chunk header, the least a chunk can take.
 const BLOSC1_HEADER_LEN: usize = 16;
