@@ -490,7 +490,10 @@ pub(super) unsafe fn bitunshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], ro
     unsafe {
         match ts {
             1 => bitunshuffle_1::<V>(s, d, rowlen),
-            2..=15 | 17..=31 => bitunshuffle_small::<V>(ts, s, d, rowlen),
+            // Whole 64-byte lines per row (8 * 15 * 64 <= 8192 scratch).
+            2..=15 if rowlen >= 64 && V::LANES == 2 => bitunshuffle_small::<V, 2>(ts, s, d, rowlen),
+            2..=15 if rowlen >= 64 => bitunshuffle_small::<V, 4>(ts, s, d, rowlen),
+            2..=15 | 17..=31 => bitunshuffle_small::<V, 1>(ts, s, d, rowlen),
             _ => bitunshuffle_large::<V>(ts, s, d, rowlen),
         }
     }
@@ -689,52 +692,69 @@ unsafe fn write_rows<V: Simd, const G: usize>(sg: *const u8, dp: *mut u8, rowlen
     }
 }
 
-/// Inverse of [`bitshuffle_small`].
+/// Inverse of [`bitshuffle_small`]: per step, `G` tiles of `W` groups, so
+/// that each of the `8 * ts` input rows is read a whole cache line at a
+/// time when `G * W` = 64 (with one tile per step, rows far apart, as in
+/// a 1 MiB block, lost their line between its two halves).
 ///
 /// # Safety
-/// As for [`bitshuffle_small`].
+/// The CPU supports `V`'s instruction set; `2 <= ts <= 31`, `s.len() ==
+/// d.len() == 8 * rowlen * ts`, `rowlen >= G * V::BYTES` and `8 * ts * G *
+/// V::BYTES <= 8192`.
 #[inline(always)]
-unsafe fn bitunshuffle_small<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowlen: usize) {
+unsafe fn bitunshuffle_small<V: Simd, const G: usize>(
+    ts: usize,
+    s: &[u8],
+    d: &mut [u8],
+    rowlen: usize,
+) {
     debug_assert!((2..=31).contains(&ts) && ts != 16);
     debug_assert!(s.len() == 8 * rowlen * ts && d.len() == 8 * rowlen * ts);
     let w = V::BYTES;
+    let gw = G * w;
     let se = 8 * ts;
     let mut scratch = BigScratch([0; 8192]);
-    assert!(se * w <= scratch.0.len());
+    assert!(se * gw <= scratch.0.len());
     let xp = scratch.0.as_mut_ptr();
     let (sp, dp) = (s.as_ptr(), d.as_mut_ptr());
-    for_tiles!(q0 in rowlen, w => {
-        let block = q0 * se;
+    for_tiles!(q0 in rowlen, gw => {
         for j in 0..ts {
-            // SAFETY: ISA from the caller. Rows `8j + b < 8 * ts` are read at
-            // `(8j + b) * rowlen + q0 .. + w`, `q0 + w <= rowlen`; scratch
-            // streams `k * ts + j < se` are written, `se * w <= 4096`.
-            unsafe {
-                let mut r = [V::zero(); 8];
-                for (b, v) in r.iter_mut().enumerate() {
-                    *v = V::load(sp.add((8 * j + b) * rowlen + q0));
-                }
-                bitplanes8(&mut r);
-                for (k, v) in r.iter().enumerate() {
-                    V::store(xp.add((k * ts + j) * w), *v);
+            for t in 0..G {
+                // SAFETY: ISA from the caller. Rows `8j + b < 8 * ts` are
+                // read at `(8j + b) * rowlen + q0 + t * w .. + w`, and `q0 +
+                // gw <= rowlen`; scratch streams `k * ts + j < se` are
+                // written at `.. * gw + t * w .. + w`, `se * gw <= 8192`.
+                unsafe {
+                    let mut r = [V::zero(); 8];
+                    for (b, v) in r.iter_mut().enumerate() {
+                        *v = V::load(sp.add((8 * j + b) * rowlen + q0 + t * w));
+                    }
+                    bitplanes8(&mut r);
+                    for (k, v) in r.iter().enumerate() {
+                        V::store(xp.add((k * ts + j) * gw + t * w), *v);
+                    }
                 }
             }
         }
-        for_tiles!(c in se, 16 => {
-            // SAFETY: ISA from the caller. Scratch streams `c + jj < se` are
-            // read (all written above); super-element `q0 + 16l + k < rowlen`
-            // is written at its bytes `c .. c + 16 <= se`, inside `d`.
-            unsafe {
-                let mut r = [V::zero(); 16];
-                for (jj, v) in r.iter_mut().enumerate() {
-                    *v = V::load(xp.add((c + jj) * w));
+        for t in 0..G {
+            let block = (q0 + t * w) * se;
+            for_tiles!(c in se, 16 => {
+                // SAFETY: ISA from the caller. Scratch streams `c + jj < se`
+                // are read at `.. * gw + t * w` (all written above);
+                // super-element `q0 + t * w + 16l + k < rowlen` is written at
+                // its bytes `c .. c + 16 <= se`, inside `d`.
+                unsafe {
+                    let mut r = [V::zero(); 16];
+                    for (jj, v) in r.iter_mut().enumerate() {
+                        *v = V::load(xp.add((c + jj) * gw + t * w));
+                    }
+                    V::unshuf(&mut r);
+                    for (k, v) in r.iter().enumerate() {
+                        V::store_lanes(dp.add(block + k * se + c), 16 * se, *v);
+                    }
                 }
-                V::unshuf(&mut r);
-                for (k, v) in r.iter().enumerate() {
-                    V::store_lanes(dp.add(block + k * se + c), 16 * se, *v);
-                }
-            }
-        });
+            });
+        }
     });
 }
 
