@@ -239,6 +239,7 @@ fn bad_input_and_bad_arguments_are_clear_errors() {
     fail(&["--codecs", "nope"], 2, "nope");
     fail(&["--levels", "10"], 2, "10");
     fail(&["--filters", "wobble"], 2, "wobble");
-    fail(&["--time-budget", "-1"], 2, "seconds");
+    fail(&["--time-budget=-1"], 2, "seconds");
+    fail(&["--time-budget", "soon"], 2, "seconds");
     fail(&["--typesize", "2", "--dtype", "f4"], 2, "cannot be used with");
 }
