@@ -77,7 +77,10 @@ fn setup_decompress(codec: Codec, filter: Filter) -> (Decompressor, Vec<u8>, Vec
 #[bench::zstd_shuffle(args = (Codec::Zstd, Filter::Shuffle), setup = setup_compress)]
 #[bench::zstd_bitshuffle(args = (Codec::Zstd, Filter::BitShuffle), setup = setup_compress)]
 fn compress((mut c, src, mut dst): (Compressor, Vec<u8>, Vec<u8>)) -> usize {
-    black_box(c.compress_into(black_box(&src), &mut dst).expect("compress"))
+    black_box(
+        c.compress_into(black_box(&src), &mut dst)
+            .expect("compress"),
+    )
 }
 
 #[library_benchmark]
@@ -88,7 +91,10 @@ fn compress((mut c, src, mut dst): (Compressor, Vec<u8>, Vec<u8>)) -> usize {
 #[bench::zstd_shuffle(args = (Codec::Zstd, Filter::Shuffle), setup = setup_decompress)]
 #[bench::zstd_bitshuffle(args = (Codec::Zstd, Filter::BitShuffle), setup = setup_decompress)]
 fn decompress((mut d, chunk, mut dst): (Decompressor, Vec<u8>, Vec<u8>)) -> usize {
-    black_box(d.decompress_into(black_box(&chunk), &mut dst).expect("decompress"))
+    black_box(
+        d.decompress_into(black_box(&chunk), &mut dst)
+            .expect("decompress"),
+    )
 }
 
 library_benchmark_group!(name = chunks, benchmarks = [compress, decompress]);

@@ -214,9 +214,17 @@ fn a_files_ratio_is_the_librarys_for_the_same_chunks() {
         .map(|c| oxiblosc::compress(c, &p).unwrap().len())
         .sum();
     let want = data.len() as f64 / cbytes as f64;
-    assert_eq!(format!("{:.2}", rows[0].ratio), format!("{want:.2}"), "{out}");
     assert_eq!(
-        (rows[0].codec.as_str(), rows[0].level, rows[0].filter.as_str()),
+        format!("{:.2}", rows[0].ratio),
+        format!("{want:.2}"),
+        "{out}"
+    );
+    assert_eq!(
+        (
+            rows[0].codec.as_str(),
+            rows[0].level,
+            rows[0].filter.as_str()
+        ),
         ("zstd", 3, "bitshuffle")
     );
 }
@@ -233,7 +241,11 @@ fn bad_input_and_bad_arguments_are_clear_errors() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(o.stdout.is_empty() || code == 1, "{args:?}");
     };
-    fail(&[empty.to_str().unwrap()], 1, "is empty: nothing to measure");
+    fail(
+        &[empty.to_str().unwrap()],
+        1,
+        "is empty: nothing to measure",
+    );
     let missing = dir.join("missing");
     fail(&[missing.to_str().unwrap()], 1, "cannot read");
     fail(&["--codecs", "nope"], 2, "nope");
@@ -241,5 +253,9 @@ fn bad_input_and_bad_arguments_are_clear_errors() {
     fail(&["--filters", "wobble"], 2, "wobble");
     fail(&["--time-budget=-1"], 2, "seconds");
     fail(&["--time-budget", "soon"], 2, "seconds");
-    fail(&["--typesize", "2", "--dtype", "f4"], 2, "cannot be used with");
+    fail(
+        &["--typesize", "2", "--dtype", "f4"],
+        2,
+        "cannot be used with",
+    );
 }

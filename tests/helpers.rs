@@ -54,14 +54,21 @@ fn chunk_prefix_reads_the_length_from_the_first_16_bytes() {
         }
     }
     // Special chunks (header only) too.
-    let z = special_chunk(&CParams::default().typesize(4), 1000, SpecialValue::Zeros, &[]).unwrap();
+    let z = special_chunk(
+        &CParams::default().typesize(4),
+        1000,
+        SpecialValue::Zeros,
+        &[],
+    )
+    .unwrap();
     assert_eq!(ChunkPrefix::read(&z).unwrap().chunk_len(), Some(z.len()));
 }
 
 #[test]
 fn chunk_prefix_says_no_chunk_for_impossible_lengths_and_headers() {
     let mut c = chunk(Codec::BloscLz);
-    let set_i32 = |c: &mut Vec<u8>, at: usize, v: i32| c[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let set_i32 =
+        |c: &mut Vec<u8>, at: usize, v: i32| c[at..at + 4].copy_from_slice(&v.to_le_bytes());
     for bad in [-1, i32::MIN, 0, 15] {
         set_i32(&mut c, 12, bad);
         let p = ChunkPrefix::read(&c).unwrap();
@@ -89,7 +96,11 @@ fn chunk_prefix_says_no_chunk_for_impossible_lengths_and_headers() {
 fn a_headers_codec_is_the_one_that_wrote_it() {
     for codec in Codec::ALL.into_iter().filter(|c| c.is_available()) {
         let h = ChunkHeader::parse(&chunk(codec)).unwrap();
-        let want = if codec == Codec::Lz4Hc { Codec::Lz4 } else { codec };
+        let want = if codec == Codec::Lz4Hc {
+            Codec::Lz4
+        } else {
+            codec
+        };
         assert_eq!(h.codec(), Some(want), "{codec:?}");
     }
     // Format 6: the codec id is in the extended header.
@@ -116,11 +127,22 @@ fn names_of_special_values_and_packed_filters() {
     assert_eq!(names, ["zeros", "nan", "value", "uninit"]);
     // Each name is what a special chunk of that kind reads back as.
     let z = special_chunk(&CParams::default().typesize(4), 64, SpecialValue::Nan, &[]).unwrap();
-    assert_eq!(ChunkHeader::parse(&z).unwrap().special().map(SpecialValue::name), Some("nan"));
+    assert_eq!(
+        ChunkHeader::parse(&z)
+            .unwrap()
+            .special()
+            .map(SpecialValue::name),
+        Some("nan")
+    );
 
-    use oxiblosc::packed::{FILTER_BITSHUFFLE, FILTER_DELTA, FILTER_NONE, FILTER_SHUFFLE, filter_name};
+    use oxiblosc::packed::{
+        FILTER_BITSHUFFLE, FILTER_DELTA, FILTER_NONE, FILTER_SHUFFLE, filter_name,
+    };
     assert_eq!(filter_name(FILTER_SHUFFLE), Some(Filter::Shuffle.name()));
-    assert_eq!(filter_name(FILTER_BITSHUFFLE), Some(Filter::BitShuffle.name()));
+    assert_eq!(
+        filter_name(FILTER_BITSHUFFLE),
+        Some(Filter::BitShuffle.name())
+    );
     assert_eq!(filter_name(FILTER_DELTA), Some(Filter::Delta.name()));
     assert_eq!(filter_name(FILTER_NONE), None);
     assert_eq!(filter_name(4), None);
@@ -142,7 +164,10 @@ fn msgpack_strings_take_their_shortest_encoding_and_read_back() {
         let bytes = encode_msgpack(&MsgpackValue::from(s.as_str()));
         assert_eq!(bytes[..marker.len()], marker[..], "{len}");
         assert_eq!(bytes.len(), marker.len() + len);
-        assert_eq!(decode_msgpack(&bytes).unwrap(), MsgpackValue::from(s.as_str()));
+        assert_eq!(
+            decode_msgpack(&bytes).unwrap(),
+            MsgpackValue::from(s.as_str())
+        );
     }
     // A map of a string and an array of bins (the CLI's checksums value).
     let v = MsgpackValue::Map(vec![

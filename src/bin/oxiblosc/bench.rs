@@ -310,6 +310,9 @@ fn measure(
     })
 }
 
+/// Dash patterns of the filters in the plot, in the order first seen.
+const DASHES: [&str; 4] = ["none", "5 3", "1 3", "8 3 2 3"];
+
 /// Colours of the codecs in the plot, in `Codec::ALL` order.
 const COLOURS: [&str; 5] = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"];
 
@@ -390,6 +393,10 @@ fn plot(cells: &[Cell], title: &str) -> String {
                 r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#ddd"/>"##,
                 TOP + ph
             );
+            // Over more than three decades only the powers of ten get a label.
+            if m > 1.0 && e_hi - e_lo > 3 {
+                continue;
+            }
             let label = if v >= 1.0 {
                 format!("{v}")
             } else {
@@ -434,14 +441,25 @@ fn plot(cells: &[Cell], title: &str) -> String {
         TOP + ph / 2.0,
         TOP + ph / 2.0
     );
-    // The cells.
+    // The cells; the line joining a cell's two marks is dashed by filter.
+    let mut filters: Vec<String> = Vec::new();
+    for c in cells {
+        if !filters.contains(&c.filter_name()) {
+            filters.push(c.filter_name());
+        }
+    }
+    let dash = |name: &str| {
+        let i = filters.iter().position(|f| f == name).unwrap_or(0);
+        DASHES[i % DASHES.len()]
+    };
     for c in cells {
         let (xc, xd, py) = (x(c.comp_gbs), x(c.decomp_gbs), y(c.ratio));
         let col = colour(c.codec);
         let name = format!("{} clevel {} {}", c.codec.name(), c.clevel, c.filter_name());
         let _ = writeln!(
             s,
-            r#"<line x1="{xc:.1}" y1="{py:.1}" x2="{xd:.1}" y2="{py:.1}" stroke="{col}" stroke-opacity="0.35"/>"#
+            r#"<line x1="{xc:.1}" y1="{py:.1}" x2="{xd:.1}" y2="{py:.1}" stroke="{col}" stroke-opacity="0.6" stroke-dasharray="{}"/>"#,
+            dash(&c.filter_name())
         );
         let _ = writeln!(
             s,
@@ -489,6 +507,19 @@ fn plot(cells: &[Cell], title: &str) -> String {
         lx + 12.0,
         ly + 4.0
     );
+    for f in &filters {
+        ly += 20.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-dasharray="{}"/><text x="{}" y="{}">{}</text>"##,
+            lx - 6.0,
+            lx + 6.0,
+            dash(f),
+            lx + 12.0,
+            ly + 4.0,
+            xml_escape(f)
+        );
+    }
     s.push_str("</svg>\n");
     s
 }
