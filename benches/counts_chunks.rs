@@ -16,29 +16,14 @@
 //! chunk) is not counted. The decompress benchmarks check that the chunk
 //! decodes to its input.
 
+mod support;
+
 use std::hint::black_box;
 
 use gungraun::{library_benchmark, library_benchmark_group, main};
 use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter, MAX_OVERHEAD};
 
 const LEN: usize = 256 << 10;
-
-/// float64 samples of two slow waves with noise in the low mantissa bits.
-fn data() -> Vec<u8> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut out = Vec::with_capacity(LEN);
-    let mut i = 0u64;
-    while out.len() < LEN {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let x = i as f64;
-        let v = 20.0 + 8.0 * (x / 700.0).sin() + (state >> 44) as f64 * 1e-9;
-        out.extend_from_slice(&v.to_le_bytes());
-        i += 1;
-    }
-    out
-}
 
 fn params(codec: Codec, filter: Filter) -> CParams {
     CParams::default()
@@ -51,7 +36,7 @@ fn params(codec: Codec, filter: Filter) -> CParams {
 
 /// A warm compressor, the input and an output buffer.
 fn setup_compress(codec: Codec, filter: Filter) -> (Compressor, Vec<u8>, Vec<u8>) {
-    let src = data();
+    let src = support::float_data(LEN);
     let mut dst = vec![0u8; LEN + MAX_OVERHEAD];
     let mut c = Compressor::new(params(codec, filter));
     c.compress_into(&src, &mut dst).expect("compress");
@@ -60,7 +45,7 @@ fn setup_compress(codec: Codec, filter: Filter) -> (Compressor, Vec<u8>, Vec<u8>
 
 /// A warm decompressor, the chunk, the output buffer and the expected data.
 fn setup_decompress(codec: Codec, filter: Filter) -> (Decompressor, Vec<u8>, Vec<u8>) {
-    let src = data();
+    let src = support::float_data(LEN);
     let chunk = oxiblosc::compress(&src, &params(codec, filter)).expect("compress");
     let mut d = Decompressor::new(DParams::default().nthreads(1));
     let mut dst = vec![0u8; LEN];

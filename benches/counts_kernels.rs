@@ -15,65 +15,55 @@
 //! benchmark's `Instructions` (and the change against the previous run,
 //! kept in `target/gungraun/`).
 
+mod support;
+
 use std::hint::black_box;
 
 use gungraun::{library_benchmark, library_benchmark_group, main};
-use oxiblosc_kernels::Kernels;
+use oxiblosc_kernels::{Error, Kernels};
 
 const LEN: usize = 64 << 10;
 
-/// `(typesize, input, output)`: float64 samples of a slow ramp with a
-/// little noise, as little-endian bytes.
-fn setup(typesize: usize) -> (usize, Vec<u8>, Vec<u8>) {
+/// The type size, the input (float-like data) and an output buffer.
+type Input = (usize, Vec<u8>, Vec<u8>);
+
+fn setup(typesize: usize) -> Input {
     let _ = Kernels::best(); // the CPU probe, outside the count
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut src = Vec::with_capacity(LEN);
-    let mut i = 0u64;
-    while src.len() < LEN {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let v = 100.0 + i as f64 * 0.01 + (state >> 40) as f64 * 1e-9;
-        src.extend_from_slice(&v.to_le_bytes());
-        i += 1;
-    }
-    (typesize, src, vec![0u8; LEN])
+    (typesize, support::float_data(LEN), vec![0u8; LEN])
 }
 
-#[library_benchmark]
-#[benches::ts(args = [1, 2, 4, 8, 16], setup = setup)]
-fn shuffle((ts, src, mut dst): (usize, Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    Kernels::best()
-        .shuffle(ts, black_box(&src), &mut dst)
-        .expect("shuffle");
+/// One call of `kernel` of the best table on `input`.
+fn call(
+    kernel: fn(&Kernels, usize, &[u8], &mut [u8]) -> Result<(), Error>,
+    input: Input,
+) -> Vec<u8> {
+    let (ts, src, mut dst) = input;
+    kernel(Kernels::best(), ts, black_box(&src), &mut dst).expect("kernel");
     black_box(dst)
 }
 
 #[library_benchmark]
 #[benches::ts(args = [1, 2, 4, 8, 16], setup = setup)]
-fn unshuffle((ts, src, mut dst): (usize, Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    Kernels::best()
-        .unshuffle(ts, black_box(&src), &mut dst)
-        .expect("unshuffle");
-    black_box(dst)
+fn shuffle(input: Input) -> Vec<u8> {
+    call(Kernels::shuffle, input)
 }
 
 #[library_benchmark]
 #[benches::ts(args = [1, 2, 4, 8, 16], setup = setup)]
-fn bitshuffle((ts, src, mut dst): (usize, Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    Kernels::best()
-        .bitshuffle(ts, black_box(&src), &mut dst)
-        .expect("bitshuffle");
-    black_box(dst)
+fn unshuffle(input: Input) -> Vec<u8> {
+    call(Kernels::unshuffle, input)
 }
 
 #[library_benchmark]
 #[benches::ts(args = [1, 2, 4, 8, 16], setup = setup)]
-fn bitunshuffle((ts, src, mut dst): (usize, Vec<u8>, Vec<u8>)) -> Vec<u8> {
-    Kernels::best()
-        .bitunshuffle(ts, black_box(&src), &mut dst)
-        .expect("bitunshuffle");
-    black_box(dst)
+fn bitshuffle(input: Input) -> Vec<u8> {
+    call(Kernels::bitshuffle, input)
+}
+
+#[library_benchmark]
+#[benches::ts(args = [1, 2, 4, 8, 16], setup = setup)]
+fn bitunshuffle(input: Input) -> Vec<u8> {
+    call(Kernels::bitunshuffle, input)
 }
 
 library_benchmark_group!(
