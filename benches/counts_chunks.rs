@@ -9,7 +9,7 @@
 //! cargo bench --bench counts_chunks
 //! ```
 //!
-//! Each benchmark is one 256 KiB chunk of float64 data (typesize 8,
+//! Each benchmark is one 256 KiB chunk of float64 data (a noisy ramp; typesize 8,
 //! clevel 5, one thread) through a warm `Compressor` or `Decompressor`, for
 //! blosclz, lz4 and zstd with shuffle and with bitshuffle. The setup (the
 //! data, the context, a first call that warms it, and for decompression the

@@ -8,7 +8,7 @@
 //! cargo bench --bench counts_kernels
 //! ```
 //!
-//! Each benchmark runs one kernel call on 64 KiB of float-like data with the
+//! Each benchmark runs one kernel call on 64 KiB of float64 data (a ramp with noise) with the
 //! best implementation this CPU offers (`Kernels::best()`; Valgrind reports
 //! AVX2 where the host has it), for type sizes 1, 2, 4, 8 and 16; the
 //! buffers are made in the setup, which is not counted. gungraun prints each
@@ -32,11 +32,11 @@ fn setup(typesize: usize) -> Input {
     (typesize, support::float_data(LEN), vec![0u8; LEN])
 }
 
+/// A kernel of a table: `(table, typesize, src, dst)`.
+type Kernel = fn(&Kernels, usize, &[u8], &mut [u8]) -> Result<(), Error>;
+
 /// One call of `kernel` of the best table on `input`.
-fn call(
-    kernel: fn(&Kernels, usize, &[u8], &mut [u8]) -> Result<(), Error>,
-    input: Input,
-) -> Vec<u8> {
+fn call(kernel: Kernel, input: Input) -> Vec<u8> {
     let (ts, src, mut dst) = input;
     kernel(Kernels::best(), ts, black_box(&src), &mut dst).expect("kernel");
     black_box(dst)
