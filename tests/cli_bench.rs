@@ -251,6 +251,11 @@ fn bad_input_and_bad_arguments_are_clear_errors() {
     fail(&["--codecs", "nope"], 2, "nope");
     fail(&["--levels", "10"], 2, "10");
     fail(&["--filters", "wobble"], 2, "wobble");
+    fail(
+        &["--filters", "shuffle,trunc_prec:5"],
+        2,
+        "trunc_prec is lossy",
+    );
     fail(&["--time-budget=-1"], 2, "seconds");
     fail(&["--time-budget", "soon"], 2, "seconds");
     fail(

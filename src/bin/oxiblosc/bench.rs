@@ -29,9 +29,10 @@ pub(crate) struct BenchArgs {
     pub(crate) levels: Vec<u8>,
 
     /// Filters to try, one per cell, comma-separated: none, shuffle,
-    /// bitshuffle, delta, bytedelta or trunc_prec:BITS.
+    /// bitshuffle, delta or bytedelta (not the lossy trunc_prec: every cell
+    /// must give the input back).
     #[arg(long, value_name = "FILTER,...", value_delimiter = ',',
-          default_value = "shuffle,bitshuffle", value_parser = parse_filter)]
+          default_value = "shuffle,bitshuffle", value_parser = parse_lossless_filter)]
     pub(crate) filters: Vec<FilterArg>,
 
     /// Size in bytes of the items (default 4 for the generated data, whose
@@ -71,6 +72,16 @@ pub(crate) struct BenchArgs {
     /// The file to compress (default: generated data, see --size).
     #[arg(value_name = "FILE")]
     pub(crate) input: Option<PathBuf>,
+}
+
+/// A `--filters` value: [`parse_filter`]'s, but not the lossy trunc_prec.
+fn parse_lossless_filter(s: &str) -> Result<FilterArg, String> {
+    match parse_filter(s)? {
+        FilterArg(Some(Filter::TruncPrec(_))) => {
+            Err("trunc_prec is lossy: bench checks that every cell gives the input back".into())
+        }
+        f => Ok(f),
+    }
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -178,9 +189,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         files::progress::human(data.len() as u64),
         files::progress::human(chunksize as u64),
     );
-    print!("{out}");
-    println!("{}", header_line());
-    let mut cells = Vec::with_capacity(grid.len());
+    // Every cell's parameters are checked before anything is measured.
+    let mut runs = Vec::with_capacity(grid.len());
     for (codec, clevel, filter) in grid {
         let cparams = CParams::default()
             .codec(codec)
@@ -189,6 +199,12 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
             .filters(filter.as_slice())
             .nthreads(nthreads);
         cparams.validate().map_err(|e| strip_invalid_param(&e))?;
+        runs.push((codec, clevel, filter, cparams));
+    }
+    print!("{out}");
+    println!("{}", header_line());
+    let mut cells = Vec::with_capacity(runs.len());
+    for (codec, clevel, filter, cparams) in runs {
         let cell = measure(&data, chunksize, cparams, share)
             .map_err(|e| format!("{} clevel {clevel}: {e}", codec.name()))?;
         let cell = Cell {
