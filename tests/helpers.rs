@@ -211,3 +211,21 @@ fn msgpack_preview_shows_strings_as_text_and_the_rest_as_hex() {
     assert!(p.starts_with("000102") && p.ends_with("1f..."), "{p}");
     assert_eq!(msgpack_preview(&bytes[..32], 32).len(), 64);
 }
+
+#[test]
+fn a_filter_displays_as_the_spelling_it_parses_from() {
+    let mut all = vec![
+        Filter::Shuffle,
+        Filter::BitShuffle,
+        Filter::Delta,
+        Filter::ByteDelta,
+    ];
+    all.extend((-128i16..=127).map(|p| Filter::TruncPrec(p as i8 as u8)));
+    for f in all {
+        let s = f.to_string();
+        assert_eq!(s.parse::<Filter>().unwrap(), f, "{s}");
+        assert!(s.starts_with(f.name()), "{s}");
+    }
+    assert_eq!(Filter::TruncPrec(0xfd).to_string(), "trunc_prec:-3");
+    assert_eq!(Filter::TruncPrec(10).to_string(), "trunc_prec:10");
+}

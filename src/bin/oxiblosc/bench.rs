@@ -103,11 +103,7 @@ struct Cell {
 
 impl Cell {
     fn filter_name(&self) -> String {
-        match self.filter {
-            None => "none".into(),
-            Some(Filter::TruncPrec(m)) => format!("trunc_prec:{}", m as i8),
-            Some(f) => f.name().into(),
-        }
+        self.filter.map_or_else(|| "none".into(), |f| f.to_string())
     }
 }
 

@@ -93,10 +93,6 @@ fn ratio(nbytes: u64, cbytes: u64) -> f64 {
     }
 }
 
-fn special_name(s: Option<SpecialValue>) -> Option<&'static str> {
-    s.map(SpecialValue::name)
-}
-
 fn codec_name(id: u8) -> String {
     Codec::from_id(id).map_or_else(|| format!("codec {id}"), |c| c.name().to_string())
 }
@@ -105,10 +101,8 @@ fn filter_names(ids: &[u8], metas: &[u8]) -> Vec<String> {
     ids.iter()
         .zip(metas)
         .filter(|(id, _)| **id != 0)
-        .map(|(&id, &meta)| match Filter::from_id(id, meta) {
-            Some(Filter::TruncPrec(m)) => format!("trunc_prec:{}", m as i8),
-            Some(f) => f.name().to_string(),
-            None => format!("filter {id}"),
+        .map(|(&id, &meta)| {
+            Filter::from_id(id, meta).map_or_else(|| format!("filter {id}"), |f| f.to_string())
         })
         .collect()
 }
@@ -219,7 +213,9 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                     ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
                     (
                         "special",
-                        special_name(c.special).map_or(J::Null, |n| J::Str(n.into())),
+                        c.special
+                            .map(SpecialValue::name)
+                            .map_or(J::Null, |n| J::Str(n.into())),
                     ),
                 ])
             })
@@ -350,7 +346,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                 c.nbytes,
                 c.cbytes,
                 ratio(c.nbytes as u64, c.cbytes as u64),
-                special_name(c.special).unwrap_or("-")
+                c.special.map(SpecialValue::name).unwrap_or("-")
             );
         }
     }
@@ -443,7 +439,9 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
                     ("split", J::Bool(!h.dont_split())),
                     (
                         "special",
-                        special_name(h.special()).map_or(J::Null, |n| J::Str(n.into())),
+                        h.special()
+                            .map(SpecialValue::name)
+                            .map_or(J::Null, |n| J::Str(n.into())),
                     ),
                 ])
             })
@@ -465,7 +463,7 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
     );
     for (i, (off, h)) in list.iter().enumerate() {
         let mut extra = filter_names(&h.filters, &h.filters_meta).join(",");
-        if let Some(sp) = special_name(h.special()) {
+        if let Some(sp) = h.special().map(SpecialValue::name) {
             extra = format!("special {sp}");
         } else if h.is_memcpyed() {
             extra.push_str(" (stored)");
