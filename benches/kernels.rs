@@ -13,6 +13,8 @@
 //! but the first); trunc_prec keeps 10 (f32) or 20 (f64) mantissa bits.
 //! For the comparison with C-Blosc2 see `perf/` (`perf/run kernels`).
 
+mod support;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -25,24 +27,6 @@ use oxiblosc_kernels::Kernels;
 
 const SIZES: [usize; 3] = [32 << 10, 256 << 10, 8 << 20];
 const TYPESIZES: [usize; 5] = [1, 2, 4, 8, 16];
-
-/// float64 samples of a slow ramp with a little noise, as little-endian bytes.
-fn make_data(len: usize) -> Vec<u8> {
-    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut out = Vec::with_capacity(len + 8);
-    let mut i = 0u64;
-    while out.len() < len {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let noise = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-        let v = 250.0 + i as f64 * 0.0125 + noise * 0.01;
-        out.extend_from_slice(&v.to_le_bytes());
-        i += 1;
-    }
-    out.truncate(len);
-    out
-}
 
 /// Throughput and sampling for a benchmark of `size` bytes: an 8 MiB call
 /// of a generic kernel takes tens of ms, too long for linear sampling in the
@@ -110,9 +94,9 @@ const CASES: [Case; 7] = [
 
 fn kernels(c: &mut Criterion) {
     let max = SIZES[SIZES.len() - 1];
-    let data = make_data(max);
+    let data = support::float_data(max);
     // A second block, as the delta reference (block 0 of the chunk).
-    let reference = make_data(2 * max).split_off(max);
+    let reference = support::float_data(2 * max).split_off(max);
     let mut input = vec![0u8; max];
     let mut dst = vec![1u8; max];
     let generic = Kernels::available().next().expect("generic kernels");

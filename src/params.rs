@@ -174,6 +174,24 @@ impl Filter {
     }
 }
 
+/// The spelling [`FromStr`] reads back: the name, and for `trunc_prec` its
+/// precision as a signed number (`trunc_prec:-3`).
+///
+/// ```
+/// use oxiblosc::Filter;
+/// assert_eq!(Filter::BitShuffle.to_string(), "bitshuffle");
+/// let f: Filter = "trunc_prec:-3".parse().unwrap();
+/// assert_eq!(f.to_string(), "trunc_prec:-3");
+/// ```
+impl fmt::Display for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Filter::TruncPrec(m) => write!(f, "trunc_prec:{}", *m as i8),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
 impl FromStr for Filter {
     type Err = Error;
     /// `NAME` or `NAME:META` (META only for `trunc_prec`, may be negative).

@@ -8,6 +8,7 @@
 //! oxiblosc compress [--chunkshape N,N,..] [--blockshape N,N,..] IN.npy OUT.b2nd  # an NDArray
 //! oxiblosc decompress [-n NTHREADS] IN OUT
 //! oxiblosc info [--json] PATH
+//! oxiblosc bench [--codecs ..] [--levels ..] [--filters ..] [--svg OUT.svg] [FILE]
 //! ```
 //!
 //! `-` is stdin or stdout. Errors are one line on stderr and exit code 1
@@ -17,6 +18,8 @@
 
 #[path = "oxiblosc/args.rs"]
 mod args;
+#[path = "oxiblosc/bench.rs"]
+mod bench;
 #[path = "oxiblosc/compress.rs"]
 mod compress;
 #[path = "oxiblosc/decompress.rs"]
@@ -60,6 +63,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Compress(args) => compress(args, talk),
         Command::Decompress(args) => decompress(args, talk),
         Command::Verify(args) => verify(args, talk),
+        Command::Bench(args) => bench::run(args),
         Command::Info(args) => match args.format {
             Some(Format::Packed) => info::packed(&args.path, args.json).map(|s| print!("{s}")),
             _ => info::run(&args.path, args.json),
@@ -121,10 +125,4 @@ pub(crate) fn output_size(output: &Place) -> u64 {
         Place::File(p) => files::size_on_disk(p),
         Place::Std => files::progress::bytes_written(),
     }
-}
-
-/// Whether `data` starts like a Blosc2 contiguous frame (msgpack fixarray,
-/// then the fixstr "b2frame\0").
-pub(crate) fn is_frame(data: &[u8]) -> bool {
-    data.len() >= 10 && data[1] == 0xa8 && &data[2..10] == oxiblosc::frame::MAGIC
 }

@@ -49,6 +49,85 @@ impl SpecialValue {
             SpecialValue::Uninit => 4,
         }
     }
+
+    /// Its lowercase name, as C-Blosc2's docs and `oxiblosc info` spell it:
+    /// `zeros`, `nan`, `value`, `uninit`.
+    ///
+    /// ```
+    /// assert_eq!(oxiblosc::SpecialValue::Nan.name(), "nan");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            SpecialValue::Zeros => "zeros",
+            SpecialValue::Nan => "nan",
+            SpecialValue::Value => "value",
+            SpecialValue::Uninit => "uninit",
+        }
+    }
+}
+
+/// The first 16 bytes of a chunk read on their own, before the rest of the
+/// chunk is: enough to know how long the whole chunk is (`cbytes`) when
+/// chunks are read one after another from a file or a stream. Nothing here
+/// is checked beyond its presence; [`ChunkHeader::parse`] checks the whole
+/// chunk once it is read.
+///
+/// ```
+/// use oxiblosc::chunk::header::ChunkPrefix;
+/// let chunk = oxiblosc::compress(&[7u8; 1000], &oxiblosc::CParams::default()).unwrap();
+/// let p = ChunkPrefix::read(&chunk).unwrap();
+/// assert_eq!(p.chunk_len(), Some(chunk.len()));
+/// assert!(p.is_plausible());
+/// assert_eq!(ChunkPrefix::read(&chunk[..15]), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkPrefix {
+    /// Chunk format version (byte 0).
+    pub version: u8,
+    /// Item size (byte 3).
+    pub typesize: u8,
+    /// Uncompressed size as stored (bytes 4..8), possibly negative.
+    pub nbytes: i32,
+    /// Block size as stored (bytes 8..12), possibly negative.
+    pub blocksize: i32,
+    /// Whole chunk size as stored (bytes 12..16), possibly negative.
+    pub cbytes: i32,
+}
+
+impl ChunkPrefix {
+    /// The fields of the first [`MIN_HEADER_LEN`] bytes of `head`; `None`
+    /// when `head` is shorter.
+    pub fn read(head: &[u8]) -> Option<ChunkPrefix> {
+        let head = head.get(..MIN_HEADER_LEN)?;
+        let i32_at =
+            |o: usize| i32::from_le_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
+        Some(ChunkPrefix {
+            version: head[0],
+            typesize: head[3],
+            nbytes: i32_at(4),
+            blocksize: i32_at(8),
+            cbytes: i32_at(12),
+        })
+    }
+
+    /// How many bytes the whole chunk takes, header included: `cbytes`,
+    /// when it is at least a header long; `None` otherwise (no chunk).
+    pub fn chunk_len(&self) -> Option<usize> {
+        usize::try_from(self.cbytes)
+            .ok()
+            .filter(|&c| c >= MIN_HEADER_LEN)
+    }
+
+    /// Whether these bytes look like the start of a chunk at all: a known
+    /// format version (1..=6), an item size, a non-negative `nbytes` and a
+    /// positive block size. A reader uses it to tell a cut chunk (plausible,
+    /// but `cbytes` runs past the end) from bytes that are no chunk.
+    pub fn is_plausible(&self) -> bool {
+        (1..=6).contains(&self.version)
+            && self.typesize != 0
+            && self.nbytes >= 0
+            && self.blocksize > 0
+    }
 }
 
 /// A parsed chunk header. Fields are as stored; the accessor methods give
@@ -119,6 +198,25 @@ impl ChunkHeader {
             3 => Some(SpecialValue::Value),
             4 => Some(SpecialValue::Uninit),
             _ => None,
+        }
+    }
+    /// The codec that wrote the streams, when this crate knows it: the one
+    /// with the header's codec format, or, for format 6 (a user codec), the
+    /// one whose id is in the extended header. LZ4 and LZ4HC share format
+    /// 1, which reads as [`Codec::Lz4`](crate::Codec::Lz4) (its decoder
+    /// reads both).
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, ChunkHeader, Codec};
+    /// let p = CParams::default().codec(Codec::Zstd);
+    /// let chunk = oxiblosc::compress(&vec![1u8; 4096], &p).unwrap();
+    /// assert_eq!(ChunkHeader::parse(&chunk).unwrap().codec(), Some(Codec::Zstd));
+    /// ```
+    pub fn codec(&self) -> Option<crate::params::Codec> {
+        use crate::params::{Codec, FORMAT_UDCODEC};
+        match self.codec_format() {
+            FORMAT_UDCODEC => Codec::from_id(self.udcodec),
+            f => Codec::ALL.into_iter().find(|c| c.format() == f),
         }
     }
     /// A dictionary precedes the streams.

@@ -260,7 +260,7 @@ impl FrameHeader {
                 available: b.len(),
             });
         }
-        if b[1] != 0xa8 || &b[2..10] != MAGIC {
+        if !is_frame(b) {
             return Err(invalid_header("frame magic is not b2frame"));
         }
         let marker = |o: usize, m: u8, what: &str| -> Result<()> {
@@ -406,4 +406,18 @@ impl FrameHeader {
             Edition::First => HEADER_FIXED_LEN_V1,
         }
     }
+}
+
+/// Whether `data` starts like a Blosc2 contiguous frame: a msgpack array
+/// marker, then the fixstr `"b2frame\0"` ([`MAGIC`]). Ten bytes are enough
+/// to tell; fewer are no frame. Only the magic is looked at:
+/// [`FrameHeader::parse`](crate::frame::FrameHeader) checks the rest.
+///
+/// ```
+/// let frame = oxiblosc::SChunk::builder().build_memory().unwrap().to_cframe().unwrap();
+/// assert!(oxiblosc::frame::is_frame(&frame));
+/// assert!(!oxiblosc::frame::is_frame(b"blpk"));
+/// ```
+pub fn is_frame(data: &[u8]) -> bool {
+    data.len() >= 10 && data[1] == 0xa8 && &data[2..10] == MAGIC
 }

@@ -32,7 +32,7 @@ impl Metalayer {
     /// # Errors
     /// [`Error::Corrupt`] when the content is not one whole msgpack value.
     pub fn decode(&self) -> Result<MsgpackValue> {
-        decode_msgpack(&self.content, "metalayer", &self.name)
+        decode_named(&self.content, "metalayer", &self.name)
     }
 }
 
@@ -44,7 +44,7 @@ impl VlMetalayer {
     /// As [`VlMetalayer::value`]; [`Error::Corrupt`] when the value is not
     /// one whole msgpack value.
     pub fn decode_value(&self) -> Result<MsgpackValue> {
-        decode_msgpack(&self.value()?, "vlmetalayer", &self.name)
+        decode_named(&self.value()?, "vlmetalayer", &self.name)
     }
 
     /// The value: the chunk decompressed (up to [`decode_limit`] of its size).
@@ -66,20 +66,109 @@ impl VlMetalayer {
 /// A decoded msgpack value (`rmpv::Value`).
 pub type MsgpackValue = rmpv::Value;
 
-/// `bytes` as exactly one msgpack value. `rmpv` sizes nothing by a declared
+/// `bytes` as exactly one msgpack value (a metalayer's content, a
+/// vlmetalayer's value), through `rmpv`. `rmpv` sizes nothing by a declared
 /// length beyond 64 KiB and limits nesting, so hostile bytes cannot make it
 /// allocate more than they could fill.
-fn decode_msgpack(bytes: &[u8], what: &str, name: &str) -> Result<MsgpackValue> {
+///
+/// ```
+/// use oxiblosc::frame::{MsgpackValue, decode_msgpack};
+/// assert_eq!(decode_msgpack(&[0xa2, b'h', b'i']).unwrap(), MsgpackValue::from("hi"));
+/// assert!(decode_msgpack(&[0xa2, b'h']).is_err()); // cut
+/// assert!(decode_msgpack(&[0x01, 0x02]).is_err()); // two values
+/// ```
+///
+/// # Errors
+/// [`Error::Corrupt`] when `bytes` are not one whole msgpack value.
+pub fn decode_msgpack(bytes: &[u8]) -> Result<MsgpackValue> {
     let mut rd = bytes;
-    let v = rmpv::decode::read_value(&mut rd)
-        .map_err(|e| corrupt(format!("{what} {name:?}: not msgpack ({e})")))?;
+    let v = rmpv::decode::read_value(&mut rd).map_err(|e| corrupt(format!("not msgpack ({e})")))?;
     if !rd.is_empty() {
         return Err(corrupt(format!(
-            "{what} {name:?}: {} bytes after its msgpack value",
+            "{} bytes after its msgpack value",
             rd.len()
         )));
     }
     Ok(v)
+}
+
+/// [`decode_msgpack`], its error naming the (vl)metalayer.
+fn decode_named(bytes: &[u8], what: &str, name: &str) -> Result<MsgpackValue> {
+    decode_msgpack(bytes).map_err(|e| match e {
+        Error::Corrupt(m) => corrupt(format!("{what} {name:?}: {m}")),
+        e => e,
+    })
+}
+
+/// `value` as msgpack bytes, each item in its shortest encoding (as
+/// python-blosc2 writes metalayer values): a string of fewer than 32 bytes
+/// is a fixstr, then str8, str16, str32.
+///
+/// ```
+/// use oxiblosc::frame::{MsgpackValue, encode_msgpack};
+/// assert_eq!(encode_msgpack(&MsgpackValue::from("hi")), [0xa2, b'h', b'i']);
+/// ```
+pub fn encode_msgpack(value: &MsgpackValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    rmpv::encode::write_value(&mut out, value).expect("writing to a Vec cannot fail");
+    out
+}
+
+/// A short printable view of a (vl)metalayer value, as `oxiblosc info`
+/// shows it: one whole msgpack string as quoted text (Rust's `{:?}`),
+/// anything else as lowercase hex, cut after `max` bytes with `...`.
+///
+/// ```
+/// use oxiblosc::frame::msgpack_preview;
+/// assert_eq!(msgpack_preview(&[0xa2, b'h', b'i'], 32), "\"hi\"");
+/// assert_eq!(msgpack_preview(&[0x93, 1, 2, 3], 32), "93010203");
+/// assert_eq!(msgpack_preview(&[0x93, 1, 2, 3], 2), "9301...");
+/// ```
+pub fn msgpack_preview(bytes: &[u8], max: usize) -> String {
+    if let Ok(MsgpackValue::String(s)) = decode_msgpack(bytes)
+        && let Some(text) = s.as_str()
+    {
+        return format!("{text:?}");
+    }
+    let shown = &bytes[..bytes.len().min(max)];
+    let mut hex = String::with_capacity(2 * shown.len() + 3);
+    for b in shown {
+        hex.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('?'));
+        hex.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('?'));
+    }
+    if shown.len() < bytes.len() {
+        hex.push_str("...");
+    }
+    hex
+}
+
+/// A (vl)metalayer value as one line of readable text, when `bytes` is
+/// exactly one msgpack value (msgpack's own text form: strings quoted,
+/// arrays in brackets, maps in braces), cut after about 200 characters
+/// with `...`; `None` for anything else.
+///
+/// ```
+/// use oxiblosc::frame::msgpack_text;
+/// assert_eq!(msgpack_text(&[0x93, 1, 2, 3]).as_deref(), Some("[1, 2, 3]"));
+/// assert_eq!(msgpack_text(&[0xa2, b'h', b'i']).as_deref(), Some("\"hi\""));
+/// assert_eq!(msgpack_text(&[0x93, 1]), None); // truncated array
+/// ```
+pub fn msgpack_text(bytes: &[u8]) -> Option<String> {
+    let mut rd = bytes;
+    let v = rmpv::decode::read_value(&mut rd).ok()?;
+    if !rd.is_empty() {
+        return None;
+    }
+    let mut t = v.to_string();
+    if t.len() > 200 {
+        let cut = (0..=200)
+            .rev()
+            .find(|&i| t.is_char_boundary(i))
+            .unwrap_or(0);
+        t.truncate(cut);
+        t.push_str("...");
+    }
+    Some(t)
 }
 
 /// Check a name for a metalayer or vlmetalayer.

@@ -37,13 +37,16 @@ mod trailer;
 
 use crate::SpecialValue;
 use crate::error::{Error, Result, corrupt, invalid_header, invalid_param};
-pub use header::{Edition, FrameHeader, FrameKind};
+pub use header::{Edition, FrameHeader, FrameKind, is_frame};
 pub use index::{ChunkEntry, IndexInfo, Offsets};
 pub(crate) use index::{check_stored_chunk, expected_nbytes, materialize_special};
 pub use io::{FileIo, FrameIo};
 pub(crate) use meta::check_name;
 use meta::parse_meta_section;
-pub use meta::{Metalayer, MsgpackValue, VlMetalayer};
+pub use meta::{
+    Metalayer, MsgpackValue, VlMetalayer, decode_msgpack, encode_msgpack, msgpack_preview,
+    msgpack_text,
+};
 // The low-level encoders at their old paths (documented in `raw`).
 #[doc(hidden)]
 pub use raw::{

@@ -116,3 +116,20 @@ pub const FILTER_SHUFFLE: u8 = 1;
 pub const FILTER_BITSHUFFLE: u8 = 2;
 /// Filter code: delta against the filters chunk.
 pub const FILTER_DELTA: u8 = 3;
+
+/// The name of a packed header's filter code (`shuffle`, `bitshuffle`,
+/// `delta`); `None` for [`FILTER_NONE`] and unknown codes.
+///
+/// ```
+/// use oxiblosc::packed::{FILTER_DELTA, FILTER_NONE, filter_name};
+/// assert_eq!(filter_name(FILTER_DELTA), Some("delta"));
+/// assert_eq!(filter_name(FILTER_NONE), None);
+/// ```
+pub fn filter_name(code: u8) -> Option<&'static str> {
+    match code {
+        FILTER_SHUFFLE => Some("shuffle"),
+        FILTER_BITSHUFFLE => Some("bitshuffle"),
+        FILTER_DELTA => Some("delta"),
+        _ => None,
+    }
+}

@@ -45,6 +45,10 @@ pub(crate) enum Command {
     /// files, packed super-chunks (`--format packed`). Exit 0 when all is
     /// well, 1 naming the first bad chunk.
     Verify(VerifyArgs),
+    /// Measure compression ratio and speed over a grid of codecs, levels
+    /// and filters, on FILE or on generated realistic data; print a table
+    /// and optionally write an SVG plot (`--svg`).
+    Bench(super::bench::BenchArgs),
 }
 
 /// The container written by `compress`.
@@ -307,26 +311,6 @@ pub(crate) fn parse_meta(s: &str) -> Result<(String, String), String> {
         ));
     }
     Ok((name.to_string(), value.to_string()))
-}
-
-/// `s` as a msgpack string (fixstr, str8, str16 or str32).
-pub(crate) fn msgpack_str(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len() + 5);
-    match b.len() {
-        n if n < 32 => out.push(0xa0 | n as u8),
-        n if n < 256 => out.extend([0xd9, n as u8]),
-        n if n < 65_536 => {
-            out.push(0xda);
-            out.extend((n as u16).to_be_bytes());
-        }
-        n => {
-            out.push(0xdb);
-            out.extend((n as u32).to_be_bytes());
-        }
-    }
-    out.extend_from_slice(b);
-    out
 }
 
 pub(crate) fn codec_parser() -> impl clap::builder::TypedValueParser<Value = Codec> {

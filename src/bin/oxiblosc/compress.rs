@@ -271,7 +271,10 @@ pub(crate) fn compress_frame(
         .chunksize(chunksize)
         .fsync(false);
     for (name, value) in &args.metas {
-        builder = builder.meta(name, &msgpack_str(value));
+        builder = builder.meta(
+            name,
+            &oxiblosc::frame::encode_msgpack(&value.as_str().into()),
+        );
     }
     let name = input.as_input();
     let mut reader = files::open_input(input)?;

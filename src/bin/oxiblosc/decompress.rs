@@ -157,7 +157,7 @@ pub(crate) fn decompress_to(
                 .map_err(|e| format!("cannot read {name}: {e}"))?;
             return decompress_blp(std::mem::take(&mut chunk), &name.to_string(), &output);
         }
-        if index == 0 && is_frame(&chunk) {
+        if index == 0 && oxiblosc::frame::is_frame(&chunk) {
             let sc = match &input {
                 Place::File(p) => open.open(p),
                 Place::Std => {
@@ -172,16 +172,17 @@ pub(crate) fn decompress_to(
         if out.is_none() {
             out = Some(files::Output::begin(&output)?);
         }
-        if got < 16 {
+        let Some(prefix) = oxiblosc::chunk::header::ChunkPrefix::read(&chunk) else {
             return Err(format!(
                 "{name} is not a Blosc chunk{at}: {got} bytes, shorter than any chunk header"
             ));
-        }
-        let cbytes = i32::from_le_bytes(chunk[12..16].try_into().unwrap());
-        let cbytes = usize::try_from(cbytes)
-            .ok()
-            .filter(|&c| c >= 16)
-            .ok_or_else(|| format!("{name} is not a Blosc chunk{at}: chunk size {cbytes}"))?;
+        };
+        let cbytes = prefix.chunk_len().ok_or_else(|| {
+            format!(
+                "{name} is not a Blosc chunk{at}: chunk size {}",
+                prefix.cbytes
+            )
+        })?;
         if cbytes > got {
             let more = files::read_piece_append(&mut reader, &mut chunk, cbytes - got)
                 .map_err(|e| format!("cannot read {name}: {e}"))?;

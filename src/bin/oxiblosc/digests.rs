@@ -9,6 +9,7 @@
 //! the Bloscpack checksum names; one bin per chunk).
 
 use oxiblosc::bloscpack::Checksum;
+use oxiblosc::frame::{MsgpackValue, decode_msgpack, encode_msgpack};
 
 /// The vlmetalayer holding the digests.
 pub const VLMETA_NAME: &str = "oxiblosc.checksums";
@@ -17,12 +18,6 @@ pub const VLMETA_NAME: &str = "oxiblosc.checksums";
 pub struct Digests {
     pub algorithm: Checksum,
     pub digests: Vec<Vec<u8>>,
-}
-
-fn push_str(out: &mut Vec<u8>, s: &str) {
-    assert!(s.len() < 32, "fixstr");
-    out.push(0xa0 | s.len() as u8);
-    out.extend_from_slice(s.as_bytes());
 }
 
 impl Digests {
@@ -40,69 +35,51 @@ impl Digests {
 
     /// The msgpack value stored in the vlmetalayer.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = vec![0x82];
-        push_str(&mut out, "algorithm");
-        push_str(&mut out, &self.algorithm.name().to_ascii_lowercase());
-        push_str(&mut out, "digests");
-        let n = self.digests.len();
-        out.push(0xdd);
-        out.extend_from_slice(&(n as u32).to_be_bytes());
-        for d in &self.digests {
-            out.push(0xc4);
-            out.push(d.len() as u8);
-            out.extend_from_slice(d);
-        }
-        out
+        let digests = self.digests.iter().cloned().map(MsgpackValue::Binary);
+        encode_msgpack(&MsgpackValue::Map(vec![
+            (
+                "algorithm".into(),
+                self.algorithm.name().to_ascii_lowercase().into(),
+            ),
+            ("digests".into(), MsgpackValue::Array(digests.collect())),
+        ]))
     }
 
-    /// Parse a stored value; `nchunks` bounds what is believed before
-    /// anything is allocated.
+    /// Parse a stored value; it must hold one digest for each of the
+    /// `nchunks` chunks.
     pub fn decode(v: &[u8], nchunks: usize) -> Result<Digests, String> {
         let bad = || format!("the {VLMETA_NAME} vlmetalayer is malformed");
-        let mut at = 0usize;
-        let mut take = |n: usize| -> Result<&[u8], String> {
-            let s = v.get(at..at + n).ok_or_else(bad)?;
-            at += n;
-            Ok(s)
+        let value = decode_msgpack(v).map_err(|_| bad())?;
+        let MsgpackValue::Map(fields) = value else {
+            return Err(bad());
         };
-        let fixstr = |b: &[u8]| -> Option<usize> {
-            (b[0] & 0xe0 == 0xa0).then_some(usize::from(b[0] & 0x1f))
+        let field = |key: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v)
+                .ok_or_else(bad)
         };
-        if take(1)? != [0x82] {
+        if fields.len() != 2 {
             return Err(bad());
         }
-        let n = fixstr(take(1)?).ok_or_else(bad)?;
-        if take(n)? != b"algorithm" {
-            return Err(bad());
-        }
-        let n = fixstr(take(1)?).ok_or_else(bad)?;
-        let name = String::from_utf8_lossy(take(n)?).into_owned();
-        let algorithm = Checksum::from_name(&name)
+        let name = field("algorithm")?.as_str().ok_or_else(bad)?;
+        let algorithm = Checksum::from_name(name)
             .ok_or_else(|| format!("{VLMETA_NAME}: unknown checksum {name:?}"))?;
-        let n = fixstr(take(1)?).ok_or_else(bad)?;
-        if take(n)? != b"digests" {
-            return Err(bad());
-        }
-        if take(1)? != [0xdd] {
-            return Err(bad());
-        }
-        let count = u32::from_be_bytes(take(4)?.try_into().unwrap()) as usize;
-        if count != nchunks {
+        let list = field("digests")?.as_array().ok_or_else(bad)?;
+        if list.len() != nchunks {
             return Err(format!(
-                "{VLMETA_NAME} holds {count} digests for {nchunks} chunks"
+                "{VLMETA_NAME} holds {} digests for {nchunks} chunks",
+                list.len()
             ));
         }
-        let mut digests = Vec::with_capacity(count);
-        for _ in 0..count {
-            if take(1)? != [0xc4] {
-                return Err(bad());
-            }
-            let len = usize::from(take(1)?[0]);
-            if len != algorithm.size() {
-                return Err(bad());
-            }
-            digests.push(take(len)?.to_vec());
-        }
+        let digests = list
+            .iter()
+            .map(|d| match d.as_slice() {
+                Some(d) if d.len() == algorithm.size() => Ok(d.to_vec()),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Digests { algorithm, digests })
     }
 

@@ -14,6 +14,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use oxiblosc::chunk::header::ChunkPrefix;
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{ChunkHeader, Codec, Filter, SpecialValue};
 
@@ -97,15 +98,6 @@ fn ratio(nbytes: u64, cbytes: u64) -> f64 {
     }
 }
 
-fn special_name(s: Option<SpecialValue>) -> Option<&'static str> {
-    s.map(|s| match s {
-        SpecialValue::Zeros => "zeros",
-        SpecialValue::Nan => "nan",
-        SpecialValue::Value => "value",
-        SpecialValue::Uninit => "uninit",
-    })
-}
-
 fn codec_name(id: u8) -> String {
     Codec::from_id(id).map_or_else(|| format!("codec {id}"), |c| c.name().to_string())
 }
@@ -114,10 +106,8 @@ fn filter_names(ids: &[u8], metas: &[u8]) -> Vec<String> {
     ids.iter()
         .zip(metas)
         .filter(|(id, _)| **id != 0)
-        .map(|(&id, &meta)| match Filter::from_id(id, meta) {
-            Some(Filter::TruncPrec(m)) => format!("trunc_prec:{}", m as i8),
-            Some(f) => f.name().to_string(),
-            None => format!("filter {id}"),
+        .map(|(&id, &meta)| {
+            Filter::from_id(id, meta).map_or_else(|| format!("filter {id}"), |f| f.to_string())
         })
         .collect()
 }
@@ -128,25 +118,6 @@ fn hex(b: &[u8]) -> String {
             let _ = write!(s, "{x:02x}");
             s
         })
-}
-
-/// A short printable view of a metalayer value: a msgpack string as text,
-/// anything else as hex (cut at 32 bytes).
-fn preview(b: &[u8]) -> String {
-    let text = match b.first() {
-        Some(&t) if (0xa0..0xc0).contains(&t) && b.len() == 1 + (t & 0x1f) as usize => {
-            std::str::from_utf8(&b[1..]).ok()
-        }
-        Some(0xd9) if b.len() >= 2 && b.len() == 2 + b[1] as usize => {
-            std::str::from_utf8(&b[2..]).ok()
-        }
-        _ => None,
-    };
-    match text {
-        Some(t) => format!("{t:?}"),
-        None if b.len() > 32 => format!("{}...", hex(&b[..32])),
-        None => hex(b),
-    }
 }
 
 /// Describe `path` on stdout.
@@ -169,7 +140,7 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
         if head.starts_with(oxiblosc::bloscpack::MAGIC) {
             drop(f);
             blp(path, json)?
-        } else if super::is_frame(&head) {
+        } else if oxiblosc::frame::is_frame(&head) {
             drop(f);
             let sc = OpenOptions::new()
                 .read_only(true)
@@ -247,7 +218,9 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                     ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
                     (
                         "special",
-                        special_name(c.special).map_or(J::Null, |n| J::Str(n.into())),
+                        c.special
+                            .map(SpecialValue::name)
+                            .map_or(J::Null, |n| J::Str(n.into())),
                     ),
                 ])
             })
@@ -274,7 +247,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                                 ("hex", J::Str(hex(v))),
                                 (
                                     "value",
-                                    super::ndarray::msgpack_text(v).map_or(J::Null, J::Str),
+                                    oxiblosc::frame::msgpack_text(v).map_or(J::Null, J::Str),
                                 ),
                             ])
                         })
@@ -353,7 +326,8 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
     );
     let _ = writeln!(s, "  metalayers    {}", metas.len());
     for (name, v) in &metas {
-        let text = super::ndarray::msgpack_text(v).unwrap_or_else(|| preview(v));
+        let text = oxiblosc::frame::msgpack_text(v)
+            .unwrap_or_else(|| oxiblosc::frame::msgpack_preview(v, 32));
         let _ = writeln!(s, "    {name:<31} {:>6} B  {text}", v.len());
     }
     s.push_str(&super::ndarray::info_text(&sc));
@@ -364,7 +338,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
             "    {name:<31} {:>6} B stored, {} B value{}",
             cbytes,
             v.len(),
-            super::ndarray::msgpack_text(v).map_or(String::new(), |t| format!("  {t}"))
+            oxiblosc::frame::msgpack_text(v).map_or(String::new(), |t| format!("  {t}"))
         );
     }
     if n > 0 {
@@ -381,7 +355,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
                 c.nbytes,
                 c.cbytes,
                 ratio(c.nbytes as u64, c.cbytes as u64),
-                special_name(c.special).unwrap_or("-")
+                c.special.map(SpecialValue::name).unwrap_or("-")
             );
         }
     }
@@ -405,22 +379,13 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
             .take(16)
             .read(&mut head)
             .map_err(|e| format!("cannot read {what}: {e}"))?;
-        let declared = if got == 16 {
-            i32::from_le_bytes(head[12..16].try_into().expect("4 bytes"))
-        } else {
-            0
-        };
         // Only a plausible header (a known format version, an item size, a
         // block size) is reported as a truncated chunk; anything else as
         // not a chunk at all (the parse below says why).
-        let plausible = (1..=6).contains(&head[0])
-            && head[3] != 0
-            && i32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) >= 0
-            && i32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) > 0;
-        if got == 16
-            && plausible
-            && let Ok(c) = u64::try_from(declared)
-            && c >= 16
+        let prefix = ChunkPrefix::read(&head[..got]);
+        let declared = prefix.and_then(|p| p.chunk_len()).map(|c| c as u64);
+        if let Some(c) = declared
+            && prefix.is_some_and(|p| p.is_plausible())
             && at + c > len
         {
             let chunk = if list.is_empty() {
@@ -434,10 +399,7 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
                 len - at
             ));
         }
-        let take = u64::try_from(declared)
-            .ok()
-            .filter(|&c| c >= 16 && at + c <= len)
-            .unwrap_or(16);
+        let take = declared.filter(|&c| at + c <= len).unwrap_or(16);
         f.seek(SeekFrom::Start(at))
             .map_err(|e| format!("cannot read {what}: {e}"))?;
         buf.clear();
@@ -486,7 +448,9 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
                     ("split", J::Bool(!h.dont_split())),
                     (
                         "special",
-                        special_name(h.special()).map_or(J::Null, |n| J::Str(n.into())),
+                        h.special()
+                            .map(SpecialValue::name)
+                            .map_or(J::Null, |n| J::Str(n.into())),
                     ),
                 ])
             })
@@ -508,7 +472,7 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
     );
     for (i, (off, h)) in list.iter().enumerate() {
         let mut extra = filter_names(&h.filters, &h.filters_meta).join(",");
-        if let Some(sp) = special_name(h.special()) {
+        if let Some(sp) = h.special().map(SpecialValue::name) {
             extra = format!("special {sp}");
         } else if h.is_memcpyed() {
             extra.push_str(" (stored)");
@@ -531,14 +495,11 @@ fn chunks(mut f: File, path: &Path, len: u64, json: bool) -> Result<String, Stri
 }
 
 fn chunk_codec(h: &ChunkHeader) -> String {
-    let format = h.codec_format();
-    if format == 6 {
-        return codec_name(h.udcodec);
+    match h.codec() {
+        Some(c) => c.name().to_string(),
+        None if h.codec_format() == 6 => codec_name(h.udcodec),
+        None => format!("format {}", h.codec_format()),
     }
-    Codec::ALL
-        .iter()
-        .find(|c| c.format() == format)
-        .map_or_else(|| format!("format {format}"), |c| c.name().to_string())
 }
 
 /// Describe a packed super-chunk (`info --format packed`): its 96-byte
@@ -557,11 +518,8 @@ pub fn packed(path: &Path, json: bool) -> Result<String, String> {
         .filter_codes()
         .iter()
         .filter(|&&f| f != 0)
-        .map(|&f| match f {
-            oxiblosc::packed::FILTER_SHUFFLE => "shuffle".to_string(),
-            oxiblosc::packed::FILTER_BITSHUFFLE => "bitshuffle".to_string(),
-            oxiblosc::packed::FILTER_DELTA => "delta".to_string(),
-            other => format!("filter {other}"),
+        .map(|&f| {
+            oxiblosc::packed::filter_name(f).map_or_else(|| format!("filter {f}"), String::from)
         })
         .collect();
     let mut rows = Vec::new();

@@ -177,7 +177,7 @@ pub(crate) fn compress_npy(
     };
     let mut builder = ndarray::builder(&meta, params).map_err(what)?.fsync(false);
     for (k, v) in &args.metas {
-        builder = builder.meta(k, &super::args::msgpack_str(v));
+        builder = builder.meta(k, &oxiblosc::frame::encode_msgpack(&v.as_str().into()));
     }
     let path = match output {
         Place::File(p) if !std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
@@ -208,25 +208,6 @@ pub(crate) fn compress_npy(
     }
     drop(sc);
     tmp.persist()
-}
-
-/// A msgpack value as one line of text, when `bytes` is exactly one.
-pub(crate) fn msgpack_text(bytes: &[u8]) -> Option<String> {
-    let mut rd = bytes;
-    let v = rmpv::decode::read_value(&mut rd).ok()?;
-    if !rd.is_empty() {
-        return None;
-    }
-    let mut t = v.to_string();
-    if t.len() > 200 {
-        let cut = (0..=200)
-            .rev()
-            .find(|&i| t.is_char_boundary(i))
-            .unwrap_or(0);
-        t.truncate(cut);
-        t.push_str("...");
-    }
-    Some(t)
 }
 
 /// `info`'s lines for an NDArray (nothing for other super-chunks): the
