@@ -12,6 +12,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod common;
+pub mod engines;
 pub mod schunk;
 pub mod v1;
 pub mod v2;
