@@ -655,7 +655,9 @@ fn getitem_span(size: usize, ts: usize) -> (usize, usize) {
 
 /// One row's result.
 struct Measured {
-    samples: [[Sample; 2]; 3],
+    /// Per op: ours through the C ABI, C, and (Blosc2 rows) our engine
+    /// called directly in Rust.
+    samples: [Vec<Sample>; 3],
     csize: [usize; 2],
     check: Result<(), String>,
 }
@@ -748,13 +750,14 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         "ours GB/s",
         "C GB/s",
         "ours/C speed",
+        "C ABI/engine speed",
         "ours ratio",
         "C ratio",
         "check",
     ]);
     let rows = opts.rows();
     let mut all_ok = true;
-    let mut speedups: Vec<(Api, usize, f64)> = Vec::new();
+    let mut speedups: Vec<(Api, usize, f64, Option<f64>)> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         eprintln!(
             "[{}/{}] {} {} {} {} {}",
@@ -780,10 +783,12 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         let ts = row.workload.typesize();
         let (_, k) = getitem_span(row.size, ts);
         for (op, name) in ["compress", "decompress", "getitem"].iter().enumerate() {
-            let [o, c] = &m.samples[op];
+            let (o, c) = (&m.samples[op][0], &m.samples[op][1]);
+            let ffi_x = m.samples[op].get(2).map(|e| o.speedup_over(e));
+            let ffi = ffi_x.map_or("-".to_owned(), |x| format!("{x:.2}"));
             let bytes = if op == 2 { k * ts } else { row.size };
             let sp = o.speedup_over(c);
-            speedups.push((row.api, op, sp));
+            speedups.push((row.api, op, sp, ffi_x));
             table.push(vec![
                 row.api.name().into(),
                 row.codec.name().into(),
@@ -796,6 +801,7 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                 format!("{:.2}", o.gbps(bytes)),
                 format!("{:.2}", c.gbps(bytes)),
                 format!("{sp:.2}"),
+                ffi,
                 format!("{:.2}", row.size as f64 / m.csize[0] as f64),
                 format!("{:.2}", row.size as f64 / m.csize[1] as f64),
                 match &m.check {
@@ -807,7 +813,11 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         all_ok &= m.check.is_ok();
     }
     println!("{}", table.markdown());
-    println!("ours/C speed: above 1, ours is faster (median of the per-round ratios).");
+    println!(
+        "ours/C speed: above 1, ours is faster (median of the per-round ratios). C ABI/engine \
+         speed: our library through its C ABI against our engine called in Rust (same \
+         chunk; 1.00: the FFI layer costs nothing)."
+    );
     println!();
     let mut summary = Table::new([
         "api",
@@ -816,6 +826,7 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         "geomean ours/C",
         "min ours/C",
         "max ours/C",
+        "geomean C ABI/engine",
     ]);
     for api in [Api::Blosc2, Api::Blosc1] {
         for (op, name) in ["compress", "decompress", "getitem"].iter().enumerate() {
@@ -827,7 +838,12 @@ pub fn run(opts: &Options) -> Result<bool, String> {
             if v.is_empty() {
                 continue;
             }
-            let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+            let geo = geomean(&v);
+            let ffi: Vec<f64> = speedups
+                .iter()
+                .filter(|s| s.0 == api && s.1 == op)
+                .filter_map(|s| s.3)
+                .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(0.0, f64::max);
             summary.push(vec![
@@ -837,6 +853,11 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                 format!("{geo:.2}"),
                 format!("{min:.2}"),
                 format!("{max:.2}"),
+                if ffi.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{:.2}", geomean(&ffi))
+                },
             ]);
         }
     }
@@ -889,6 +910,16 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                     }
                 }
             }
+            // Our engine in Rust, no C ABI: the baseline that shows what
+            // the FFI layer costs (its chunk must be the C ABI's, byte for
+            // byte).
+            let mut ec = oxiblosc::Compressor::new(engine_params(row)?);
+            let mut ed =
+                oxiblosc::Decompressor::new(oxiblosc::DParams::default().nthreads(row.nthreads));
+            let direct = ec.compress(&src).map_err(|e| e.to_string())?;
+            if direct[..] != chunks[0][..csize[0]] {
+                fail("our engine's chunk differs from our C ABI's".into());
+            }
             let [c0, c1] = &mut cctx;
             let [d0, d1] = &mut dctx;
             let (ch0, ch1) = (&chunks[0][..csize[0]], &chunks[1][..csize[1]]);
@@ -897,8 +928,10 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                 vec![0u8; cap],
                 vec![0u8; cap],
                 vec![0u8; cap],
+                vec![0u8; cap],
+                vec![0u8; cap],
             ];
-            let [b0, b1, b2, b3] = &mut bufs;
+            let [b0, b1, b2, b3, b4, b5] = &mut bufs;
             let comp = timing::measure(
                 cfg,
                 &mut [
@@ -907,6 +940,9 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                     }),
                     Contestant::new(|| {
                         c1.compress(&src, b1).expect("compress");
+                    }),
+                    Contestant::new(|| {
+                        ec.compress_into(&src, b4).expect("compress");
                     }),
                 ],
             );
@@ -918,6 +954,10 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                     }),
                     Contestant::new(|| {
                         d1.decompress(ch1, &mut b3[..row.size]).expect("decompress");
+                    }),
+                    Contestant::new(|| {
+                        ed.decompress_into(ch0, &mut b5[..row.size])
+                            .expect("decompress");
                     }),
                 ],
             );
@@ -932,10 +972,14 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                         d1.getitem(ch1, start, k, &mut b3[..k * ts])
                             .expect("getitem");
                     }),
+                    Contestant::new(|| {
+                        ed.getitem_into(ch0, start, k, &mut b5[..k * ts])
+                            .expect("getitem");
+                    }),
                 ],
             );
             Ok(Measured {
-                samples: [two(comp), two(dec), two(get)],
+                samples: [comp, dec, get],
                 csize,
                 check,
             })
@@ -1006,7 +1050,7 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                 ],
             );
             Ok(Measured {
-                samples: [two(comp), two(dec), two(get)],
+                samples: [comp, dec, get],
                 csize,
                 check,
             })
@@ -1014,9 +1058,27 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
     }
 }
 
-fn two(v: Vec<Sample>) -> [Sample; 2] {
-    let mut it = v.into_iter();
-    [it.next().expect("two"), it.next().expect("two")]
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// The engine parameters `blosc2_create_cctx` makes of the row's cparams.
+fn engine_params(row: &Row) -> Result<oxiblosc::CParams, String> {
+    let codec = oxiblosc::Codec::from_id(row.codec.code()).ok_or("unknown codec")?;
+    let filter = match row.filter {
+        CFilter::Shuffle => oxiblosc::Filter::Shuffle,
+        CFilter::BitShuffle => oxiblosc::Filter::BitShuffle,
+    };
+    let mut p = oxiblosc::CParams::default()
+        .codec(codec)
+        .clevel(row.clevel)
+        .typesize(row.workload.typesize())
+        .splitmode(oxiblosc::SplitMode::Auto)
+        .nthreads(row.nthreads);
+    // The last of the six slots, as `Cctx` sets them.
+    p.filters = [None; 6];
+    p.filters[5] = Some(filter);
+    Ok(p)
 }
 
 #[cfg(test)]
