@@ -14,5 +14,6 @@
 pub mod common;
 pub mod engines;
 pub mod schunk;
+pub mod stdio;
 pub mod v1;
 pub mod v2;
