@@ -394,3 +394,55 @@ fn readme_c_example() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("roundtrip ok"), "example printed: {stdout}");
 }
+
+/// Our own C programs (`capi/tests/c/*.c`: the calls the peer suites do
+/// not reach, e.g. the stdio and mmap backends on real files), each
+/// compiled against `blosc2.h` and our `libblosc2.so`; each must print OK.
+#[test]
+fn own_c_programs() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c/*.c");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("capi/tests/c")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    assert!(!sources.is_empty());
+    let libdir = lib_dir();
+    let inc = blosc2_include();
+    for src in sources {
+        let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+        let work = tempdir(&name);
+        let out = Command::new("gcc")
+            .arg(&src)
+            .arg("-Wall")
+            .arg("-I")
+            .arg(&inc)
+            .arg("-L")
+            .arg(&libdir)
+            .arg("-lblosc2")
+            .arg(format!("-Wl,-rpath,{}", libdir.display()))
+            .arg("-o")
+            .arg(&name)
+            .current_dir(&work)
+            .output()
+            .expect("run gcc");
+        assert!(
+            out.status.success(),
+            "compiling {name}.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = Command::new(work.join(&name))
+            .current_dir(&work)
+            .output()
+            .expect("run the program");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success() && stdout.contains("OK"),
+            "{name}: {stdout}{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}
