@@ -31,6 +31,7 @@ pub mod frame;
 pub mod packed;
 mod parallel;
 mod params;
+pub mod plugins;
 pub mod schunk;
 
 pub use oxiblosc_kernels as kernels;

@@ -134,6 +134,8 @@ pub enum Filter {
     TruncPrec(u8),
     /// Byte-wise delta of shuffled streams (id 35); best after [`Filter::Shuffle`].
     ByteDelta,
+    /// A user-registered filter (ids 160..=255, [`crate::plugins`]).
+    User(u8),
 }
 
 impl Filter {
@@ -145,11 +147,12 @@ impl Filter {
             Filter::Delta => 3,
             Filter::TruncPrec(_) => 4,
             Filter::ByteDelta => 35,
+            Filter::User(id) => id,
         }
     }
 
     /// The filter for id `id` with its meta byte; `None` for 0 (no filter)
-    /// and ids this crate does not know.
+    /// and ids this crate does not know (user ids: unless registered).
     pub fn from_id(id: u8, meta: u8) -> Option<Filter> {
         Some(match id {
             1 => Filter::Shuffle,
@@ -157,6 +160,7 @@ impl Filter {
             3 => Filter::Delta,
             4 => Filter::TruncPrec(meta),
             35 => Filter::ByteDelta,
+            id if crate::plugins::user_filter(id).is_some() => Filter::User(id),
             _ => return None,
         })
     }
@@ -170,6 +174,7 @@ impl Filter {
             Filter::Delta => "delta",
             Filter::TruncPrec(_) => "trunc_prec",
             Filter::ByteDelta => "bytedelta",
+            Filter::User(_) => "user",
         }
     }
 }
