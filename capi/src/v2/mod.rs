@@ -21,6 +21,7 @@ use crate::common::{
 mod compress;
 mod ctx;
 mod global;
+mod plugins;
 mod shuffle;
 mod special;
 mod vlchunk;
