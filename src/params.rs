@@ -33,6 +33,9 @@ pub enum Codec {
     Zlib,
     /// Zstandard (id 5).
     Zstd,
+    /// A user-registered codec (ids 160..=255, [`crate::plugins`]): chunks
+    /// store format 6 and the id in header byte 22.
+    User(u8),
 }
 
 impl Codec {
@@ -53,12 +56,16 @@ impl Codec {
             Codec::Lz4Hc => 2,
             Codec::Zlib => 4,
             Codec::Zstd => 5,
+            Codec::User(id) => id,
         }
     }
 
-    /// The codec with C-Blosc2 id `id`.
+    /// The codec with C-Blosc2 id `id` (user ids: when registered).
     pub fn from_id(id: u8) -> Option<Codec> {
-        Codec::ALL.into_iter().find(|c| c.id() == id)
+        Codec::ALL
+            .into_iter()
+            .find(|c| c.id() == id)
+            .or_else(|| crate::plugins::user_codec(id).map(|_| Codec::User(id)))
     }
 
     /// The stream format number stored in the header flags (`flags >> 5`):
@@ -69,6 +76,7 @@ impl Codec {
             Codec::Lz4 | Codec::Lz4Hc => 1,
             Codec::Zlib => 3,
             Codec::Zstd => 4,
+            Codec::User(_) => FORMAT_UDCODEC,
         }
     }
 
@@ -80,6 +88,7 @@ impl Codec {
             Codec::Lz4Hc => "lz4hc",
             Codec::Zlib => "zlib",
             Codec::Zstd => "zstd",
+            Codec::User(_) => "user",
         }
     }
 
@@ -90,6 +99,7 @@ impl Codec {
             Codec::Lz4Hc => cfg!(feature = "lz4hc"),
             Codec::Zlib => cfg!(feature = "zlib"),
             Codec::Zstd => cfg!(feature = "zstd"),
+            Codec::User(id) => crate::plugins::user_codec(id).is_some(),
         }
     }
 

@@ -1,9 +1,17 @@
-//! User-registered filters: a process-wide registry of trait objects the
-//! filter pipeline calls for filter ids 160..=255 (C-Blosc2's
-//! `BLOSC2_USER_REGISTERED_FILTERS_START..=STOP`), as C-Blosc2's
-//! `blosc2_register_filter` does. A chunk records the id (and the slot's
-//! meta byte) in its extended header like any filter, so it decodes
-//! wherever a filter of that id is registered.
+//! User-registered filters and codecs: process-wide registries of trait
+//! objects, as C-Blosc2's `blosc2_register_filter` / `blosc2_register_codec`.
+//!
+//! - Filters (ids 160..=255, C-Blosc2's user range): the filter pipeline
+//!   calls them for those ids; a chunk records the id (and the slot's meta
+//!   byte) in its extended header like any filter.
+//! - Codecs (ids 160..=255): [`crate::Codec::User`]; a chunk records codec
+//!   format 6 in its flags and the id in header byte 22 (CHUNK-NOTES §1),
+//!   as C-Blosc2 does, and is decoded wherever a codec of that id is
+//!   registered. One stream per block; a stream the codec does not shrink
+//!   is stored raw.
+//!
+//! A chunk is decodable wherever the same ids are registered with the same
+//! transforms.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -70,6 +78,72 @@ pub trait UserFilter: Send + Sync {
 type Registry = BTreeMap<u8, Arc<dyn UserFilter>>;
 
 static FILTERS: RwLock<Registry> = RwLock::new(BTreeMap::new());
+
+/// The codec ids users may register (C-Blosc2's user range).
+pub const USER_CODEC_IDS: RangeInclusive<u8> = 160..=255;
+
+/// What a user codec is told about the stream it codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CodecCall {
+    /// The codec id the chunk records.
+    pub id: u8,
+    /// The compression level (0 when decompressing).
+    pub clevel: u8,
+}
+
+impl CodecCall {
+    pub(crate) fn new(id: u8, clevel: u8) -> CodecCall {
+        CodecCall { id, clevel }
+    }
+}
+
+/// A codec registered by the user. Called from the threads that compress
+/// or decompress blocks, once per stream.
+pub trait UserCodec: Send + Sync {
+    /// Compress `src` into at most `dst.len()` bytes; the length written,
+    /// or 0 when it does not fit (the stream is then stored raw).
+    ///
+    /// # Errors
+    /// Any; the chunk's compression fails with it.
+    fn compress(&self, src: &[u8], dst: &mut [u8], call: &CodecCall) -> Result<usize>;
+    /// Decompress `src` into exactly `dst.len()` bytes; the length written.
+    ///
+    /// # Errors
+    /// Any; the chunk's decompression fails with it.
+    fn decompress(&self, src: &[u8], dst: &mut [u8], call: &CodecCall) -> Result<usize>;
+}
+
+static CODECS: RwLock<BTreeMap<u8, Arc<dyn UserCodec>>> = RwLock::new(BTreeMap::new());
+
+/// Registers `codec` under `id` (in [`USER_CODEC_IDS`]) for this process; a
+/// later registration of the same id replaces it.
+///
+/// # Errors
+/// [`crate::Error::InvalidParam`] for an id outside [`USER_CODEC_IDS`].
+pub fn register_codec(id: u8, codec: Arc<dyn UserCodec>) -> Result<()> {
+    if !USER_CODEC_IDS.contains(&id) {
+        return Err(invalid_param(format!(
+            "user codec ids are {}..={}, not {id}",
+            USER_CODEC_IDS.start(),
+            USER_CODEC_IDS.end()
+        )));
+    }
+    CODECS
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, codec);
+    Ok(())
+}
+
+/// The codec registered under `id`, if any.
+pub fn user_codec(id: u8) -> Option<Arc<dyn UserCodec>> {
+    CODECS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .cloned()
+}
 
 /// Registers `filter` under `id` (in [`USER_FILTER_IDS`]) for this process;
 /// a later registration of the same id replaces it.
@@ -180,5 +254,81 @@ mod tests {
         // A forward error fails the compression.
         p.filters_meta[0] = 7;
         assert!(compress(&data, &p).is_err());
+    }
+
+    /// Stores a u32 arange as (start, step), as C-Blosc2's test_urcodecs.
+    struct Arange;
+    impl UserCodec for Arange {
+        fn compress(&self, src: &[u8], dst: &mut [u8], _: &CodecCall) -> Result<usize> {
+            let v: Vec<u32> = src
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            if !src.len().is_multiple_of(4) || v.len() < 2 || dst.len() < 8 {
+                return Ok(0);
+            }
+            let step = v[1].wrapping_sub(v[0]);
+            if v.windows(2).any(|w| w[1].wrapping_sub(w[0]) != step) {
+                return Ok(0);
+            }
+            dst[..4].copy_from_slice(&v[0].to_le_bytes());
+            dst[4..8].copy_from_slice(&step.to_le_bytes());
+            Ok(8)
+        }
+        fn decompress(&self, src: &[u8], dst: &mut [u8], _: &CodecCall) -> Result<usize> {
+            if src.len() != 8 || !dst.len().is_multiple_of(4) {
+                return Err(invalid_param("not an arange stream"));
+            }
+            let start = u32::from_le_bytes(src[..4].try_into().unwrap());
+            let step = u32::from_le_bytes(src[4..].try_into().unwrap());
+            for (i, d) in dst.chunks_exact_mut(4).enumerate() {
+                d.copy_from_slice(
+                    &start
+                        .wrapping_add(step.wrapping_mul(i as u32))
+                        .to_le_bytes(),
+                );
+            }
+            Ok(dst.len())
+        }
+    }
+
+    #[test]
+    fn registered_codecs_write_format_6_and_decode() {
+        register_codec(230, Arc::new(Arange)).unwrap();
+        let codec = Codec::from_id(230).unwrap();
+        assert_eq!(
+            (codec, codec.format(), codec.is_available()),
+            (Codec::User(230), 6, true)
+        );
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (7 + 3 * i).to_le_bytes())
+            .collect();
+        for nthreads in [1, 2] {
+            let p = CParams::default()
+                .codec(codec)
+                .typesize(4)
+                .filters(&[])
+                .nthreads(nthreads);
+            let chunk = compress(&data, &p).unwrap();
+            assert_eq!((chunk[2] >> 5, chunk[22]), (6, 230));
+            assert!(chunk.len() < 1000, "{} bytes", chunk.len());
+            crate::chunk::validate(&chunk).unwrap();
+            let mut d = Decompressor::new(DParams::default().nthreads(nthreads));
+            assert_eq!(d.decompress(&chunk).unwrap(), data);
+            assert_eq!(d.getitem(&chunk, 5000, 3).unwrap(), data[20_000..20_012]);
+        }
+        // Not an arange: every stream stored raw, still a valid chunk.
+        let noise: Vec<u8> = (0..4000u32)
+            .flat_map(|i| ((i * i) ^ 0x5a5a).to_le_bytes())
+            .collect();
+        let chunk = compress(&noise, &CParams::default().codec(codec).typesize(4)).unwrap();
+        assert_eq!(decompress(&chunk).unwrap(), noise);
+        // A chunk of an unregistered user codec: an error, not a panic.
+        let p = CParams::default().codec(codec).typesize(4).filters(&[]);
+        let mut other = compress(&data, &p).unwrap();
+        other[22] = 231;
+        assert!(decompress(&other).is_err());
+        assert!(register_codec(5, Arc::new(Arange)).is_err());
+        assert_eq!(Codec::from_id(232), None);
     }
 }

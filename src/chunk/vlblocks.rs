@@ -228,10 +228,10 @@ mod tests {
         let bstart =
             |i: usize| i32::from_le_bytes(chunk[32 + 4 * i..36 + 4 * i].try_into().unwrap());
         assert_eq!(bstart(0), 48);
-        for i in 0..4 {
+        for (i, block) in owned.iter().enumerate() {
             let at = bstart(i) as usize;
             let size = i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
-            assert_eq!(size as usize, owned[i].len());
+            assert_eq!(size as usize, block.len());
             if i > 0 {
                 assert!(bstart(i) > bstart(i - 1));
             }
