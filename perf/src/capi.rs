@@ -187,16 +187,12 @@ impl Lib {
             let init: unsafe extern "C" fn() = std::mem::transmute(self.sym("blosc2_init")?);
             init();
             Ok(Blosc2Api {
-                create_cctx: std::mem::transmute::<*mut c_void, _>(self.sym("blosc2_create_cctx")?),
-                create_dctx: std::mem::transmute::<*mut c_void, _>(self.sym("blosc2_create_dctx")?),
-                free_ctx: std::mem::transmute::<*mut c_void, _>(self.sym("blosc2_free_ctx")?),
-                compress_ctx: std::mem::transmute::<*mut c_void, _>(
-                    self.sym("blosc2_compress_ctx")?,
-                ),
-                decompress_ctx: std::mem::transmute::<*mut c_void, _>(
-                    self.sym("blosc2_decompress_ctx")?,
-                ),
-                getitem_ctx: std::mem::transmute::<*mut c_void, _>(self.sym("blosc2_getitem_ctx")?),
+                create_cctx: func(self.sym("blosc2_create_cctx")?),
+                create_dctx: func(self.sym("blosc2_create_dctx")?),
+                free_ctx: func(self.sym("blosc2_free_ctx")?),
+                compress_ctx: func(self.sym("blosc2_compress_ctx")?),
+                decompress_ctx: func(self.sym("blosc2_decompress_ctx")?),
+                getitem_ctx: func(self.sym("blosc2_getitem_ctx")?),
             })
         }
     }
@@ -213,18 +209,24 @@ impl Lib {
             let init: unsafe extern "C" fn() = std::mem::transmute(self.sym("blosc_init")?);
             init();
             Ok(Blosc1Api {
-                set_nthreads: std::mem::transmute::<*mut c_void, _>(
-                    self.sym("blosc_set_nthreads")?,
-                ),
-                set_compressor: std::mem::transmute::<*mut c_void, _>(
-                    self.sym("blosc_set_compressor")?,
-                ),
-                compress: std::mem::transmute::<*mut c_void, _>(self.sym("blosc_compress")?),
-                decompress: std::mem::transmute::<*mut c_void, _>(self.sym("blosc_decompress")?),
-                getitem: std::mem::transmute::<*mut c_void, _>(self.sym("blosc_getitem")?),
+                set_nthreads: func(self.sym("blosc_set_nthreads")?),
+                set_compressor: func(self.sym("blosc_set_compressor")?),
+                compress: func(self.sym("blosc_compress")?),
+                decompress: func(self.sym("blosc_decompress")?),
+                getitem: func(self.sym("blosc_getitem")?),
             })
         }
     }
+}
+
+/// A symbol's address as the function pointer type `F`.
+///
+/// # Safety
+/// `F` is a function pointer type matching the symbol's C prototype.
+unsafe fn func<F: Copy>(p: *mut c_void) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    // SAFETY: same size (checked); the caller's contract for the type.
+    unsafe { std::mem::transmute_copy(&p) }
 }
 
 /// A `blosc2_context` of one library, freed on drop.
