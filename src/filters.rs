@@ -60,6 +60,7 @@ impl Pipeline {
                 | id::TRUNC_PREC
                 | id::BYTEDELTA
                 | id::INT_TRUNC => {}
+                other if crate::plugins::user_filter(other).is_some() => {}
                 other => {
                     return Err(Error::Unsupported(format!(
                         "filter id {other} in slot {s} is not supported"
@@ -103,6 +104,21 @@ impl Pipeline {
             (id::TRUNC_PREC, true) => k.trunc_prec(ts, self.metas[slot] as i8, src, dst)?,
             (id::BYTEDELTA, true) => k.bytedelta_encode(self.elem_size(slot), src, dst)?,
             (id::BYTEDELTA, false) => k.bytedelta_decode(self.elem_size(slot), src, dst)?,
+            (other, forward) if crate::plugins::USER_FILTER_IDS.contains(&other) => {
+                let f = crate::plugins::user_filter(other).ok_or_else(|| {
+                    Error::Unsupported(format!("user filter {other} is not registered"))
+                })?;
+                let call = crate::plugins::FilterCall {
+                    id: other,
+                    meta: self.metas[slot],
+                    typesize: ts,
+                };
+                if forward {
+                    f.forward(src, dst, &call)?
+                } else {
+                    f.backward(src, dst, &call)?
+                }
+            }
             (other, _) => {
                 return Err(Error::Unsupported(format!(
                     "filter id {other} in slot {slot}"

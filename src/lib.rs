@@ -32,6 +32,7 @@ pub mod ndarray;
 pub mod packed;
 mod parallel;
 mod params;
+pub mod plugins;
 pub mod schunk;
 
 pub use oxiblosc_kernels as kernels;

@@ -33,6 +33,9 @@ pub enum Codec {
     Zlib,
     /// Zstandard (id 5).
     Zstd,
+    /// A user-registered codec (ids 160..=255, [`crate::plugins`]): chunks
+    /// store format 6 and the id in header byte 22.
+    User(u8),
 }
 
 impl Codec {
@@ -53,12 +56,16 @@ impl Codec {
             Codec::Lz4Hc => 2,
             Codec::Zlib => 4,
             Codec::Zstd => 5,
+            Codec::User(id) => id,
         }
     }
 
-    /// The codec with C-Blosc2 id `id`.
+    /// The codec with C-Blosc2 id `id` (user ids: when registered).
     pub fn from_id(id: u8) -> Option<Codec> {
-        Codec::ALL.into_iter().find(|c| c.id() == id)
+        Codec::ALL
+            .into_iter()
+            .find(|c| c.id() == id)
+            .or_else(|| crate::plugins::user_codec(id).map(|_| Codec::User(id)))
     }
 
     /// The stream format number stored in the header flags (`flags >> 5`):
@@ -69,6 +76,7 @@ impl Codec {
             Codec::Lz4 | Codec::Lz4Hc => 1,
             Codec::Zlib => 3,
             Codec::Zstd => 4,
+            Codec::User(_) => FORMAT_UDCODEC,
         }
     }
 
@@ -80,6 +88,7 @@ impl Codec {
             Codec::Lz4Hc => "lz4hc",
             Codec::Zlib => "zlib",
             Codec::Zstd => "zstd",
+            Codec::User(_) => "user",
         }
     }
 
@@ -90,6 +99,7 @@ impl Codec {
             Codec::Lz4Hc => cfg!(feature = "lz4hc"),
             Codec::Zlib => cfg!(feature = "zlib"),
             Codec::Zstd => cfg!(feature = "zstd"),
+            Codec::User(id) => crate::plugins::user_codec(id).is_some(),
         }
     }
 
@@ -134,6 +144,8 @@ pub enum Filter {
     TruncPrec(u8),
     /// Byte-wise delta of shuffled streams (id 35); best after [`Filter::Shuffle`].
     ByteDelta,
+    /// A user-registered filter (ids 160..=255, [`crate::plugins`]).
+    User(u8),
 }
 
 impl Filter {
@@ -145,11 +157,12 @@ impl Filter {
             Filter::Delta => 3,
             Filter::TruncPrec(_) => 4,
             Filter::ByteDelta => 35,
+            Filter::User(id) => id,
         }
     }
 
     /// The filter for id `id` with its meta byte; `None` for 0 (no filter)
-    /// and ids this crate does not know.
+    /// and ids this crate does not know (user ids: unless registered).
     pub fn from_id(id: u8, meta: u8) -> Option<Filter> {
         Some(match id {
             1 => Filter::Shuffle,
@@ -157,6 +170,7 @@ impl Filter {
             3 => Filter::Delta,
             4 => Filter::TruncPrec(meta),
             35 => Filter::ByteDelta,
+            id if crate::plugins::user_filter(id).is_some() => Filter::User(id),
             _ => return None,
         })
     }
@@ -170,6 +184,7 @@ impl Filter {
             Filter::Delta => "delta",
             Filter::TruncPrec(_) => "trunc_prec",
             Filter::ByteDelta => "bytedelta",
+            Filter::User(_) => "user",
         }
     }
 }

@@ -12,6 +12,8 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod common;
+pub mod engines;
 pub mod schunk;
+pub mod stdio;
 pub mod v1;
 pub mod v2;

@@ -4,7 +4,7 @@
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Mutex;
 
-use oxiblosc::{CParams, ChunkFormat, Codec, Compressor, DParams, Decompressor, Filter, SplitMode};
+use oxiblosc::{CParams, ChunkFormat, Codec, DParams, Filter, SplitMode};
 
 use crate::common::{
     c_strdup, chunk_at, codec_of_code, complib_info, complib_of_format, guard, header16,
@@ -91,7 +91,7 @@ fn compress_impl(
     // SAFETY: the caller gives `nbytes` readable bytes at src and
     // `destsize` writable bytes at dest; C-Blosc forbids them to overlap.
     let (input, output) = unsafe { (slice_in(src, nbytes), slice_out(dest, destsize)) };
-    match Compressor::new(p).compress_into(input, output) {
+    match crate::engines::with_compressor(p, |c| c.compress_into(input, output)) {
         Ok(n) => n as c_int,
         Err(e) if is_dst_too_small(&e) => 0,
         Err(_) => -1,
@@ -119,8 +119,8 @@ fn decompress_impl(
     // SAFETY: the caller gives `destsize` writable bytes at dest, not
     // overlapping src.
     let out = unsafe { slice_out(dest, destsize) };
-    let mut d = Decompressor::new(DParams::default().nthreads(nthreads as usize));
-    match d.decompress_into(chunk, out) {
+    let p = DParams::default().nthreads(nthreads as usize);
+    match crate::engines::with_decompressor(p, |d| d.decompress_into(chunk, out)) {
         Ok(n) => n as c_int,
         Err(_) => -1,
     }
@@ -334,8 +334,9 @@ pub unsafe extern "C" fn blosc_getitem(
         }
         // SAFETY: dest has room for nitems items (C-Blosc's contract).
         let out = unsafe { slice_out(dest, len) };
-        let mut d = Decompressor::new(DParams::default());
-        match d.getitem_into(chunk, start, nitems, out) {
+        match crate::engines::with_decompressor(DParams::default(), |d| {
+            d.getitem_into(chunk, start, nitems, out)
+        }) {
             Ok(n) => n as c_int,
             Err(_) => -1,
         }

@@ -394,3 +394,124 @@ fn readme_c_example() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("roundtrip ok"), "example printed: {stdout}");
 }
+
+/// Our own C programs (`capi/tests/c/*.c`: the calls the peer suites do
+/// not reach, e.g. the stdio and mmap backends on real files), each
+/// compiled against `blosc2.h` and our `libblosc2.so`; each must print OK.
+#[test]
+fn own_c_programs() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c/*.c");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("capi/tests/c")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    assert!(!sources.is_empty());
+    let libdir = lib_dir();
+    let inc = blosc2_include();
+    for src in sources {
+        let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+        let work = tempdir(&name);
+        let out = Command::new("gcc")
+            .arg(&src)
+            .arg("-Wall")
+            .arg("-I")
+            .arg(&inc)
+            .arg("-L")
+            .arg(&libdir)
+            .arg("-lblosc2")
+            .arg(format!("-Wl,-rpath,{}", libdir.display()))
+            .arg("-o")
+            .arg(&name)
+            .current_dir(&work)
+            .output()
+            .expect("run gcc");
+        assert!(
+            out.status.success(),
+            "compiling {name}.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = Command::new(work.join(&name))
+            .current_dir(&work)
+            .output()
+            .expect("run the program");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success() && stdout.contains("OK"),
+            "{name}: {stdout}{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}
+
+/// Compiles `tests/c-interop/NAME.c` against `blosc2.h` and the library in
+/// `libdir` (`-l<lib>`) into `work/<out>`.
+fn compile_interop(name: &str, libdir: &Path, lib: &str, work: &Path, out: &str) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c-interop")
+        .join(format!("{name}.c"));
+    let o = Command::new("gcc")
+        .arg(&src)
+        .arg("-Wall")
+        .arg("-I")
+        .arg(blosc2_include())
+        .arg("-L")
+        .arg(libdir)
+        .arg(format!("-l{lib}"))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-o")
+        .arg(out)
+        .current_dir(work)
+        .output()
+        .expect("run gcc");
+    assert!(
+        o.status.success(),
+        "compiling {name}.c failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run_ok(work: &Path, prog: &str, args: &[&str]) {
+    let o = Command::new(work.join(prog))
+        .args(args)
+        .current_dir(work)
+        .output()
+        .expect("run the program");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains("OK"),
+        "{prog} {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// VL-block chunks (`blosc2_vlcompress_ctx`) across libraries: ours and
+/// C-Blosc2 3.3.5 (python-blosc2's `libblosc2.so.9`) each decode what the
+/// other wrote, and write the same bytes.
+#[test]
+fn vl_blocks_interop_with_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/vl_blocks.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("vl-interop");
+    compile_interop("vl_blocks", &lib_dir(), "blosc2", &work, "vl_ours");
+    compile_interop("vl_blocks", &real, ":libblosc2.so.9", &work, "vl_c");
+    run_ok(&work, "vl_ours", &["write", "ours.bin"]);
+    run_ok(&work, "vl_c", &["write", "c.bin"]);
+    run_ok(&work, "vl_c", &["read", "ours.bin"]);
+    run_ok(&work, "vl_ours", &["read", "c.bin"]);
+    run_ok(&work, "vl_ours", &["read", "ours.bin"]);
+    let (a, b) = (
+        std::fs::read(work.join("ours.bin")).unwrap(),
+        std::fs::read(work.join("c.bin")).unwrap(),
+    );
+    assert_eq!(a, b, "our VL-block chunk differs from C-Blosc2's");
+}

@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use oxiblosc::{Codec, Filter};
 
+use crate::capi;
 use crate::chunks::{self, Workload, output_path};
 use crate::kernels::{self, Kernel};
 use crate::scaling;
@@ -69,6 +70,11 @@ pub enum Command {
     Scaling(ScalingArgs),
     /// CPU, chosen implementations (ours and C-Blosc2's), C-Blosc2 version
     Info,
+    /// The same C calls (blosc2_{compress,decompress,getitem}_ctx,
+    /// blosc_{compress,decompress,getitem}) through our libblosc2.so /
+    /// libblosc.so.1 and through C-Blosc2 3.3.5's and C-Blosc 1.21's, side
+    /// by side (all four dlopened); writes target/perf/capi.csv
+    Capi(CapiArgs),
 }
 
 impl Cli {
@@ -443,6 +449,99 @@ impl ScalingArgs {
         }
         Ok(o)
     }
+}
+
+/// Options of `capi`.
+#[derive(Args, Debug, Default, Clone)]
+pub struct CapiArgs {
+    /// blosclz and lz4 on 32 KiB and 1 MiB chunks, 5 rounds of >= 8 ms
+    /// (default: blosclz, lz4, zstd on 32 KiB, 256 KiB, 4 MiB, 7 rounds of
+    /// >= 10 ms)
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub rounds: RoundArgs,
+    /// Only this API: blosc2 (the _ctx calls) or blosc1 (blosc_*)
+    #[arg(long, value_name = "blosc2|blosc1", value_parser = parse_api)]
+    pub api: Option<capi::Api>,
+    /// Codecs: blosclz, lz4, zlib, zstd
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_ccodec)]
+    pub codec: Option<Vec<capi::CCodec>>,
+    /// Compression level (default 5)
+    #[arg(long, value_name = "N", value_parser = parse_clevel)]
+    pub clevel: Option<u8>,
+    /// Workloads (each has its typesize; default sine-f32, linspace-f64)
+    #[arg(long, value_name = "W,...", value_delimiter = ',', value_parser = parse_workload)]
+    pub workload: Option<Vec<Workload>>,
+    /// Chunk sizes, suffixes k and m
+    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_chunk)]
+    pub size: Option<Vec<usize>>,
+    /// Threads for both libraries (default 1; above 1 the wall clock)
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub nthreads: Option<usize>,
+    /// Our libblosc2.so (default: build oxiblosc-capi, take target/release's)
+    #[arg(long, value_name = "PATH")]
+    pub ours: Option<PathBuf>,
+    /// The C-Blosc2 3.x library (default: python-blosc2 4.14.1's in target/pydeps)
+    #[arg(long, value_name = "PATH")]
+    pub c_blosc2: Option<PathBuf>,
+    /// The C-Blosc 1.x library (default: Debian's libblosc.so.1)
+    #[arg(long, value_name = "PATH")]
+    pub c_blosc1: Option<PathBuf>,
+    /// Write the CSV there (default target/perf/capi.csv)
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write perf/results/capi.csv (tracked) instead
+    #[arg(long)]
+    pub save: bool,
+    /// Don't write a CSV
+    #[arg(long, conflicts_with_all = ["csv", "save"])]
+    pub no_csv: bool,
+}
+
+impl CapiArgs {
+    /// The `capi` options.
+    pub fn options(&self) -> Result<capi::Options, String> {
+        let mut o = capi::Options::new(self.quick);
+        self.rounds.apply(&mut o.timing);
+        if let Some(a) = self.api {
+            o.apis = vec![a];
+        }
+        if let Some(v) = &self.codec {
+            o.codecs = v.clone();
+        }
+        if let Some(l) = self.clevel {
+            o.clevel = l;
+        }
+        if let Some(v) = &self.workload {
+            o.workloads = v.clone();
+        }
+        if let Some(v) = &self.size {
+            o.sizes = v.clone();
+        }
+        if let Some(n) = self.nthreads {
+            o.nthreads = n;
+        }
+        o.ours = self.ours.clone();
+        o.c_blosc2 = self.c_blosc2.clone();
+        o.c_blosc1 = self.c_blosc1.clone();
+        let out = OutputArgs {
+            csv: self.csv.clone(),
+            svg: None,
+            save: self.save,
+            no_csv: self.no_csv,
+        };
+        o.csv = out.paths("capi", true).0;
+        Ok(o)
+    }
+}
+
+fn parse_api(s: &str) -> Result<capi::Api, String> {
+    capi::Api::parse(s.trim()).ok_or(format!("api {s:?}: blosc2 or blosc1"))
+}
+
+fn parse_ccodec(s: &str) -> Result<capi::CCodec, String> {
+    capi::CCodec::parse(s.trim()).ok_or(format!("codec {s:?}: blosclz, lz4, zlib or zstd"))
 }
 
 /// `123`, `32k` (KiB), `8m` (MiB).

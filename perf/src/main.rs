@@ -7,6 +7,7 @@
 //! perf/run --quick               # = chunks --quick
 //! perf/run scaling [--quick]     # 2 threads against 1, per chunk size
 //! perf/run info
+//! perf/run capi [--quick]     # the same C calls through our C libraries and C's
 //! ```
 //!
 //! The command line is `cli` (clap derive). Subcommands live in their own
@@ -18,6 +19,7 @@
 //! machine description in `sysinfo`.
 
 mod c;
+mod capi;
 mod chunks;
 mod cli;
 mod kernels;
@@ -97,6 +99,18 @@ fn run(cli: Cli) -> Result<bool, String> {
             let start = Instant::now();
             let ok = scaling::run(&opts)?;
             finish(start, true, "");
+            Ok(ok)
+        }
+        Command::Capi(args) => {
+            let opts = args.options()?;
+            print_header();
+            let start = Instant::now();
+            let ok = capi::run(&opts)?;
+            finish(
+                start,
+                ok,
+                "some chunks did not decode to their input (rows marked MISMATCH)",
+            );
             Ok(ok)
         }
         Command::Info => {

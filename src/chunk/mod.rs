@@ -5,10 +5,12 @@ pub(crate) mod blocksize;
 pub(crate) mod decode;
 pub(crate) mod encode;
 pub mod header;
+mod vlblocks;
 
 use crate::error::{Error, Result};
 use crate::params::CParams;
 pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
+pub use vlblocks::{vl_compress, vl_compress_into, vl_max_len};
 
 /// Check a chunk without decoding it, and return its header: the header
 /// checks of [`ChunkHeader::parse`], plus, for regular and VL-block chunks,

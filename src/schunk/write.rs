@@ -7,6 +7,23 @@ use crate::error::{Result, invalid_param};
 use crate::frame::{self, ChunkEntry, Offsets};
 use crate::{SpecialValue, special_chunk};
 
+/// A valid chunk shorter than a 32-byte Blosc2 header (a 16-byte header
+/// and at most 15 bytes, e.g. one holding 0 bytes, which C-Blosc2 takes) as
+/// the Blosc2 chunk of the same bytes and typesize: frames store chunks of
+/// at least 32 bytes (C-Blosc2's frame reader requires it too). Longer
+/// chunks are stored as given.
+fn widen_short_chunk(chunk: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    if chunk.len() >= 32 {
+        return Ok(std::borrow::Cow::Borrowed(chunk));
+    }
+    let h = ChunkHeader::parse(chunk)?;
+    let data = crate::decompress(chunk)?;
+    let p = crate::CParams::default()
+        .clevel(0)
+        .typesize(usize::from(h.typesize).max(1));
+    Ok(std::borrow::Cow::Owned(crate::compress(&data, &p)?))
+}
+
 impl SChunk {
     /// Compress `src` with the super-chunk's parameters and append it.
     /// Returns the new number of chunks.
@@ -24,8 +41,9 @@ impl SChunk {
     /// number of chunks.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a malformed or empty chunk, or one that
-    /// mixes VL-block and regular chunks.
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a malformed chunk, or one that
+    /// mixes VL-block and regular chunks. A chunk holding 0 bytes, or one
+    /// with a 16-byte (Blosc1-style) header, is valid, as in C-Blosc2.
     pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<usize> {
         let n = self.nchunks();
         self.insert_chunk(n, chunk)?;
@@ -44,12 +62,8 @@ impl SChunk {
         if h.is_lazy() {
             return Err(invalid_param("lazy chunks cannot be stored"));
         }
-        if h.nbytes == 0 {
-            return Err(invalid_param("empty chunks cannot be stored in a frame"));
-        }
-        if !h.is_extended() {
-            return Err(invalid_param("frames hold Blosc2 chunks (32-byte header)"));
-        }
+        // Empty chunks and 16-byte (Blosc1-style) headers are valid chunks:
+        // C-Blosc2 stores them too (test_schunk_min_header_chunk).
         let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
         if self.nchunks() > 0 && vl != h.is_vlblocks() {
             return Err(invalid_param("cannot mix VL-block and regular chunks"));
@@ -67,6 +81,9 @@ impl SChunk {
         if i > n {
             return Err(invalid_param(format!("insert at {i} of {n} chunks")));
         }
+        self.check_new_chunk(chunk)?;
+        let widened = widen_short_chunk(chunk)?;
+        let chunk = &widened[..];
         let ch = self.check_new_chunk(chunk)?;
         let cs = self.header.chunksize;
         let last_short = n > 0 && cs > 0 && self.expected_nbytes(n - 1) != Some(cs as usize);
@@ -112,6 +129,9 @@ impl SChunk {
         if i >= n {
             return Err(invalid_param(format!("update of chunk {i} of {n}")));
         }
+        self.check_new_chunk(chunk)?;
+        let widened = widen_short_chunk(chunk)?;
+        let chunk = &widened[..];
         let ch = self.check_new_chunk(chunk)?;
         let old_n = self.chunk_nbytes(i)?;
         let cs = self.header.chunksize;

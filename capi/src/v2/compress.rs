@@ -76,8 +76,9 @@ pub(super) fn getitem_raw(
     }
     // SAFETY: dest has `destsize >= len` writable bytes.
     let out = unsafe { slice_out(dest, len) };
-    let mut d = Decompressor::new(DParams::default());
-    match d.getitem_into(chunk, start, nitems, out) {
+    match crate::engines::with_decompressor(DParams::default(), |d| {
+        d.getitem_into(chunk, start, nitems, out)
+    }) {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
     }

@@ -21,6 +21,7 @@ use crate::common::{
 mod compress;
 mod ctx;
 mod global;
+mod plugins;
 mod shuffle;
 mod special;
 mod vlchunk;
@@ -310,7 +311,7 @@ fn compress_raw(
     // SAFETY: the caller gives `nbytes` readable bytes at src and
     // `destsize` writable ones at dest, not overlapping (C's contract).
     let (input, output) = unsafe { (slice_in(src, nbytes), slice_out(dest, destsize)) };
-    match Compressor::new(p).compress_into(input, output) {
+    match crate::engines::with_compressor(p, |c| c.compress_into(input, output)) {
         Ok(n) => n as c_int,
         Err(e) if is_dst_too_small(&e) => 0,
         Err(e) => code_of(&e),
@@ -418,8 +419,8 @@ fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i1
     // SAFETY: the caller gives `destsize` writable bytes at dest, not
     // overlapping src.
     let out = unsafe { slice_out(dest, destsize) };
-    let mut d = Decompressor::new(DParams::default().nthreads(nthreads.max(1) as usize));
-    match d.decompress_into(chunk, out) {
+    let p = DParams::default().nthreads(nthreads.max(1) as usize);
+    match crate::engines::with_decompressor(p, |d| d.decompress_into(chunk, out)) {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
     }

@@ -3,7 +3,7 @@
 use super::*;
 
 // ---------------------------------------------------------------------------
-// VL-block chunks (decoding; the engine has no public VL-block writer).
+// VL-block chunks: writing (`oxiblosc::chunk::vl_compress_into`) and decoding.
 
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
@@ -137,5 +137,75 @@ pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
             *destsize = b.len() as i32;
         }
         b.len() as c_int
+    })
+}
+
+/// `blosc2_vlcompress_ctx`: `nblocks` blocks (`srcs[i]`, `srcsizes[i]`
+/// bytes, each at least 1) into one VL-block chunk in `dest`, with the
+/// context's cparams; the chunk's size, or a negative code
+/// (`BLOSC2_ERROR_WRITE_BUFFER` when it does not fit: VL-block chunks have
+/// no memcpyed form). Prefilters and dictionaries are refused.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_vlcompress_ctx(
+    context: *mut blosc2_context,
+    srcs: *const *const c_void,
+    srcsizes: *const i32,
+    nblocks: i32,
+    dest: *mut c_void,
+    destsize: i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: context is a live context or null.
+        let Some(ctx) = (unsafe { super::ctx::ctx_mut(context) }) else {
+            return err::NULL_POINTER;
+        };
+        let Some(cp) = ctx.cparams else {
+            return err::INVALID_PARAM;
+        };
+        if srcs.is_null() || srcsizes.is_null() || nblocks <= 0 || destsize < 0 {
+            return err::INVALID_PARAM;
+        }
+        if dest.is_null() {
+            return err::NULL_POINTER;
+        }
+        if cp.prefilter.is_some() {
+            return err::INVALID_PARAM;
+        }
+        let p = match to_cparams(&cp) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let n = nblocks as usize;
+        // SAFETY: the caller gives `nblocks` entries in both arrays.
+        let (ptrs, sizes) = unsafe {
+            (
+                std::slice::from_raw_parts(srcs, n),
+                std::slice::from_raw_parts(srcsizes, n),
+            )
+        };
+        let mut total: i64 = 0;
+        for (&ptr, &size) in ptrs.iter().zip(sizes) {
+            if ptr.is_null() || size <= 0 {
+                return err::INVALID_PARAM;
+            }
+            total += i64::from(size);
+            if total > MAX_BUFFERSIZE as i64 {
+                return err::MAX_BUFSIZE_EXCEEDED;
+            }
+        }
+        // SAFETY: block i has sizes[i] readable bytes at ptrs[i].
+        let blocks: Vec<&[u8]> = ptrs
+            .iter()
+            .zip(sizes)
+            .map(|(&ptr, &size)| unsafe { slice_in(ptr, size as usize) })
+            .collect();
+        // SAFETY: dest has destsize writable bytes, not overlapping the
+        // blocks (C's contract).
+        let out = unsafe { slice_out(dest, destsize as usize) };
+        match oxiblosc::chunk::vl_compress_into(&blocks, out, &p) {
+            Ok(n) => n as c_int,
+            Err(e) if is_dst_too_small(&e) => err::WRITE_BUFFER,
+            Err(e) => code_of(&e),
+        }
     })
 }

@@ -1,0 +1,261 @@
+//! The VL-block chunk writer (format version 6, CHUNK-NOTES §13): blocks of
+//! individually given sizes in one chunk, as C-Blosc2's
+//! `blosc2_vlcompress_ctx` writes them. The decoder is
+//! [`crate::Decompressor::vl_blocks`] (and `decompress`, which concatenates
+//! the blocks).
+//!
+//! Layout: the 32-byte header (version 6, flags `0x15 | format << 5` plus
+//! the delta bit, `blocksize` = the number of blocks, flags2 = 0x01), one
+//! `i32` block start per block, then per block `i32 uncompressed size |
+//! payload`, the payload stored raw when the codec does not shrink it. Each
+//! block runs through the filters as a block 0 of its own; there are no
+//! run streams, no memcpyed or special form and no dictionary.
+
+use oxiblosc_kernels::Kernels;
+
+use super::encode::layout;
+use super::header::{EXTENDED_HEADER_LEN, flags};
+use crate::error::{Error, Result};
+use crate::parallel::Scratch;
+use crate::params::{CParams, ChunkFormat, MAX_BUFFERSIZE};
+
+/// The version byte of VL-block chunks.
+const VERSION_VL_BLOCKS: u8 = 6;
+/// `blosc2_flags2` bit of VL-block chunks.
+const FLAGS2_VL_BLOCKS: u8 = 0x01;
+
+/// The largest chunk [`vl_compress_into`] can write for blocks totalling
+/// `nbytes` bytes in `nblocks` blocks (every block stored raw).
+pub fn vl_max_len(nbytes: usize, nblocks: usize) -> usize {
+    EXTENDED_HEADER_LEN + 8 * nblocks + nbytes
+}
+
+/// Compress `blocks` into one VL-block chunk with `p` (codec, level,
+/// filters, typesize), serially.
+///
+/// ```
+/// use oxiblosc::{CParams, Codec, Decompressor, DParams};
+/// let blocks: [&[u8]; 3] = [b"first block", &[7u8; 500], b"third"];
+/// let chunk = oxiblosc::chunk::vl_compress(&blocks, &CParams::default().codec(Codec::Lz4)).unwrap();
+/// let back = Decompressor::new(DParams::default()).vl_blocks(&chunk).unwrap();
+/// assert_eq!(back, blocks.map(|b| b.to_vec()));
+/// ```
+///
+/// # Errors
+/// As [`vl_compress_into`].
+pub fn vl_compress(blocks: &[&[u8]], p: &CParams) -> Result<Vec<u8>> {
+    let nbytes = blocks.iter().map(|b| b.len()).sum();
+    let mut out = vec![0u8; vl_max_len(nbytes, blocks.len())];
+    let n = vl_compress_into(blocks, &mut out, p)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Compress `blocks` into one VL-block chunk in `dst`; returns its length.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for no blocks, an empty block, more than
+/// `i32::MAX` blocks, a total beyond the chunk maximum, the Blosc1 format
+/// or a dictionary (VL-block chunks are Blosc2 chunks; dictionaries are not
+/// written); [`Error::DstTooSmall`] when the chunk does not fit in `dst`
+/// (a VL-block chunk has no memcpyed fallback); the parameter checks of
+/// [`CParams::validate`].
+pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result<usize> {
+    if blocks.is_empty() || i32::try_from(blocks.len()).is_err() {
+        return Err(Error::InvalidParam(format!(
+            "a VL-block chunk holds 1 to {} blocks, not {}",
+            i32::MAX,
+            blocks.len()
+        )));
+    }
+    if let Some(i) = blocks.iter().position(|b| b.is_empty()) {
+        return Err(Error::InvalidParam(format!("VL block {i} is empty")));
+    }
+    let nbytes = blocks
+        .iter()
+        .try_fold(0usize, |t, b| t.checked_add(b.len()))
+        .filter(|&t| t <= MAX_BUFFERSIZE)
+        .ok_or_else(|| {
+            Error::InvalidParam(format!(
+                "VL blocks exceed the chunk maximum of {MAX_BUFFERSIZE} bytes"
+            ))
+        })?;
+    if p.format == ChunkFormat::Blosc1 {
+        return Err(Error::InvalidParam(
+            "VL-block chunks are Blosc2 chunks (not ChunkFormat::Blosc1)".into(),
+        ));
+    }
+    if p.use_dict {
+        return Err(Error::InvalidParam(
+            "dictionaries are not written in VL-block chunks".into(),
+        ));
+    }
+    // The header and filter slots of a regular chunk of these bytes, then
+    // what makes it a VL-block chunk.
+    let lay = layout(p, nbytes)?;
+    let mut h = lay.header.clone();
+    h.version = VERSION_VL_BLOCKS;
+    h.flags =
+        flags::EXTENDED | flags::DONT_SPLIT | (h.flags & flags::DELTA) | (p.codec.format() << 5);
+    h.blocksize = blocks.len();
+    h.blosc2_flags2 = FLAGS2_VL_BLOCKS;
+    h.blosc2_flags = 0;
+    let hlen = EXTENDED_HEADER_LEN;
+    let mut pos = hlen + 4 * blocks.len();
+    if pos > dst.len() {
+        return Err(Error::DstTooSmall {
+            needed: pos,
+            available: dst.len(),
+        });
+    }
+    let k = Kernels::selected()?;
+    let mut scratch = Scratch::default();
+    scratch.codecs.warm_compress(p.codec, p.clevel)?;
+    for (i, block) in blocks.iter().enumerate() {
+        let size = block.len();
+        let need = pos + 4;
+        if need > dst.len() {
+            return Err(Error::DstTooSmall {
+                needed: need + size,
+                available: dst.len(),
+            });
+        }
+        dst[hlen + 4 * i..hlen + 4 * i + 4].copy_from_slice(&(pos as i32).to_le_bytes());
+        dst[pos..need].copy_from_slice(&(size as i32).to_le_bytes());
+        scratch.reserve(size);
+        let Scratch { a, b, codecs } = &mut scratch;
+        let filtered = lay.pipeline.forward(k, block, None, a, b)?;
+        let room = (dst.len() - need).min(size);
+        let c = if p.clevel == 0 || room == 0 {
+            0
+        } else {
+            codecs.compress(
+                p.codec,
+                p.clevel,
+                filtered,
+                &mut dst[need..need + room],
+                None,
+            )?
+        };
+        let end = if c == 0 || c >= size {
+            // Stored raw: the payload is as long as the block.
+            if need + size > dst.len() {
+                return Err(Error::DstTooSmall {
+                    needed: need + size,
+                    available: dst.len(),
+                });
+            }
+            dst[need..need + size].copy_from_slice(filtered);
+            need + size
+        } else {
+            need + c
+        };
+        pos = end;
+    }
+    h.cbytes = pos;
+    h.write(dst);
+    Ok(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{Codec, DParams, Filter};
+    use crate::{ChunkHeader, Decompressor};
+
+    fn data(n: usize, seed: u32) -> Vec<u8> {
+        (0..n as u32)
+            .map(|i| ((i / 3).wrapping_mul(seed) >> 2) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn round_trips_every_codec_and_filter() {
+        let sizes = [1usize, 5, 120, 768, 3000, 70_000];
+        let owned: Vec<Vec<u8>> = sizes.iter().map(|&n| data(n, n as u32 + 7)).collect();
+        let blocks: Vec<&[u8]> = owned.iter().map(|b| &b[..]).collect();
+        let whole: Vec<u8> = owned.concat();
+        for codec in [
+            Codec::BloscLz,
+            Codec::Lz4,
+            Codec::Lz4Hc,
+            Codec::Zlib,
+            Codec::Zstd,
+        ] {
+            for filters in [
+                &[][..],
+                &[Filter::Shuffle],
+                &[Filter::BitShuffle],
+                &[Filter::Delta, Filter::Shuffle],
+            ] {
+                for clevel in [0, 5, 9] {
+                    let p = CParams::default()
+                        .codec(codec)
+                        .clevel(clevel)
+                        .typesize(4)
+                        .filters(filters);
+                    let chunk = vl_compress(&blocks, &p).unwrap();
+                    let h = ChunkHeader::parse(&chunk).unwrap();
+                    assert!(h.is_vlblocks() && h.nbytes == whole.len());
+                    assert_eq!((chunk[0], chunk[30], h.blocksize), (6, 1, sizes.len()));
+                    crate::chunk::validate(&chunk).unwrap();
+                    let mut d = Decompressor::new(DParams::default());
+                    assert_eq!(d.vl_blocks(&chunk).unwrap(), owned, "{codec:?} {filters:?}");
+                    assert_eq!(d.decompress(&chunk).unwrap(), whole);
+                    if clevel > 0 && filters.is_empty() {
+                        assert!(chunk.len() < whole.len(), "{codec:?} compresses");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_documented_layout() {
+        // CHUNK-NOTES §13: 4 blocks of 120/5/768/3000 bytes, bstarts 48, ...
+        let owned: Vec<Vec<u8>> = [120usize, 5, 768, 3000]
+            .iter()
+            .map(|&n| data(n, 11))
+            .collect();
+        let blocks: Vec<&[u8]> = owned.iter().map(|b| &b[..]).collect();
+        let p = CParams::default()
+            .codec(Codec::Lz4)
+            .typesize(1)
+            .filters(&[]);
+        let chunk = vl_compress(&blocks, &p).unwrap();
+        assert_eq!(&chunk[..4], &[6, 1, 0x35, 1]);
+        assert_eq!(&chunk[4..12], &[0x35, 0x0f, 0, 0, 4, 0, 0, 0]);
+        let bstart =
+            |i: usize| i32::from_le_bytes(chunk[32 + 4 * i..36 + 4 * i].try_into().unwrap());
+        assert_eq!(bstart(0), 48);
+        for (i, block) in owned.iter().enumerate() {
+            let at = bstart(i) as usize;
+            let size = i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
+            assert_eq!(size as usize, block.len());
+            if i > 0 {
+                assert!(bstart(i) > bstart(i - 1));
+            }
+        }
+        // The 5-byte block does not shrink: stored raw.
+        let b1 = bstart(1) as usize;
+        assert_eq!(bstart(2) as usize - b1 - 4, 5);
+        assert_eq!(&chunk[b1 + 4..b1 + 9], &owned[1][..]);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let p = CParams::default();
+        assert!(vl_compress(&[], &p).is_err());
+        assert!(vl_compress(&[b"x", b""], &p).is_err());
+        assert!(vl_compress(&[b"abc"], &p.clone().use_dict(true)).is_err());
+        assert!(vl_compress(&[b"abc"], &p.clone().format(ChunkFormat::Blosc1)).is_err());
+        let block = vec![1u8; 1000];
+        let mut small = vec![0u8; 40];
+        assert!(matches!(
+            vl_compress_into(&[&block], &mut small, &CParams::default().clevel(0)),
+            Err(Error::DstTooSmall { .. })
+        ));
+        let mut tiny = vec![0u8; 10];
+        assert!(vl_compress_into(&[&block], &mut tiny, &p).is_err());
+    }
+}
