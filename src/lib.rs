@@ -32,6 +32,7 @@ pub mod packed;
 mod parallel;
 mod params;
 pub mod schunk;
+pub mod stream;
 
 pub use oxiblosc_kernels as kernels;
 
