@@ -36,8 +36,7 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{
-    CParams, ChunkFormat, ChunkHeader, Codec, Compressor, DParams, Decompressor, Filter,
-    MAX_BLOCKSIZE, MAX_BUFFERSIZE, SplitMode,
+    CParams, ChunkFormat, Codec, DParams, Filter, MAX_BLOCKSIZE, MAX_BUFFERSIZE, SplitMode,
 };
 
 use files::{Place, TempTarget};
