@@ -267,9 +267,20 @@ impl<R: Read> Source for FrameSource<R> {
 
 /// Reads one contiguous frame front to back from any reader and yields its
 /// decompressed bytes (an [`io::Read`]), holding about one chunk (plus, at
-/// the end, the offsets index and the trailer). See the [module
-/// docs](self) for the frames it takes; a truncated or corrupt stream is an
-/// `Err`, never a hang or a panic.
+/// the end, the offsets index and the trailer). A truncated or corrupt
+/// stream is an `Err`, never a hang or a panic.
+///
+/// A frame keeps its offsets index after the chunks, so a reader that
+/// cannot seek meets the chunks before it knows their logical order. The
+/// decoder yields the stored chunks in the order they are stored, then
+/// reads the index and the trailer and checks that the index lists exactly
+/// those chunks in that order. That is how every frame written by appending
+/// is laid out (this crate's writers, C-Blosc2's and python-blosc2's
+/// appends). A frame whose index differs (chunks inserted, reordered,
+/// deleted or updated in place, or zeros / NaN chunks stored as index
+/// entries only) ends the stream with an `Err` after the data: decode such a
+/// frame from memory or a file ([`SChunk`](crate::SChunk)), which reads the
+/// index first.
 ///
 /// ```
 /// use std::io::Read;

@@ -86,8 +86,20 @@ fn patch_seek<W: Write + Seek>(w: &mut W, start: u64, fixed: &[u8]) -> io::Resul
 
 /// Writes one contiguous frame (`b2frame`) from the bytes written to it:
 /// chunks of `chunksize` bytes (the last one shorter), compressed with
-/// `params`. See the [module docs](super) for the seekable and the spooled
-/// ways out.
+/// `params`.
+///
+/// A frame's header (first in the frame) holds its final sizes, and the
+/// offsets index and the trailer come after the chunks. Into a seekable
+/// writer ([`FrameEncoder::new_seekable`]) the chunks go straight out after
+/// a placeholder header (`frame_len` 0, which every reader rejects), and
+/// `finish` writes the index and the trailer and then patches the header in
+/// place. Into any writer ([`FrameEncoder::new`], e.g. a pipe) there is no
+/// format-legal way to write the header first without the sizes, so the
+/// compressed chunks wait in a spool (memory up to 8 MiB, then an unnamed
+/// temporary file in [`std::env::temp_dir`] or [`FrameEncoder::spool_dir`])
+/// and `finish` writes header, chunks, index and trailer in one go: memory
+/// stays bounded, the disk holds the compressed size for a while. Both ways
+/// give the same bytes.
 ///
 /// End it with [`FrameEncoder::finish`]: **an encoder dropped without
 /// `finish()` leaves an incomplete stream** (a placeholder header and the
