@@ -225,3 +225,97 @@ fn one_gib_frame_through_a_pipe_in_bounded_memory() {
         &["--format", "frame", "-c", "lz4", "-t", "4", "-n", "2"],
     );
 }
+
+fn run(args: &[&std::ffi::OsStr], stdin: &[u8]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oxiblosc"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut i = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = i.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// A frame to stdout (spooled) is byte for byte the frame written to a file
+/// (seekable, header patched), checksums and metalayers included; a frame
+/// whose chunks are not stored in index order fails cleanly from stdin and
+/// decodes from its file.
+#[test]
+fn frames_to_stdout_match_files_and_unordered_stdin_frames_fail_cleanly() {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut input = vec![0u8; 9 << 20];
+    for (i, b) in input.chunks_mut(BLOCK).enumerate() {
+        block(i as u64, b);
+    }
+    let src = dir.join("in.bin");
+    let file = dir.join("out.b2frame");
+    std::fs::write(&src, &input).unwrap();
+    let common = [
+        "--format",
+        "frame",
+        "--chunksize",
+        "1M",
+        "-c",
+        "zstd",
+        "--checksum",
+        "sha256",
+        "--meta",
+        "m=x",
+    ];
+    let mut args: Vec<&std::ffi::OsStr> = vec!["compress".as_ref()];
+    args.extend(common.iter().map(std::ffi::OsStr::new));
+    let mut to_file = args.clone();
+    to_file.extend([src.as_os_str(), file.as_os_str()]);
+    let o = run(&to_file, b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut to_stdout = args.clone();
+    to_stdout.extend([std::ffi::OsStr::new("-"), std::ffi::OsStr::new("-")]);
+    let o = run(&to_stdout, &input);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stdout == std::fs::read(&file).unwrap(),
+        "stdout and file frames differ"
+    );
+    let d = run(
+        &["decompress".as_ref(), "-".as_ref(), "-".as_ref()],
+        &o.stdout,
+    );
+    assert!(d.status.success());
+    assert!(d.stdout == input);
+    let note = String::from_utf8_lossy(&d.stderr);
+    assert!(note.contains("checksums are not verified"), "{note}");
+
+    // C-Blosc2's frame with updated, reordered and special chunks.
+    let reordered = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/frames/f10_special_updates_reordered.b2frame");
+    let bytes = std::fs::read(&reordered).unwrap();
+    let d = run(&["decompress".as_ref(), "-".as_ref(), "-".as_ref()], &bytes);
+    let err = String::from_utf8_lossy(&d.stderr);
+    assert_eq!(d.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("open it from memory or a file") && err.lines().count() == 1,
+        "{err}"
+    );
+    let from_file = run(
+        &["decompress".as_ref(), reordered.as_os_str(), "-".as_ref()],
+        b"",
+    );
+    assert!(from_file.status.success());
+    let mut sc = oxiblosc::SChunk::open(&reordered).unwrap();
+    let want: Vec<u8> = sc
+        .iter_chunks()
+        .map(|c| c.unwrap())
+        .collect::<Vec<_>>()
+        .concat();
+    assert!(from_file.stdout == want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
