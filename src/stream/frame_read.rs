@@ -221,7 +221,10 @@ impl<R: Read> FrameSource<R> {
         buf.clear();
         let cb = self.header.cbytes as u64;
         let left = cb - self.pos;
-        if self.header.nbytes == 0 || left < 32 {
+        // Past the last chunk the header's sizes allow, the rest of the
+        // section is dead space (e.g. a writer's reserve).
+        let all = self.header.chunksize > 0 && self.seen.len() == self.nchunks;
+        if self.header.nbytes == 0 || left < 32 || all {
             self.end()?;
             return Ok(false);
         }
@@ -278,9 +281,12 @@ impl<R: Read> Source for FrameSource<R> {
 /// is laid out (this crate's writers, C-Blosc2's and python-blosc2's
 /// appends). A frame whose index differs (chunks inserted, reordered,
 /// deleted or updated in place, or zeros / NaN chunks stored as index
-/// entries only) ends the stream with an `Err` after the data: decode such a
-/// frame from memory or a file ([`SChunk`](crate::SChunk)), which reads the
-/// index first.
+/// entries only, or holes between chunks, as the crash-safe appends of a
+/// file-backed [`SChunk`](crate::SChunk) leave until
+/// [`SChunk::compact`](crate::SChunk::compact)) ends the stream with an
+/// `Err`, possibly after some data: decode such a frame from memory or a
+/// file ([`SChunk`](crate::SChunk)), which reads the index first. Dead bytes
+/// after the last chunk are skipped.
 ///
 /// ```
 /// use std::io::Read;
