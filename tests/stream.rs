@@ -446,6 +446,18 @@ fn iter_chunks_and_read_items() {
     for (c, d) in compressed.iter().zip(&chunks) {
         assert_eq!(&oxiblosc::decompress(c).unwrap(), d);
     }
+    let mut it = sc.iter_compressed();
+    let mut n = 0;
+    while let Some(c) = it.next_compressed() {
+        let c = c.unwrap();
+        assert!(
+            matches!(c, std::borrow::Cow::Borrowed(_)),
+            "a copy from memory"
+        );
+        assert_eq!(c[..], compressed[n][..]);
+        n += 1;
+    }
+    assert_eq!(n, 4);
     let mut it = sc.iter_chunks();
     let mut buf = Vec::new();
     let mut n = 0;

@@ -40,6 +40,20 @@ impl ChunkIter<'_> {
     }
 }
 
+impl ChunkIter<'_> {
+    /// The next chunk as stored, borrowed from an in-memory frame (no
+    /// copy) or read from its file; `None` after the last chunk. Special
+    /// index entries come as header-only chunks.
+    pub fn next_compressed(&mut self) -> Option<Result<std::borrow::Cow<'_, [u8]>>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        Some(self.sc.get_chunk(i))
+    }
+}
+
 impl Iterator for ChunkIter<'_> {
     type Item = Result<Vec<u8>>;
 
