@@ -187,25 +187,37 @@ impl<F: Framing + Send> EncoderCore<F> {
         let (result, rest, chunks) = thread::scope(|s| {
             let reader = s.spawn(move || -> io::Result<(Vec<u8>, u64)> {
                 let mut total = 0u64;
+                let mut have = pending.len();
                 let mut buf = pending;
                 loop {
-                    let have = buf.len();
-                    buf.reserve_exact(cs - have);
-                    let got = (&mut r).take((cs - have) as u64).read_to_end(&mut buf)?;
-                    total += got as u64;
+                    // Buffers keep their length: read straight into the
+                    // initialised bytes (no zeroing per chunk).
                     if buf.len() < cs {
+                        buf.resize(cs, 0);
+                    }
+                    while have < cs {
+                        match r.read(&mut buf[have..cs]) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                have += n;
+                                total += n as u64;
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    if have < cs {
+                        buf.truncate(have);
                         return Ok((buf, total));
                     }
                     if full_tx.send(buf).is_err() {
                         return Ok((Vec::new(), total));
                     }
                     buf = match free_rx.recv() {
-                        Ok(mut b) => {
-                            b.clear();
-                            b
-                        }
+                        Ok(b) => b,
                         Err(_) => return Ok((Vec::new(), total)),
                     };
+                    have = 0;
                 }
             });
             let writer = s.spawn(move || -> io::Result<u64> {
