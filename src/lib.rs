@@ -34,6 +34,7 @@ mod parallel;
 mod params;
 pub mod plugins;
 pub mod schunk;
+pub mod stream;
 
 pub use oxiblosc_kernels as kernels;
 

@@ -42,8 +42,8 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{
-    CParams, ChunkFormat, ChunkHeader, Codec, Compressor, DParams, Decompressor, Filter,
-    MAX_BLOCKSIZE, MAX_BUFFERSIZE, SplitMode,
+    CParams, ChunkFormat, Codec, Compressor, DParams, Decompressor, Filter, MAX_BLOCKSIZE,
+    MAX_BUFFERSIZE, SplitMode,
 };
 
 use files::{Place, TempTarget};

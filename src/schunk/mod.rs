@@ -104,6 +104,7 @@ use crate::{Compressor, Decompressor, SpecialValue};
 
 mod builder;
 mod commit;
+mod iter;
 mod maintain;
 mod meta;
 mod open;
@@ -111,6 +112,8 @@ mod read;
 mod space;
 mod storage;
 mod write;
+
+pub use iter::ChunkIter;
 
 pub use builder::SChunkBuilder;
 pub use open::OpenOptions;

@@ -1,5 +1,10 @@
 //! `compress`: the parameters, then one writer per container.
 
+use std::io::{self, Write};
+
+use oxiblosc::bloscpack::Checksum;
+use oxiblosc::stream::{ChunkEncoder, FrameEncoder};
+
 use super::*;
 
 /// The type size: `-t`, else `--dtype`'s, else C-Blosc2's default; both
@@ -56,20 +61,6 @@ pub(crate) fn cparams(args: &CompressArgs) -> CParams {
         usage_error(ErrorKind::ValueValidation, strip_invalid_param(&e));
     }
     p
-}
-
-/// Largest piece of input one chunk takes: `MAX_BUFFERSIZE` rounded down to
-/// whole items. Inputs up to this size become one chunk; larger ones a
-/// sequence of chunks, one after the other (each chunk carries its size, so
-/// the sequence is self-delimiting and every chunk decodes on its own, in
-/// C-Blosc2 too).
-pub(crate) fn piece_len(typesize: usize) -> usize {
-    let ts = if typesize > oxiblosc::MAX_TYPESIZE {
-        typesize
-    } else {
-        typesize.max(1)
-    };
-    MAX_BUFFERSIZE / ts * ts
 }
 
 pub(crate) fn compress(args: CompressArgs, talk: Talk) -> Result<(), String> {
@@ -217,41 +208,118 @@ pub(crate) fn compress_blp(
     out.finish()
 }
 
+/// An error message an adapter passes through whole (the reader's and the
+/// writer's, which already name the file).
+#[derive(Debug)]
+pub(crate) struct Said(pub(crate) String);
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Said {}
+
+/// The message of a stream error: the reader's or writer's own, else
+/// "cannot VERB NAME: ERROR".
+pub(crate) fn explain(e: &io::Error, verb: &str, name: &dyn std::fmt::Display) -> String {
+    match e.get_ref().and_then(|i| i.downcast_ref::<Said>()) {
+        Some(Said(msg)) => msg.clone(),
+        None => format!("cannot {verb} {name}: {e}"),
+    }
+}
+
+/// [`files::Output`] as an [`io::Write`] for the stream adapters.
+pub(crate) struct OutWrite(pub(crate) files::Output);
+
+impl Write for OutWrite {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(|m| io::Error::other(Said(m)))?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The input, its read errors named, and (with `--checksum`) the digest of
+/// every `chunksize` bytes it yields, taken as they pass.
+pub(crate) struct InRead {
+    pub(crate) inner: Box<dyn Read + Send>,
+    pub(crate) name: String,
+    sums: Option<(digests::Digests, usize, Vec<u8>)>,
+}
+
+impl InRead {
+    pub(crate) fn new(input: &Place) -> Result<InRead, String> {
+        Ok(InRead {
+            inner: files::open_input(input)?,
+            name: input.as_input().to_string(),
+            sums: None,
+        })
+    }
+
+    /// Take the digest of every `chunksize` bytes with `algorithm`.
+    fn digest(mut self, algorithm: Option<Checksum>, chunksize: usize) -> InRead {
+        self.sums = algorithm.map(|a| (digests::Digests::new(a), chunksize, Vec::new()));
+        self
+    }
+
+    /// The digests of all the chunks read.
+    fn digests(&mut self) -> Option<digests::Digests> {
+        let (mut d, _, rest) = self.sums.take()?;
+        if !rest.is_empty() {
+            d.add(&rest);
+        }
+        Some(d)
+    }
+}
+
+impl Read for InRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf).map_err(|e| {
+            io::Error::new(e.kind(), Said(format!("cannot read {}: {e}", self.name)))
+        })?;
+        if let Some((d, cs, pending)) = &mut self.sums {
+            let mut data = &buf[..n];
+            while !data.is_empty() {
+                let k = (*cs - pending.len()).min(data.len());
+                pending.extend_from_slice(&data[..k]);
+                data = &data[k..];
+                if pending.len() == *cs {
+                    d.add(pending);
+                    pending.clear();
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Compress into a sequence of chunks of [`oxiblosc::stream::DEFAULT_CHUNKSIZE`]
+/// bytes (an empty input is one empty chunk), through the bounded pipeline:
+/// memory stays at a few chunks whatever the input size.
 pub(crate) fn compress_chunks(
     params: CParams,
     input: &Place,
     output: &Place,
 ) -> Result<(), String> {
     let name = input.as_input();
-    let piece = piece_len(params.typesize);
-    let mut reader = files::open_input(input)?;
-    let mut out = files::Output::begin(output)?;
-    let mut compressor = Compressor::new(params);
-    let mut buf = Vec::new();
-    let mut first = true;
-    loop {
-        let n = files::read_piece(&mut reader, &mut buf, piece)
-            .map_err(|e| format!("cannot read {name}: {e}"))?;
-        // An empty input still makes one (empty) chunk.
-        if n == 0 && !first {
-            break;
-        }
-        first = false;
-        let chunk = compressor
-            .compress(&buf[..n])
-            .map_err(|e| format!("cannot compress {name}: {e}"))?;
-        out.write(&chunk)?;
-        if n < piece {
-            break;
-        }
-    }
-    out.finish()
+    let reader = InRead::new(input)?;
+    let out = OutWrite(files::Output::begin(output)?);
+    let mut enc = ChunkEncoder::new(out, params, oxiblosc::stream::DEFAULT_CHUNKSIZE)
+        .map_err(|e| format!("cannot compress {name}: {e}"))?;
+    enc.copy_from(reader)
+        .map_err(|e| explain(&e, "compress", &name))?;
+    let out = enc.finish().map_err(|e| explain(&e, "compress", &name))?;
+    out.0.finish()
 }
 
-/// Compress into a frame: a file (built beside the target, then renamed
-/// over it), a directory (likewise), or stdout (built in memory). Chunks are
-/// appended as the input is read, so memory stays at about one chunk for
-/// files and directories.
+/// Compress into a frame: a file (written beside the target through a
+/// seekable [`FrameEncoder`], then renamed over it), a directory (an
+/// `SChunk`, likewise), or stdout / a device (a spooling [`FrameEncoder`]).
+/// Memory stays at a few chunks in every case.
 pub(crate) fn compress_frame(
     args: &CompressArgs,
     params: CParams,
@@ -266,42 +334,7 @@ pub(crate) fn compress_frame(
     } else {
         requested
     };
-    let mut builder = SChunk::builder()
-        .cparams(params)
-        .chunksize(chunksize)
-        .fsync(false);
-    for (name, value) in &args.metas {
-        builder = builder.meta(
-            name,
-            &oxiblosc::frame::encode_msgpack(&value.as_str().into()),
-        );
-    }
     let name = input.as_input();
-    let mut reader = files::open_input(input)?;
-    let checksum = args.checksum;
-    let mut fill = |sc: &mut SChunk| -> Result<(), String> {
-        let mut buf = Vec::new();
-        let mut sums = checksum.map(digests::Digests::new);
-        loop {
-            let n = files::read_piece(&mut reader, &mut buf, chunksize)
-                .map_err(|e| format!("cannot read {name}: {e}"))?;
-            if n > 0 {
-                sc.append_buffer(&buf[..n])
-                    .map_err(|e| format!("cannot compress {name}: {e}"))?;
-                if let Some(s) = &mut sums {
-                    s.add(&buf[..n]);
-                }
-            }
-            if n < chunksize {
-                break;
-            }
-        }
-        if let Some(s) = sums {
-            sc.vlmeta_set(digests::VLMETA_NAME, &s.encode())
-                .map_err(|e| format!("cannot write the checksums: {e}"))?;
-        }
-        Ok(())
-    };
     let path = match output {
         Place::File(p) => {
             let kind = std::fs::metadata(p).ok().map(|m| m.file_type());
@@ -315,36 +348,118 @@ pub(crate) fn compress_frame(
                         p.display()
                     ));
                 }
-                // Devices and FIFOs are written in place, from memory.
+                // Devices and FIFOs are written in place, spooled.
                 Some(k) if !k.is_file() && !k.is_dir() => None,
                 _ => Some(p),
             }
         }
         Place::Std => None,
     };
+    if format == Format::Sframe {
+        let path = path.expect("checked: an sframe goes to a directory");
+        return compress_sframe(args, params, chunksize, input, path);
+    }
+    let mut reader = InRead::new(input)?.digest(args.checksum, chunksize);
+    let stream = |e: io::Error| explain(&e, "compress", &name);
+    let setup = |e: oxiblosc::Error| format!("cannot make the frame: {e}");
     let Some(path) = path else {
-        let mut sc = builder
-            .build_memory()
-            .map_err(|e| format!("cannot make the frame: {e}"))?;
-        fill(&mut sc)?;
-        let bytes = sc
-            .to_cframe()
-            .map_err(|e| format!("cannot make the frame: {e}"))?;
-        let mut out = files::Output::begin(output)?;
-        out.write(&bytes)?;
-        return out.finish();
+        let out = OutWrite(files::Output::begin(output)?);
+        let mut enc = FrameEncoder::new(out, params, chunksize).map_err(setup)?;
+        for (name, value) in &args.metas {
+            enc.meta(
+                name,
+                &oxiblosc::frame::encode_msgpack(&value.as_str().into()),
+            )
+            .map_err(setup)?;
+        }
+        enc.copy_from(&mut reader).map_err(stream)?;
+        if let Some(d) = reader.digests() {
+            enc.vlmeta_set(digests::VLMETA_NAME, &d.encode())
+                .map_err(|e| format!("cannot write the checksums: {e}"))?;
+        }
+        let out = enc.finish().map_err(stream)?;
+        return out.0.finish();
     };
     let tmp = TempTarget::new(path)?;
     let what = format!("'{}'", path.display());
-    let mut sc = match format {
-        Format::Sframe => builder.create_dir(tmp.path()),
-        _ => builder.create_file(tmp.path()),
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp.path())
+        .map_err(|e| format!("cannot write {what}: {e}"))?;
+    let file = io::BufWriter::with_capacity(1 << 20, file);
+    let mut enc = FrameEncoder::new_seekable(file, params, chunksize).map_err(setup)?;
+    for (name, value) in &args.metas {
+        enc.meta(
+            name,
+            &oxiblosc::frame::encode_msgpack(&value.as_str().into()),
+        )
+        .map_err(setup)?;
     }
-    .map_err(|e| format!("cannot write {what}: {e}"))?;
-    fill(&mut sc)?;
-    if format == Format::Frame {
-        // Drop the reserve the crash-safe appends keep after the last chunk.
-        sc.trim().map_err(|e| format!("cannot write {what}: {e}"))?;
+    let write_err = |e: io::Error| match e.get_ref().and_then(|i| i.downcast_ref::<Said>()) {
+        Some(_) => explain(&e, "compress", &name),
+        None if e.kind() == io::ErrorKind::InvalidData => explain(&e, "compress", &name),
+        None => format!("cannot write {what}: {e}"),
+    };
+    enc.copy_from(&mut reader).map_err(write_err)?;
+    if let Some(d) = reader.digests() {
+        enc.vlmeta_set(digests::VLMETA_NAME, &d.encode())
+            .map_err(|e| format!("cannot write the checksums: {e}"))?;
+    }
+    let file = enc.finish().map_err(write_err)?;
+    let file = file
+        .into_inner()
+        .map_err(|e| format!("cannot write {what}: {}", e.error()))?;
+    drop(file);
+    tmp.persist()
+}
+
+/// Compress into a sparse frame (a directory), built beside the target and
+/// renamed over it; chunks are appended as the input is read, so memory
+/// stays at about one chunk.
+fn compress_sframe(
+    args: &CompressArgs,
+    params: CParams,
+    chunksize: usize,
+    input: &Place,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let mut builder = SChunk::builder()
+        .cparams(params)
+        .chunksize(chunksize)
+        .fsync(false);
+    for (name, value) in &args.metas {
+        builder = builder.meta(
+            name,
+            &oxiblosc::frame::encode_msgpack(&value.as_str().into()),
+        );
+    }
+    let name = input.as_input();
+    let mut reader = files::open_input(input)?;
+    let tmp = TempTarget::new(path)?;
+    let what = format!("'{}'", path.display());
+    let mut sc = builder
+        .create_dir(tmp.path())
+        .map_err(|e| format!("cannot write {what}: {e}"))?;
+    let mut buf = Vec::new();
+    let mut sums = args.checksum.map(digests::Digests::new);
+    loop {
+        let n = files::read_piece(&mut reader, &mut buf, chunksize)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if n > 0 {
+            sc.append_buffer(&buf[..n])
+                .map_err(|e| format!("cannot compress {name}: {e}"))?;
+            if let Some(s) = &mut sums {
+                s.add(&buf[..n]);
+            }
+        }
+        if n < chunksize {
+            break;
+        }
+    }
+    if let Some(s) = sums {
+        sc.vlmeta_set(digests::VLMETA_NAME, &s.encode())
+            .map_err(|e| format!("cannot write the checksums: {e}"))?;
     }
     drop(sc);
     tmp.persist()

@@ -1,6 +1,9 @@
 //! `decompress` and `verify`: one reader per container.
 
+use oxiblosc::stream::{ChunkDecoder, FrameDecoder};
+
 use super::*;
+use crate::compress::{OutWrite, explain};
 
 /// Decompress a Bloscpack file, every chunk's checksum verified.
 pub(crate) fn decompress_blp(data: Vec<u8>, name: &str, output: &Place) -> Result<(), String> {
@@ -134,87 +137,56 @@ pub(crate) fn decompress_to(
         return decompress_frame(sc, &name.to_string(), &output);
     }
     let mut reader = files::open_input(&input)?;
-    let mut d = Decompressor::new(DParams::default().nthreads(args.nthreads.unwrap_or(1) as usize));
-    let mut chunk = Vec::new();
-    let mut decoded = Vec::new();
-    let mut index = 0usize;
-    let mut out = None;
-    loop {
-        // The header says how long the chunk is (bytes 12..16, cbytes).
-        chunk.clear();
-        let got = files::read_piece(&mut reader, &mut chunk, 32)
+    let dparams = DParams::default().nthreads(args.nthreads.unwrap_or(1) as usize);
+    // Enough of the start to tell the container apart.
+    let mut head = Vec::new();
+    files::read_piece(&mut reader, &mut head, 32)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if head.starts_with(oxiblosc::bloscpack::MAGIC) {
+        std::io::Read::read_to_end(&mut reader, &mut head)
             .map_err(|e| format!("cannot read {name}: {e}"))?;
-        if got == 0 && index > 0 {
-            break;
-        }
-        let at = if index == 0 {
-            String::new()
-        } else {
-            format!(" (chunk {index})")
-        };
-        if index == 0 && chunk.starts_with(oxiblosc::bloscpack::MAGIC) {
-            std::io::Read::read_to_end(&mut reader, &mut chunk)
-                .map_err(|e| format!("cannot read {name}: {e}"))?;
-            return decompress_blp(std::mem::take(&mut chunk), &name.to_string(), &output);
-        }
-        if index == 0 && oxiblosc::frame::is_frame(&chunk) {
-            let sc = match &input {
-                Place::File(p) => open.open(p),
-                Place::Std => {
-                    std::io::Read::read_to_end(&mut reader, &mut chunk)
-                        .map_err(|e| format!("cannot read {name}: {e}"))?;
-                    open.from_cframe(std::mem::take(&mut chunk))
-                }
-            }
-            .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
+        return decompress_blp(head, &name.to_string(), &output);
+    }
+    if oxiblosc::frame::is_frame(&head) {
+        if let Place::File(p) = &input {
+            let sc = open
+                .open(p)
+                .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
             return decompress_frame(sc, &name.to_string(), &output);
         }
-        if out.is_none() {
-            out = Some(files::Output::begin(&output)?);
+        // From a pipe: streamed, one chunk at a time.
+        let stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
+        let mut dec = FrameDecoder::with_params(stream, dparams)
+            .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
+        let mut out = OutWrite(files::Output::begin(&output)?);
+        dec.copy_to(&mut out)
+            .map_err(|e| explain(&e, "decompress", &name))?;
+        // The digests sit in the trailer, after the data they cover, and
+        // name their algorithm there: a pipe cannot be checked against them.
+        if dec.frame().is_some_and(|f| {
+            f.vlmetalayers
+                .iter()
+                .any(|m| m.name == digests::VLMETA_NAME)
+        }) {
+            eprintln!(
+                "oxiblosc: note: {name}: the frame's checksums are not verified when it is \
+                 read from a pipe (give the file instead)"
+            );
         }
-        let Some(prefix) = oxiblosc::chunk::header::ChunkPrefix::read(&chunk) else {
-            return Err(format!(
-                "{name} is not a Blosc chunk{at}: {got} bytes, shorter than any chunk header"
-            ));
-        };
-        let cbytes = prefix.chunk_len().ok_or_else(|| {
-            format!(
-                "{name} is not a Blosc chunk{at}: chunk size {}",
-                prefix.cbytes
-            )
-        })?;
-        if cbytes > got {
-            let more = files::read_piece_append(&mut reader, &mut chunk, cbytes - got)
-                .map_err(|e| format!("cannot read {name}: {e}"))?;
-            if more < cbytes - got {
-                return Err(format!(
-                    "{name} is not a Blosc chunk{at}: its header gives a {cbytes}-byte chunk \
-                     but the input ends after {} bytes",
-                    got + more
-                ));
-            }
-        } else if cbytes < got {
-            // The header ends before the 32 bytes read: keep the rest for
-            // the next chunk.
-            let rest = chunk.split_off(cbytes);
-            reader = Box::new(std::io::Read::chain(std::io::Cursor::new(rest), reader));
-        }
-        // Checked whole before the output is sized by its header: a few
-        // bytes claiming gigabytes fail here, not after the allocation.
-        ChunkHeader::parse(&chunk).map_err(|e| format!("{name} is not a Blosc chunk{at}: {e}"))?;
-        let header = oxiblosc::chunk::validate(&chunk)
-            .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
-        decoded.resize(header.nbytes, 0);
-        let n = d
-            .decompress_into(&chunk, &mut decoded)
-            .map_err(|e| format!("cannot decompress {name}{at}: {e}"))?;
-        if let Some(out) = out.as_mut() {
-            out.write(&decoded[..n])?;
-        }
-        index += 1;
+        return out.0.finish();
     }
-    match out {
-        Some(out) => out.finish(),
-        None => Ok(()),
-    }
+    let stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
+    let mut dec = ChunkDecoder::with_params(stream, dparams);
+    let mut out = OutWrite(files::Output::begin(&output)?);
+    dec.copy_to(&mut out).map_err(|e| {
+        let msg = explain(&e, "decompress", &name);
+        if e.get_ref()
+            .is_some_and(|i| i.to_string().starts_with("not a Blosc chunk"))
+        {
+            format!("{name} is {e}")
+        } else {
+            msg
+        }
+    })?;
+    out.0.finish()
 }

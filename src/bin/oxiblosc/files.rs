@@ -158,9 +158,10 @@ impl Drop for TempFile {
 }
 
 /// Open `place` for reading (stdin for `-`); a directory is an error.
-pub fn open_input(place: &Place) -> Result<Box<dyn Read>, String> {
+/// `Send`, for the reader thread of the stream pipelines.
+pub fn open_input(place: &Place) -> Result<Box<dyn Read + Send>, String> {
     match place {
-        Place::Std => Ok(Box::new(Counted(io::stdin().lock()))),
+        Place::Std => Ok(Box::new(Counted(io::stdin()))),
         Place::File(path) => {
             let what = format!("'{}'", path.display());
             let file = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;

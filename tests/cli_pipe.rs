@@ -1,0 +1,321 @@
+//! `oxiblosc compress - -` and `decompress - -` pipe 1 GiB in bounded
+//! memory: the data is made here and fed to stdin from a thread, the two
+//! processes are chained by a pipe, the output is counted and hashed (never
+//! stored), and each process's peak RSS (`VmHWM` from `/proc/PID/status`,
+//! polled until it exits) stays under 256 MiB.
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const GIB: u64 = 1 << 30;
+const BLOCK: usize = 1 << 20;
+const RSS_LIMIT_KIB: u64 = 256 * 1024;
+
+/// Block `i` of the input: a ramp of u32 items with noise in the low bits
+/// (compresses about 3:1, like real numeric data, not like zeros).
+fn block(i: u64, out: &mut [u8]) {
+    let mut s = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for (k, w) in out.chunks_exact_mut(4).enumerate() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let v = ((i as u32) << 18 | (k as u32) >> 2) ^ (s as u32 & 0xff);
+        w.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// A 64-bit hash of a byte stream, fed in pieces of any size.
+struct Hash {
+    h: u64,
+    carry: Vec<u8>,
+    len: u64,
+}
+
+impl Hash {
+    fn new() -> Hash {
+        Hash {
+            h: 0xcbf2_9ce4_8422_2325,
+            carry: Vec::new(),
+            len: 0,
+        }
+    }
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(29);
+    }
+    fn add(&mut self, mut data: &[u8]) {
+        self.len += data.len() as u64;
+        if !self.carry.is_empty() {
+            let k = (8 - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..k]);
+            data = &data[k..];
+            if self.carry.len() == 8 {
+                let w = u64::from_le_bytes(self.carry[..].try_into().unwrap());
+                self.word(w);
+                self.carry.clear();
+            }
+        }
+        let mut words = data.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().unwrap()));
+        }
+        self.carry.extend_from_slice(words.remainder());
+    }
+    fn finish(mut self) -> (u64, u64) {
+        let mut last = [0u8; 8];
+        last[..self.carry.len()].copy_from_slice(&self.carry);
+        let n = self.carry.len() as u64;
+        self.word(u64::from_le_bytes(last) ^ n << 56);
+        (self.h, self.len)
+    }
+}
+
+/// Poll `pid`'s peak RSS (KiB) until `stop`; the largest value seen.
+fn watch(pid: u32, stop: Arc<AtomicBool>, peak: Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let path = format!("/proc/{pid}/status");
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(s) = std::fs::read_to_string(&path) {
+                for line in s.lines() {
+                    if let Some(v) = line.strip_prefix("VmHWM:") {
+                        let kib: u64 = v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+                        peak.fetch_max(kib, Ordering::Relaxed);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    })
+}
+
+struct Watched {
+    child: Child,
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    watcher: std::thread::JoinHandle<()>,
+}
+
+impl Watched {
+    fn new(child: Child) -> Watched {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(0));
+        let watcher = watch(child.id(), stop.clone(), peak.clone());
+        Watched {
+            child,
+            stop,
+            peak,
+            watcher,
+        }
+    }
+
+    /// Wait for the exit; (success, peak RSS in KiB, stderr).
+    fn wait(mut self) -> (bool, u64, String) {
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        // The last VmHWM read before the process is reaped is its peak.
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        self.watcher.join().unwrap();
+        let ok = self.child.wait().unwrap().success();
+        (ok, self.peak.load(Ordering::Relaxed), err)
+    }
+}
+
+/// Pipe `total` bytes through `compress ARGS - -` and `decompress - -`;
+/// asserts the bytes come back and both peaks stay under the limit.
+fn pipe(total: u64, compress_args: &[&str]) {
+    let exe = env!("CARGO_BIN_EXE_oxiblosc");
+    let t0 = Instant::now();
+    let mut c = Command::new(exe)
+        .arg("compress")
+        .args(compress_args)
+        .args(["-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let c_out = c.stdout.take().unwrap();
+    let mut c_in = c.stdin.take().unwrap();
+    let mut d = Command::new(exe)
+        .args(["decompress", "-", "-"])
+        .stdin(Stdio::from(c_out))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut d_out = d.stdout.take().unwrap();
+    let c = Watched::new(c);
+    let d = Watched::new(d);
+    let feeder = std::thread::spawn(move || {
+        let mut h = Hash::new();
+        let mut buf = vec![0u8; BLOCK];
+        let mut left = total;
+        let mut i = 0;
+        while left > 0 {
+            block(i, &mut buf);
+            // A short last block so the stream ends off a chunk boundary.
+            let n = (left as usize).min(BLOCK);
+            h.add(&buf[..n]);
+            c_in.write_all(&buf[..n]).unwrap();
+            left -= n as u64;
+            i += 1;
+        }
+        drop(c_in);
+        h.finish()
+    });
+    let mut h = Hash::new();
+    let mut buf = vec![0u8; BLOCK];
+    loop {
+        let n = d_out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        h.add(&buf[..n]);
+    }
+    let got = h.finish();
+    let want = feeder.join().unwrap();
+    let (c_ok, c_peak, c_err) = c.wait();
+    let (d_ok, d_peak, d_err) = d.wait();
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "{total} bytes through compress {compress_args:?} | decompress: {secs:.1} s, \
+         peak RSS {} MiB / {} MiB",
+        c_peak / 1024,
+        d_peak / 1024
+    );
+    assert!(c_ok, "compress failed: {c_err}");
+    assert!(d_ok, "decompress failed: {d_err}");
+    assert_eq!(got.1, total, "decompressed byte count");
+    assert_eq!(got, want, "decompressed bytes differ (hash)");
+    assert!(c_peak > 0 && d_peak > 0, "no VmHWM read");
+    assert!(
+        c_peak < RSS_LIMIT_KIB,
+        "compress peak RSS {} MiB over 256 MiB",
+        c_peak / 1024
+    );
+    assert!(
+        d_peak < RSS_LIMIT_KIB,
+        "decompress peak RSS {} MiB over 256 MiB",
+        d_peak / 1024
+    );
+}
+
+#[test]
+fn one_gib_of_chunks_through_a_pipe_in_bounded_memory() {
+    pipe(GIB + 12_345, &["-c", "lz4", "-t", "4", "-n", "2"]);
+}
+
+#[test]
+fn one_gib_frame_through_a_pipe_in_bounded_memory() {
+    pipe(
+        GIB + 777,
+        &["--format", "frame", "-c", "lz4", "-t", "4", "-n", "2"],
+    );
+}
+
+fn run(args: &[&std::ffi::OsStr], stdin: &[u8]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oxiblosc"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut i = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = i.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// A frame to stdout (spooled) is byte for byte the frame written to a file
+/// (seekable, header patched), checksums and metalayers included; a frame
+/// whose chunks are not stored in index order fails cleanly from stdin and
+/// decodes from its file.
+#[test]
+fn frames_to_stdout_match_files_and_unordered_stdin_frames_fail_cleanly() {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut input = vec![0u8; 9 << 20];
+    for (i, b) in input.chunks_mut(BLOCK).enumerate() {
+        block(i as u64, b);
+    }
+    let src = dir.join("in.bin");
+    let file = dir.join("out.b2frame");
+    std::fs::write(&src, &input).unwrap();
+    let common = [
+        "--format",
+        "frame",
+        "--chunksize",
+        "1M",
+        "-c",
+        "zstd",
+        "--checksum",
+        "sha256",
+        "--meta",
+        "m=x",
+    ];
+    let mut args: Vec<&std::ffi::OsStr> = vec!["compress".as_ref()];
+    args.extend(common.iter().map(std::ffi::OsStr::new));
+    let mut to_file = args.clone();
+    to_file.extend([src.as_os_str(), file.as_os_str()]);
+    let o = run(&to_file, b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut to_stdout = args.clone();
+    to_stdout.extend([std::ffi::OsStr::new("-"), std::ffi::OsStr::new("-")]);
+    let o = run(&to_stdout, &input);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stdout == std::fs::read(&file).unwrap(),
+        "stdout and file frames differ"
+    );
+    let d = run(
+        &["decompress".as_ref(), "-".as_ref(), "-".as_ref()],
+        &o.stdout,
+    );
+    assert!(d.status.success());
+    assert!(d.stdout == input);
+    let note = String::from_utf8_lossy(&d.stderr);
+    assert!(note.contains("checksums are not verified"), "{note}");
+
+    // C-Blosc2's frame with updated, reordered and special chunks.
+    let reordered = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/frames/f10_special_updates_reordered.b2frame");
+    let bytes = std::fs::read(&reordered).unwrap();
+    let d = run(&["decompress".as_ref(), "-".as_ref(), "-".as_ref()], &bytes);
+    let err = String::from_utf8_lossy(&d.stderr);
+    assert_eq!(d.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("open it from memory or a file") && err.lines().count() == 1,
+        "{err}"
+    );
+    let from_file = run(
+        &["decompress".as_ref(), reordered.as_os_str(), "-".as_ref()],
+        b"",
+    );
+    assert!(from_file.status.success());
+    let mut sc = oxiblosc::SChunk::open(&reordered).unwrap();
+    let want: Vec<u8> = sc
+        .iter_chunks()
+        .map(|c| c.unwrap())
+        .collect::<Vec<_>>()
+        .concat();
+    assert!(from_file.stdout == want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
