@@ -1,6 +1,6 @@
 //! `decompress` and `verify`: one reader per container.
 
-use oxiblosc::stream::{ChunkDecoder, FrameDecoder};
+use oxiblosc::stream::ChunkDecoder;
 
 use super::*;
 use crate::compress::{OutWrite, explain};
@@ -154,26 +154,20 @@ pub(crate) fn decompress_to(
                 .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
             return decompress_frame(sc, &name.to_string(), &output);
         }
-        // From a pipe: streamed, one chunk at a time.
-        let stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
-        let mut dec = FrameDecoder::with_params(stream, dparams)
+        // From a pipe: copied to a temporary file first, then read as a
+        // file (one chunk in memory at a time). A frame's index comes last
+        // and may list its chunks in any stored order, and its checksums sit
+        // in the trailer: streaming it front to back could emit data in the
+        // wrong order before finding out, and could not check the digests.
+        let mut stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
+        let copy = files::StreamCopy::of(&mut stream)
+            .map_err(|e| format!("cannot copy {name} to a temporary file: {e}"))?;
+        let sc = open
+            .open(copy.path())
             .map_err(|e| format!("cannot open {name} as a frame: {e}"))?;
-        let mut out = OutWrite(files::Output::begin(&output)?);
-        dec.copy_to(&mut out)
-            .map_err(|e| explain(&e, "decompress", &name))?;
-        // The digests sit in the trailer, after the data they cover, and
-        // name their algorithm there: a pipe cannot be checked against them.
-        if dec.frame().is_some_and(|f| {
-            f.vlmetalayers
-                .iter()
-                .any(|m| m.name == digests::VLMETA_NAME)
-        }) {
-            eprintln!(
-                "oxiblosc: note: {name}: the frame's checksums are not verified when it is \
-                 read from a pipe (give the file instead)"
-            );
-        }
-        return out.0.finish();
+        let done = decompress_frame(sc, &name.to_string(), &output);
+        drop(copy);
+        return done;
     }
     let stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
     let mut dec = ChunkDecoder::with_params(stream, dparams);

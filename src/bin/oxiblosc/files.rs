@@ -157,6 +157,31 @@ impl Drop for TempFile {
     }
 }
 
+/// A temporary copy of a stream in `$TMPDIR`, for input that needs random
+/// access (a frame read from stdin: its index is at the end, and its
+/// chunks may be stored in any order); removed on drop and on SIGINT /
+/// SIGTERM like the other temporary files.
+pub(crate) struct StreamCopy(TempFile);
+
+impl StreamCopy {
+    /// Copy all of `r` into a new temporary file (memory: one buffer).
+    pub(crate) fn of(r: &mut dyn Read) -> io::Result<StreamCopy> {
+        let mut t = TempFile::create(&std::env::temp_dir().join("stdin.b2frame"))?;
+        let file = t.file.as_mut().expect("a new temporary file is open");
+        let mut w = io::BufWriter::with_capacity(1 << 20, file);
+        io::copy(r, &mut w)?;
+        w.flush()?;
+        drop(w);
+        drop(t.file.take());
+        Ok(StreamCopy(t))
+    }
+
+    /// Where the copy is.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0.path
+    }
+}
+
 /// Open `place` for reading (stdin for `-`); a directory is an error.
 /// `Send`, for the reader thread of the stream pipelines.
 pub fn open_input(place: &Place) -> Result<Box<dyn Read + Send>, String> {
