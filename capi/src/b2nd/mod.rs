@@ -21,7 +21,7 @@ use oxiblosc::{DParams, Error};
 use crate::common::{guard, slice_in, slice_out, str_arg};
 use crate::schunk::{
     blosc2_metalayer, blosc2_schunk, blosc2_schunk_free, blosc2_storage, forget_lock, handle_of,
-    handle_of_opened, with_locked,
+    handle_of_opened, open_locked, with_locked,
 };
 use crate::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, code_of, err, to_cparams};
 
@@ -417,7 +417,7 @@ pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd
             return err::NULL_POINTER;
         };
         let url = url.strip_prefix("file:///").unwrap_or(url);
-        let sc = match oxiblosc::OpenOptions::new().fsync(false).open(url) {
+        let sc = match open_locked(url, || oxiblosc::OpenOptions::new().fsync(false).open(url)) {
             Ok(sc) => sc,
             Err(e) => return code(&e),
         };

@@ -75,7 +75,7 @@ pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blos
         if !Path::new(url).exists() {
             return std::ptr::null_mut();
         }
-        wrap_opened(open_options().open(url), Some(url))
+        wrap_opened(open_locked(url, || open_options().open(url)), Some(url))
     })
 }
 

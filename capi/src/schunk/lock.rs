@@ -161,6 +161,37 @@ fn unlock_in(h: &mut Handle) -> c_int {
     }
 }
 
+/// Run `f` (opening the frame at `path`) under a shared lock of its
+/// sidecar when locking is on, so that no locked writer is half-way
+/// through changing the frame meanwhile.
+pub(crate) fn open_locked<T>(path: &str, f: impl FnOnce() -> T) -> T {
+    let p = Path::new(path);
+    if !locking_enabled() || !p.exists() {
+        return f();
+    }
+    let side: std::path::PathBuf = if p.is_dir() {
+        p.join(".b2lock")
+    } else {
+        let mut s = p.as_os_str().to_os_string();
+        s.push(".b2lock");
+        s.into()
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&side);
+    match file {
+        Ok(file) if file.lock_shared().is_ok() => {
+            let r = f();
+            let _ = file.unlock();
+            r
+        }
+        _ => f(),
+    }
+}
+
 /// Forget the lock state of a handle about to be freed (releasing its
 /// lock if held).
 pub(crate) fn forget_lock(schunk: *mut blosc2_schunk) {
