@@ -281,7 +281,7 @@ fn old_pieces(lo: u64, hi: u64, old: u64, new: u64, s: u64) -> Vec<(u64, u64, u6
 /// use oxiblosc::ndarray::{self, NdMeta, get_slice, resize};
 /// use oxiblosc::CParams;
 /// let data: Vec<u8> = (1..=6u8).collect();
-/// let mut meta = NdMeta::new(&[2, 3], &[2, 2], &[1, 2], "|u1");
+/// let mut meta = NdMeta::new(&[2, 3], &[1, 2], &[1, 2], "|u1");
 /// let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
 /// resize(&mut sc, &mut meta, &[3, 3], Some(&[1, 0])).unwrap();
 /// let mut all = [9u8; 9];
