@@ -329,7 +329,7 @@ pub fn resize(
                 s[d]
             )));
         }
-        if w != o && s[d] != o.min(w) && s[d] % meta.chunkshape[d] != 0 {
+        if w != o && s[d] != o.min(w) && !s[d].is_multiple_of(meta.chunkshape[d]) {
             return Err(Error::InvalidParam(format!(
                 "resize start {} not at a chunk boundary of dimension {d}",
                 s[d]
@@ -478,7 +478,7 @@ pub fn insert(
         .map(|d| meta.shape[d])
         .product::<u64>()
         * is;
-    if other == 0 || data.is_empty() || data.len() as u64 % other != 0 {
+    if other == 0 || data.is_empty() || !(data.len() as u64).is_multiple_of(other) {
         return Err(Error::InvalidParam(format!(
             "{} bytes are not a whole number of {other}-byte slices along axis {axis}",
             data.len()

@@ -95,26 +95,23 @@ fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
         s.depth += 1;
         return Ok(false);
     }
-    if !map.contains_key(&key) {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|_| ERR_LOCK)?;
-        map.insert(
-            key,
-            LockState {
+    let s = match map.entry(key) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|_| ERR_LOCK)?;
+            v.insert(LockState {
                 path,
                 file,
                 depth: 0,
                 seq: 0,
-            },
-        );
-    }
-    let Some(s) = map.get_mut(&key) else {
-        return Err(ERR_LOCK);
+            })
+        }
     };
     let taken = if exclusive {
         s.file.lock()
