@@ -423,6 +423,13 @@ fn bad_slices_and_shapes_are_errors() {
         Some(&[8, 0])
     )));
     assert!(bad_param(ndarray::resize(&mut sc, &mut m, &[12], None)));
+    // Too many chunks: refused before anything is planned or allocated.
+    assert!(bad_param(ndarray::resize(
+        &mut sc,
+        &mut m,
+        &[1 << 40, 7],
+        None
+    )));
     assert!(bad_param(ndarray::append(&mut sc, &mut m, &[0u8; 28], 2)));
     assert!(bad_param(ndarray::append(&mut sc, &mut m, &[0u8; 27], 0)));
     assert!(bad_param(ndarray::insert(&mut sc, &mut m, &[], 0, 0)));

@@ -13,6 +13,10 @@ use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
 use crate::error::{Error, Result};
 use crate::schunk::SChunk;
 
+/// The most chunks [`resize`] makes an array of (its plan holds one entry
+/// per chunk).
+pub const MAX_RESIZE_CHUNKS: u64 = 1 << 24;
+
 fn strides(shape: &[u64]) -> Vec<u64> {
     let mut s = vec![1u64; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {
@@ -343,6 +347,12 @@ pub fn resize(
         Error::Corrupt(m) => Error::InvalidParam(m),
         o => o,
     })?;
+    if new_layout.nchunks() > MAX_RESIZE_CHUNKS {
+        return Err(Error::InvalidParam(format!(
+            "a shape of {} chunks (at most {MAX_RESIZE_CHUNKS})",
+            new_layout.nchunks()
+        )));
+    }
     let raw = new_meta.encode()?;
     let grid_new = new_layout.grid().to_vec();
     let grid_old = old_layout.grid().to_vec();
@@ -357,12 +367,31 @@ pub fn resize(
             cc[d] = rem % grid_new[d];
             rem /= grid_new[d];
         }
-        let same = (0..n).all(|d| old_shape[d] == new_shape[d] || (cc[d] + 1) * cs[d] <= s[d]);
-        if same && n > 0 {
-            let mut oi = 0u64;
-            for d in 0..n {
-                oi = oi * grid_old[d] + cc[d];
+        // The old chunk whose content this one is unchanged, if any: per
+        // dimension unchanged, wholly before `start`, or wholly in the part
+        // that moves by a whole number of chunks.
+        let mut keep = n > 0;
+        let mut oi = 0u64;
+        for d in 0..n {
+            let (o, w, lo) = (old_shape[d], new_shape[d], cc[d] * cs[d]);
+            let oc = if o == w || lo + cs[d] <= s[d] {
+                Some(cc[d])
+            } else if w > o && (w - o).is_multiple_of(cs[d]) && lo >= s[d] + (w - o) {
+                Some(cc[d] - (w - o) / cs[d])
+            } else if w < o && (o - w).is_multiple_of(cs[d]) && lo >= s[d] {
+                Some(cc[d] + (o - w) / cs[d])
+            } else {
+                None
+            };
+            match oc {
+                Some(x) if x < grid_old[d] => oi = oi * grid_old[d] + x,
+                _ => {
+                    keep = false;
+                    break;
+                }
             }
+        }
+        if keep {
             plan.push(Ok(oi as usize));
             continue;
         }
@@ -379,75 +408,108 @@ pub fn resize(
                 }
             })
             .collect();
-        if per_dim.iter().all(|p| !p.is_empty()) {
-            let mut idx = vec![0usize; n];
-            loop {
-                let nlo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].0).collect();
-                let nhi: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].1).collect();
-                let olo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].2).collect();
-                let ohi: Vec<u64> = (0..n).map(|d| olo[d] + nhi[d] - nlo[d]).collect();
-                let bshape: Vec<u64> = (0..n).map(|d| nhi[d] - nlo[d]).collect();
-                let items: u64 = bshape.iter().product();
-                let mut tmp = vec![0u8; items as usize * is];
-                get_slice(sc, meta, &olo, &ohi, &mut tmp, &bshape)?;
-                for_each_box_run(
-                    &new_meta,
-                    &new_layout,
-                    ci,
-                    &nlo,
-                    &nhi,
-                    &bshape,
-                    |c, b, k| {
-                        buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
-                    },
-                );
-                let mut d = n;
-                let done = loop {
-                    if d == 0 {
-                        break true;
-                    }
-                    d -= 1;
-                    idx[d] += 1;
-                    if idx[d] < per_dim[d].len() {
-                        break false;
-                    }
-                    idx[d] = 0;
-                };
-                if done {
-                    break;
+        if per_dim.iter().any(|p| p.is_empty()) {
+            // No old item lands here: a zero chunk, recorded as such.
+            plan.push(Err(crate::special_chunk(
+                sc.cparams(),
+                new_layout.chunk_nbytes(),
+                crate::SpecialValue::Zeros,
+                &[],
+            )?));
+            continue;
+        }
+        let mut idx = vec![0usize; n];
+        loop {
+            let nlo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].0).collect();
+            let nhi: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].1).collect();
+            let olo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].2).collect();
+            let ohi: Vec<u64> = (0..n).map(|d| olo[d] + nhi[d] - nlo[d]).collect();
+            let bshape: Vec<u64> = (0..n).map(|d| nhi[d] - nlo[d]).collect();
+            let items: u64 = bshape.iter().product();
+            let mut tmp = vec![0u8; items as usize * is];
+            get_slice(sc, meta, &olo, &ohi, &mut tmp, &bshape)?;
+            for_each_box_run(
+                &new_meta,
+                &new_layout,
+                ci,
+                &nlo,
+                &nhi,
+                &bshape,
+                |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                },
+            );
+            let mut d = n;
+            let done = loop {
+                if d == 0 {
+                    break true;
                 }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < per_dim[d].len() {
+                    break false;
+                }
+                idx[d] = 0;
+            };
+            if done {
+                break;
             }
         }
         plan.push(Err(crate::compress(&buf, sc.cparams())?));
     }
-    // Kept chunks that move must be copied before anything is overwritten.
-    let mut chunks: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.len());
-    for (i, p) in plan.iter().enumerate() {
-        chunks.push(match p {
-            Ok(oi) if *oi == i => None,
-            Ok(oi) => Some(sc.get_chunk(*oi)?.into_owned()),
-            Err(c) => Some(c.clone()),
-        });
-    }
-    drop(plan);
     let name = if sc.meta_exists(B2ND_META) {
         B2ND_META
     } else {
         CATERVA_META
     };
-    sc.meta_update(name, &raw)?;
     let old_n = sc.nchunks();
-    for (i, c) in chunks.iter().enumerate() {
-        match c {
-            None => {}
-            Some(c) if i < old_n => sc.update_chunk(i, c)?,
-            Some(c) => {
-                sc.append_chunk(c)?;
+    let kept: Vec<usize> = plan
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    if kept.windows(2).all(|w| w[0] < w[1]) {
+        // The kept chunks stay in their order: delete the others, then
+        // insert the new ones where they go (an insert along the first
+        // axis is one chunk insert, not a rewrite of every chunk after it).
+        let mut used = vec![false; old_n];
+        for &k in &kept {
+            used[k] = true;
+        }
+        sc.meta_update(name, &raw)?;
+        for k in (0..old_n).rev() {
+            if !used[k] {
+                sc.delete_chunk(k)?;
             }
         }
-    }
-    while sc.nchunks() > chunks.len() {
-        sc.delete_chunk(sc.nchunks() - 1)?;
+        for (i, p) in plan.iter().enumerate() {
+            if let Err(c) = p {
+                sc.insert_chunk(i, c)?;
+            }
+        }
+    } else {
+        // Kept chunks that move are copied before anything is overwritten.
+        let mut chunks: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.len());
+        for (i, p) in plan.iter().enumerate() {
+            chunks.push(match p {
+                Ok(oi) if *oi == i => None,
+                Ok(oi) => Some(sc.get_chunk(*oi)?.into_owned()),
+                Err(c) => Some(c.clone()),
+            });
+        }
+        drop(plan);
+        sc.meta_update(name, &raw)?;
+        for (i, c) in chunks.iter().enumerate() {
+            match c {
+                None => {}
+                Some(c) if i < old_n => sc.update_chunk(i, c)?,
+                Some(c) => {
+                    sc.append_chunk(c)?;
+                }
+            }
+        }
+        while sc.nchunks() > chunks.len() {
+            sc.delete_chunk(sc.nchunks() - 1)?;
+        }
     }
     *meta = new_meta;
     Ok(())

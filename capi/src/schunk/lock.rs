@@ -209,12 +209,15 @@ pub(crate) fn with_locked<T>(
         return Err(err::NULL_POINTER);
     };
     let forced = lock_in(h, write)?;
-    let reopened = forced || h.refresh_if_stale();
-    let r = f(&mut h.sc);
+    if !forced {
+        h.refresh_if_stale();
+    }
+    // A panic inside still releases the lock (then goes on to the guard).
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut h.sc)));
     h.stamp = disk_stamp(&h.sc.storage());
     h.sync(true);
-    let _ = reopened;
     let u = unlock_in(h);
+    let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));
     if u < 0 {
         return Err(u);
     }
