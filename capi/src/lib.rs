@@ -11,6 +11,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+pub mod b2nd;
 pub mod common;
 pub mod engines;
 pub mod schunk;

@@ -10,12 +10,14 @@
 //!
 //! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
 //! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
-//! `npy.rs` (`.npy` headers and dtype sizes).
+//! `npy.rs` (`.npy` headers and dtype sizes), `slice.rs` (reading and
+//! writing boxes, resizing, inserting and appending along an axis).
 
 mod layout;
 mod meta;
 pub mod npy;
 mod read;
+mod slice;
 mod write;
 
 pub use layout::Layout;
@@ -24,6 +26,7 @@ pub use meta::{
 };
 pub use npy::{NpyHeader, dtype_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
+pub use slice::{MAX_RESIZE_CHUNKS, append, get_slice, insert, resize, set_slice};
 pub use write::{
     DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill, fill_from,
 };

@@ -75,7 +75,7 @@ pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blos
         if !Path::new(url).exists() {
             return std::ptr::null_mut();
         }
-        wrap_opened(open_options().open(url), Some(url))
+        wrap_opened(open_locked(url, || open_options().open(url)), Some(url))
     })
 }
 
@@ -130,13 +130,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
     unsafe { blosc2_schunk_open_offset(urlpath, offset) }
 }
 
-/// Re-read the frame from disk if another handle changed it: 0.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
-    guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |_| 0)
-    })
-}
+// `blosc2_schunk_refresh` is in lock.rs (it follows the lock's generation).
 
 /// Open the frame at byte `offset` of a file.
 #[unsafe(no_mangle)]

@@ -23,11 +23,13 @@ use crate::v2::{
 mod chunks;
 mod files;
 mod lifecycle;
+mod lock;
 mod meta;
 
 pub use chunks::*;
 pub use files::*;
 pub use lifecycle::*;
+pub use lock::*;
 pub use meta::*;
 
 const MAX_METALAYERS: usize = 16;

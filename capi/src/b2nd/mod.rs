@@ -1,0 +1,664 @@
+//! The C-Blosc2 `b2nd` (N-dimensional array) ABI over
+//! [`oxiblosc::ndarray`].
+//!
+//! A `b2nd_array_t*` handed to C points to the first field of an
+//! [`Array`]: the C-layout struct C code reads (`sc`, shape, chunk and block
+//! shapes, their extended shapes, item counts, strides, dtype), refreshed
+//! after every call, followed by the decoded metalayer. Its `sc` is a
+//! super-chunk handle of [`crate::schunk`]; every call runs under that
+//! handle's frame lock when `BLOSC_LOCKING` is on (writes exclusive, reads
+//! shared, nesting in a `blosc2_schunk_lock` bracket) and first follows
+//! changes other handles or processes made to the frame on disk.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{CString, c_char, c_int, c_void};
+
+use oxiblosc::ndarray::{self, Layout, MAX_DIM, NdMeta};
+use oxiblosc::schunk::{Fill, SChunk};
+use oxiblosc::{DParams, Error};
+
+use crate::common::{guard, slice_in, slice_out, str_arg};
+use crate::schunk::{
+    blosc2_metalayer, blosc2_schunk, blosc2_schunk_free, blosc2_storage, forget_lock, handle_of,
+    handle_of_opened, open_locked, with_locked,
+};
+use crate::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, code_of, err, to_cparams};
+
+/// `B2ND_MAX_DIM`.
+pub const B2ND_MAX_DIM: usize = 16;
+const _: () = assert!(B2ND_MAX_DIM == MAX_DIM);
+
+/// `struct chunk_cache_s` (unused here: always empty).
+#[repr(C)]
+pub struct chunk_cache_s {
+    pub data: *mut u8,
+    pub nchunk: i64,
+}
+
+/// `b2nd_array_t`, laid out as `b2nd.h` declares it.
+#[repr(C)]
+pub struct b2nd_array_t {
+    pub sc: *mut blosc2_schunk,
+    pub shape: [i64; B2ND_MAX_DIM],
+    pub chunkshape: [i32; B2ND_MAX_DIM],
+    pub extshape: [i64; B2ND_MAX_DIM],
+    pub blockshape: [i32; B2ND_MAX_DIM],
+    pub extchunkshape: [i64; B2ND_MAX_DIM],
+    pub nitems: i64,
+    pub chunknitems: i32,
+    pub extnitems: i64,
+    pub blocknitems: i32,
+    pub extchunknitems: i64,
+    pub ndim: i8,
+    pub chunk_cache: chunk_cache_s,
+    pub item_array_strides: [i64; B2ND_MAX_DIM],
+    pub item_chunk_strides: [i64; B2ND_MAX_DIM],
+    pub item_extchunk_strides: [i64; B2ND_MAX_DIM],
+    pub item_block_strides: [i64; B2ND_MAX_DIM],
+    pub block_chunk_strides: [i64; B2ND_MAX_DIM],
+    pub chunk_array_strides: [i64; B2ND_MAX_DIM],
+    pub dtype: *mut c_char,
+    pub dtype_format: i8,
+    pub last_tick: i64,
+}
+
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, shape) == 8);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, chunkshape) == 136);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, extshape) == 200);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, blockshape) == 328);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, extchunkshape) == 392);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, nitems) == 520);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, ndim) == 560);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, chunk_cache) == 568);
+const _: () = assert!(std::mem::offset_of!(b2nd_array_t, dtype) == 1352);
+const _: () = assert!(std::mem::size_of::<b2nd_array_t>() == 1376);
+
+/// What a `b2nd_array_t*` points to (the C struct first).
+#[repr(C)]
+pub struct Array {
+    c: b2nd_array_t,
+    meta: NdMeta,
+    dtype: CString,
+}
+
+/// `b2nd_context_t` (opaque to C).
+pub struct b2nd_context_t {
+    storage: blosc2_storage,
+    urlpath: Option<String>,
+    cparams: crate::v2::blosc2_cparams,
+    dparams: crate::v2::blosc2_dparams,
+    meta: NdMeta,
+    metalayers: Vec<(String, Vec<u8>)>,
+}
+
+fn strides(shape: &[i64]) -> [i64; B2ND_MAX_DIM] {
+    let mut s = [0i64; B2ND_MAX_DIM];
+    let n = shape.len();
+    if n > 0 {
+        s[n - 1] = 1;
+        for d in (0..n - 1).rev() {
+            s[d] = s[d + 1].saturating_mul(shape[d + 1]);
+        }
+    }
+    s
+}
+
+impl Array {
+    /// Refresh the C view from `meta`.
+    fn sync(&mut self) {
+        let m = &self.meta;
+        let n = m.ndim();
+        let c = &mut self.c;
+        c.ndim = n as i8;
+        let mut ext = [0i64; B2ND_MAX_DIM];
+        let mut extc = [0i64; B2ND_MAX_DIM];
+        let mut bpc = [0i64; B2ND_MAX_DIM];
+        let mut cpa = [0i64; B2ND_MAX_DIM];
+        c.shape = [0; B2ND_MAX_DIM];
+        c.chunkshape = [0; B2ND_MAX_DIM];
+        c.blockshape = [0; B2ND_MAX_DIM];
+        for d in 0..n {
+            let (s, cs, bs) = (
+                m.shape[d] as i64,
+                m.chunkshape[d] as i64,
+                m.blockshape[d] as i64,
+            );
+            c.shape[d] = s;
+            c.chunkshape[d] = cs as i32;
+            c.blockshape[d] = bs as i32;
+            ext[d] = if cs == 0 { s } else { ((s + cs - 1) / cs) * cs };
+            extc[d] = if bs == 0 {
+                cs
+            } else {
+                ((cs + bs - 1) / bs) * bs
+            };
+            bpc[d] = if bs == 0 { 0 } else { extc[d] / bs };
+            cpa[d] = if cs == 0 { 0 } else { ext[d] / cs };
+        }
+        c.extshape = ext;
+        c.extchunkshape = extc;
+        let prod = |v: &[i64]| v.iter().fold(1i64, |a, &b| a.saturating_mul(b));
+        c.nitems = prod(&c.shape[..n]);
+        c.chunknitems = prod(
+            &c.chunkshape[..n]
+                .iter()
+                .map(|&x| x as i64)
+                .collect::<Vec<_>>(),
+        ) as i32;
+        c.blocknitems = prod(
+            &c.blockshape[..n]
+                .iter()
+                .map(|&x| x as i64)
+                .collect::<Vec<_>>(),
+        ) as i32;
+        c.extnitems = prod(&ext[..n]);
+        c.extchunknitems = prod(&extc[..n]);
+        c.item_array_strides = strides(&c.shape[..n]);
+        c.item_chunk_strides = strides(
+            &c.chunkshape[..n]
+                .iter()
+                .map(|&x| x as i64)
+                .collect::<Vec<_>>(),
+        );
+        c.item_extchunk_strides = strides(&extc[..n]);
+        c.item_block_strides = strides(
+            &c.blockshape[..n]
+                .iter()
+                .map(|&x| x as i64)
+                .collect::<Vec<_>>(),
+        );
+        c.block_chunk_strides = strides(&bpc[..n]);
+        c.chunk_array_strides = strides(&cpa[..n]);
+        c.dtype = self.dtype.as_ptr() as *mut c_char;
+        c.dtype_format = m.dtype_format as i8;
+        c.chunk_cache = chunk_cache_s {
+            data: std::ptr::null_mut(),
+            nchunk: -1,
+        };
+    }
+
+    fn boxed(sc: *mut blosc2_schunk, meta: NdMeta) -> *mut b2nd_array_t {
+        let dtype = CString::new(meta.dtype.replace('\0', "")).unwrap_or_default();
+        let mut a = Box::new(Array {
+            // SAFETY: every field of b2nd_array_t is an integer, a raw
+            // pointer or an array of them: all-zero is a valid value.
+            c: unsafe { std::mem::zeroed() },
+            meta,
+            dtype,
+        });
+        a.c.sc = sc;
+        a.sync();
+        Box::into_raw(a) as *mut b2nd_array_t
+    }
+}
+
+/// # Safety
+/// `a` is null or a live array from this library.
+unsafe fn array<'a>(a: *const b2nd_array_t) -> Option<&'a mut Array> {
+    // SAFETY: a non-null b2nd_array_t* from this library points to the
+    // first field of a live Array (repr(C)).
+    unsafe { (a as *mut Array).as_mut() }
+}
+
+fn code(e: &Error) -> c_int {
+    code_of(e)
+}
+
+/// Run `f` on the array's super-chunk and metalayer under the frame lock
+/// (exclusive when `write`), the metalayer read again first (another
+/// handle may have resized the array).
+fn with_array(
+    a: &mut Array,
+    write: bool,
+    f: impl FnOnce(&mut SChunk, &mut NdMeta) -> oxiblosc::Result<()>,
+) -> c_int {
+    let meta = &mut a.meta;
+    let r = with_locked(a.c.sc, write, |sc| {
+        match ndarray::find_meta(sc) {
+            Ok(Some((_, m))) => {
+                let dtype = std::mem::take(&mut meta.dtype);
+                *meta = m;
+                if !meta.has_dtype {
+                    meta.dtype = dtype;
+                }
+            }
+            Ok(None) => return err::DATA,
+            Err(e) => return code(&e),
+        }
+        match f(sc, meta) {
+            Ok(()) => 0,
+            Err(e) => code(&e),
+        }
+    });
+    a.sync();
+    r.unwrap_or_else(|e| e)
+}
+
+/// A shape argument of `n` dimensions, each at least 0.
+///
+/// # Safety
+/// `p` is null or points to `n` readable values.
+unsafe fn shape_arg<T: Copy + Into<i64>>(p: *const T, n: usize) -> Option<Vec<u64>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    if p.is_null() {
+        return None;
+    }
+    (0..n)
+        .map(|i| {
+            // SAFETY: i < n and p (non-null) points to n values.
+            let x: i64 = unsafe { p.add(i).read_unaligned() }.into();
+            u64::try_from(x).ok()
+        })
+        .collect()
+}
+
+/// `b2nd_create_ctx`: the parameters of a new array (NULL on bad input).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_create_ctx(
+    b2_storage: *const blosc2_storage,
+    ndim: i8,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+    dtype: *const c_char,
+    dtype_format: i8,
+    metalayers: *const blosc2_metalayer,
+    nmetalayers: i32,
+) -> *mut b2nd_context_t {
+    guard(std::ptr::null_mut(), || {
+        if !(0..=B2ND_MAX_DIM as i8).contains(&ndim) || dtype_format < 0 || nmetalayers < 0 {
+            return std::ptr::null_mut();
+        }
+        let n = ndim as usize;
+        // SAFETY: storage is null or points to C's storage.
+        let st = unsafe { b2_storage.as_ref() }.copied();
+        // SAFETY: cparams is null or points to C's cparams.
+        let cp = st
+            .and_then(|s| unsafe { s.cparams.as_ref() }.copied())
+            .unwrap_or(CPARAMS_DEFAULTS);
+        // SAFETY: dparams is null or points to C's dparams.
+        let dp = st
+            .and_then(|s| unsafe { s.dparams.as_ref() }.copied())
+            .unwrap_or(DPARAMS_DEFAULTS);
+        // SAFETY: the shape arrays hold ndim values (C's contract).
+        let (Some(sh), Some(cs), Some(bs)) = (
+            unsafe { shape_arg(shape, n) },
+            unsafe { shape_arg(chunkshape, n) },
+            unsafe { shape_arg(blockshape, n) },
+        ) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: dtype is null or a NUL-terminated string.
+        let dt = match unsafe { str_arg(dtype) } {
+            Some(d) => d.to_string(),
+            None => format!("|S{}", cp.typesize),
+        };
+        let mut meta = NdMeta::new(&sh, &cs, &bs, &dt);
+        meta.dtype_format = dtype_format as u8;
+        let mut metas = Vec::new();
+        for i in 0..nmetalayers as usize {
+            // SAFETY: metalayers holds nmetalayers entries (C's contract).
+            let Some(m) = (unsafe { metalayers.add(i).as_ref() }) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: name is null or a NUL-terminated string.
+            let Some(name) = (unsafe { str_arg(m.name) }) else {
+                return std::ptr::null_mut();
+            };
+            if m.content_len < 0 {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: content holds content_len bytes.
+            let content = unsafe { slice_in(m.content as *const c_void, m.content_len as usize) };
+            metas.push((name.to_string(), content.to_vec()));
+        }
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let url = st
+            .and_then(|s| unsafe { str_arg(s.urlpath) })
+            .map(|u| u.strip_prefix("file:///").unwrap_or(u).to_string());
+        let storage = st.unwrap_or(blosc2_storage {
+            contiguous: false,
+            urlpath: std::ptr::null_mut(),
+            cparams: std::ptr::null_mut(),
+            dparams: std::ptr::null_mut(),
+            io: std::ptr::null_mut(),
+        });
+        Box::into_raw(Box::new(b2nd_context_t {
+            storage,
+            urlpath: url,
+            cparams: cp,
+            dparams: dp,
+            meta,
+            metalayers: metas,
+        }))
+    })
+}
+
+/// `b2nd_free_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_free_ctx(ctx: *mut b2nd_context_t) -> c_int {
+    guard(err::FAILURE, || {
+        if ctx.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: ctx was made by b2nd_create_ctx and is freed once.
+        drop(unsafe { Box::from_raw(ctx) });
+        0
+    })
+}
+
+/// `b2nd_zeros`: a new array of zeros (chunks recorded as zero chunks).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_zeros(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: ctx is null or a live context from b2nd_create_ctx.
+        let (Some(ctx), false) = (unsafe { ctx.as_ref() }, array.is_null()) else {
+            return err::NULL_POINTER;
+        };
+        let cp = match to_cparams(&ctx.cparams) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let meta = ctx.meta.clone();
+        let made = (|| -> oxiblosc::Result<SChunk> {
+            let itemsize = ndarray::dtype_itemsize(&meta.dtype)?;
+            let layout = Layout::new(&meta, itemsize)?;
+            let mut b = ndarray::builder(&meta, cp)?
+                .fsync(false)
+                .dparams(DParams::default().nthreads(ctx.dparams.nthreads.max(1) as usize));
+            for (name, content) in &ctx.metalayers {
+                b = b.meta(name, content);
+            }
+            let mut sc = match &ctx.urlpath {
+                None => b.build_memory()?,
+                Some(u) if ctx.storage.contiguous => b.create_file(u)?,
+                Some(u) => b.create_dir(u)?,
+            };
+            if layout.nchunks() > 0 {
+                let per = (layout.chunk_nbytes() / itemsize) as u64;
+                sc.fill_special(per * layout.nchunks(), Fill::Zeros, layout.chunk_nbytes())?;
+            }
+            Ok(sc)
+        })();
+        let sc = match made {
+            Ok(sc) => sc,
+            Err(e) => {
+                eprintln!("b2nd_zeros: {e}");
+                return code(&e);
+            }
+        };
+        let mut cparams = ctx.cparams;
+        cparams.typesize = sc.typesize() as i32;
+        let h = handle_of(sc, cparams, ctx.dparams, ctx.urlpath.as_deref());
+        if h.is_null() {
+            return err::FAILURE;
+        }
+        // SAFETY: array is non-null (checked above) and writable.
+        unsafe { *array = Array::boxed(h, meta) };
+        0
+    })
+}
+
+/// `b2nd_open`: open an array stored in a frame file or directory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        if array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+            return err::NULL_POINTER;
+        };
+        let url = url.strip_prefix("file:///").unwrap_or(url);
+        let sc = match open_locked(url, || oxiblosc::OpenOptions::new().fsync(false).open(url)) {
+            Ok(sc) => sc,
+            Err(e) => return code(&e),
+        };
+        let mut meta = match ndarray::find_meta(&sc) {
+            Ok(Some((_, m))) => m,
+            Ok(None) => return err::INVALID_PARAM,
+            Err(e) => return code(&e),
+        };
+        if !meta.has_dtype {
+            meta.dtype = NdMeta::default_dtype(sc.typesize());
+        }
+        let h = handle_of_opened(sc, Some(url));
+        if h.is_null() {
+            return err::FAILURE;
+        }
+        // SAFETY: array is non-null (checked above) and writable.
+        unsafe { *array = Array::boxed(h, meta) };
+        0
+    })
+}
+
+/// `b2nd_free`: free an array and its super-chunk.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        if array.is_null() {
+            return 0;
+        }
+        // SAFETY: array was made by this library and is freed once.
+        let a = unsafe { Box::from_raw(array as *mut Array) };
+        if !a.c.sc.is_null() {
+            forget_lock(a.c.sc);
+            // SAFETY: the super-chunk handle belongs to this array.
+            unsafe { blosc2_schunk_free(a.c.sc) };
+        }
+        0
+    })
+}
+
+/// Start, stop and buffer shape of a slice call.
+///
+/// # Safety
+/// Each pointer is null or points to `n` values.
+unsafe fn box_args(
+    n: usize,
+    start: *const i64,
+    stop: *const i64,
+    bshape: *const i64,
+) -> Option<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        Some((
+            shape_arg(start, n)?,
+            shape_arg(stop, n)?,
+            shape_arg(bshape, n)?,
+        ))
+    }
+}
+
+/// `b2nd_get_slice_cbuffer`: read a box of the array into a C-order
+/// buffer of shape `buffershape` (the box at its origin).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
+    array: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+    buffer: *mut c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize < 0 || buffer.is_null() {
+            return err::INVALID_PARAM;
+        }
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: each holds ndim values (C's contract).
+        let Some((lo, hi, bs)) = (unsafe { box_args(n, start, stop, buffershape) }) else {
+            return err::NULL_POINTER;
+        };
+        // SAFETY: buffer holds buffersize writable bytes.
+        let dst = unsafe { slice_out(buffer, buffersize as usize) };
+        with_array(a, false, |sc, meta| {
+            let need = bs
+                .iter()
+                .product::<u64>()
+                .saturating_mul(sc.typesize() as u64);
+            if need > dst.len() as u64 {
+                return Err(Error::InvalidParam("buffer too small".into()));
+            }
+            ndarray::get_slice(sc, meta, &lo, &hi, &mut dst[..need as usize], &bs)
+        })
+    })
+}
+
+/// `b2nd_set_slice_cbuffer`: write a box of the array from a C-order
+/// buffer, the whole write under one exclusive frame lock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
+    buffer: *const c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+    start: *const i64,
+    stop: *const i64,
+    array: *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize < 0 || buffer.is_null() {
+            return err::INVALID_PARAM;
+        }
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: each holds ndim values (C's contract).
+        let Some((lo, hi, bs)) = (unsafe { box_args(n, start, stop, buffershape) }) else {
+            return err::NULL_POINTER;
+        };
+        // SAFETY: buffer holds buffersize readable bytes.
+        let src = unsafe { slice_in(buffer, buffersize as usize) };
+        with_array(a, true, |sc, meta| {
+            let need = bs
+                .iter()
+                .product::<u64>()
+                .saturating_mul(sc.typesize() as u64);
+            if need > src.len() as u64 {
+                return Err(Error::InvalidParam("buffer too small".into()));
+            }
+            ndarray::set_slice(sc, meta, &lo, &hi, &src[..need as usize], &bs)
+        })
+    })
+}
+
+/// `b2nd_resize`: change the shape (new items zero), growing or shrinking
+/// each changed dimension at `start` (NULL: at its end).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_resize(
+    array: *mut b2nd_array_t,
+    new_shape: *const i64,
+    start: *const i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: new_shape holds ndim values (C's contract).
+        let Some(shape) = (unsafe { shape_arg(new_shape, n) }) else {
+            return err::INVALID_PARAM;
+        };
+        let st = if start.is_null() {
+            None
+        } else {
+            // SAFETY: start holds ndim values (C's contract).
+            match unsafe { shape_arg(start, n) } {
+                Some(s) => Some(s),
+                None => return err::INVALID_PARAM,
+            }
+        };
+        with_array(a, true, |sc, meta| {
+            ndarray::resize(sc, meta, &shape, st.as_deref())
+        })
+    })
+}
+
+/// `b2nd_insert`: insert a C-order buffer at `insert_start` of `axis`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_insert(
+    array: *mut b2nd_array_t,
+    buffer: *const c_void,
+    buffersize: i64,
+    axis: i8,
+    insert_start: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize <= 0 || buffer.is_null() || axis < 0 || insert_start < 0 {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: buffer holds buffersize readable bytes.
+        let src = unsafe { slice_in(buffer, buffersize as usize) };
+        with_array(a, true, |sc, meta| {
+            ndarray::insert(sc, meta, src, axis as usize, insert_start as u64)
+        })
+    })
+}
+
+/// `b2nd_append`: append a C-order buffer at the end of `axis`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_append(
+    array: *mut b2nd_array_t,
+    buffer: *const c_void,
+    buffersize: i64,
+    axis: i8,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize <= 0 || buffer.is_null() || axis < 0 {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: buffer holds buffersize readable bytes.
+        let src = unsafe { slice_in(buffer, buffersize as usize) };
+        with_array(a, true, |sc, meta| {
+            ndarray::append(sc, meta, src, axis as usize)
+        })
+    })
+}
+
+/// `b2nd_refresh`: follow a shape change another handle made on disk. 1
+/// when the shape changed, 0 when current, `BLOSC2_ERROR_DATA` when the
+/// dimensions, chunk or block shape changed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        let before = a.meta.clone();
+        let r = with_array(a, false, |_, _| Ok(()));
+        if r < 0 {
+            return r;
+        }
+        let m = &a.meta;
+        if m.ndim() != before.ndim()
+            || m.chunkshape != before.chunkshape
+            || m.blockshape != before.blockshape
+        {
+            return err::DATA;
+        }
+        c_int::from(m.shape != before.shape)
+    })
+}

@@ -1,0 +1,300 @@
+//! Frame locking, refresh, and the bridge the b2nd API uses to reach a
+//! handle's super-chunk.
+//!
+//! Locking is opt-in, as in C-Blosc2: the `BLOSC_LOCKING` environment
+//! variable (non-empty, not `0`) turns it on for super-chunks on disk. A
+//! lock is an advisory `flock` on a sidecar file (`PATH.b2lock` beside a
+//! frame file, `DIR/.b2lock` in a sparse frame's directory) holding, at
+//! byte 8, a generation counter each exclusive holder bumps: a handle that
+//! finds another generation than its own last one reopens its frame. Locks
+//! nest per handle (`blosc2_schunk_lock` brackets several operations).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
+
+use super::*;
+
+const SEQ_OFFSET: u64 = 8;
+/// `BLOSC2_ERROR_LOCK`.
+const ERR_LOCK: c_int = -37;
+
+struct LockState {
+    /// The path the state belongs to (a handle freed and another made at
+    /// the same address starts afresh).
+    path: std::path::PathBuf,
+    file: File,
+    depth: u32,
+    seq: u64,
+}
+
+/// Lock states by handle address.
+static LOCKS: std::sync::LazyLock<Mutex<HashMap<usize, LockState>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn locks() -> std::sync::MutexGuard<'static, HashMap<usize, LockState>> {
+    LOCKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn locking_enabled() -> bool {
+    std::env::var_os("BLOSC_LOCKING").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The sidecar lock file of a handle on disk, when locking is on.
+fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
+    use oxiblosc::schunk::Storage;
+    if !locking_enabled() {
+        return None;
+    }
+    match h.sc.storage() {
+        Storage::File { path, .. } => {
+            let mut p = path.into_os_string();
+            p.push(".b2lock");
+            Some(p.into())
+        }
+        Storage::Directory(dir) => Some(dir.join(".b2lock")),
+        _ => None,
+    }
+}
+
+/// Reopen the frame behind `h` (another handle changed it).
+fn reopen(h: &mut Handle) -> bool {
+    use oxiblosc::schunk::Storage;
+    let reopened = match &h.sc.storage() {
+        Storage::File { path, offset } => open_options().offset(*offset).open(path),
+        Storage::Directory(dir) => open_options().open(dir),
+        _ => return false,
+    };
+    match reopened {
+        Ok(mut sc) => {
+            sc.set_dparams(h.sc.dparams().clone());
+            h.sc = sc;
+            h.data_dirty = true;
+            h.stamp = disk_stamp(&h.sc.storage());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Take (or nest in) the handle's lock. `Ok(true)` when the frame was
+/// reopened because another holder changed it.
+fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
+    let Some(path) = lock_path(h) else {
+        return Ok(false);
+    };
+    let key = h as *mut Handle as usize;
+    let mut map = locks();
+    if map.get(&key).is_some_and(|s| s.path != path) {
+        map.remove(&key);
+    }
+    if let Some(s) = map.get_mut(&key)
+        && s.depth > 0
+    {
+        s.depth += 1;
+        return Ok(false);
+    }
+    let s = match map.entry(key) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|_| ERR_LOCK)?;
+            v.insert(LockState {
+                path,
+                file,
+                depth: 0,
+                seq: 0,
+            })
+        }
+    };
+    let taken = if exclusive {
+        s.file.lock()
+    } else {
+        s.file.lock_shared()
+    };
+    taken.map_err(|_| ERR_LOCK)?;
+    let mut b = [0u8; 8];
+    let seq = match s.file.read_at(&mut b, SEQ_OFFSET) {
+        Ok(8) => u64::from_le_bytes(b),
+        Ok(_) => 0,
+        Err(_) => {
+            let _ = s.file.unlock();
+            return Err(ERR_LOCK);
+        }
+    };
+    if exclusive
+        && s.file
+            .write_at(&(seq + 1).to_le_bytes(), SEQ_OFFSET)
+            .is_err()
+    {
+        let _ = s.file.unlock();
+        return Err(ERR_LOCK);
+    }
+    let changed = seq != s.seq;
+    s.seq = if exclusive { seq + 1 } else { seq };
+    s.depth = 1;
+    drop(map);
+    Ok(changed && reopen(h))
+}
+
+fn unlock_in(h: &mut Handle) -> c_int {
+    let key = h as *mut Handle as usize;
+    let mut map = locks();
+    match map.get_mut(&key) {
+        Some(s) if s.depth > 0 => {
+            s.depth -= 1;
+            if s.depth == 0 && s.file.unlock().is_err() {
+                return ERR_LOCK;
+            }
+            0
+        }
+        _ => 0,
+    }
+}
+
+/// Run `f` (opening the frame at `path`) under a shared lock of its
+/// sidecar when locking is on, so that no locked writer is half-way
+/// through changing the frame meanwhile.
+pub(crate) fn open_locked<T>(path: &str, f: impl FnOnce() -> T) -> T {
+    let p = Path::new(path);
+    if !locking_enabled() || !p.exists() {
+        return f();
+    }
+    let side: std::path::PathBuf = if p.is_dir() {
+        p.join(".b2lock")
+    } else {
+        let mut s = p.as_os_str().to_os_string();
+        s.push(".b2lock");
+        s.into()
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&side);
+    match file {
+        Ok(file) if file.lock_shared().is_ok() => {
+            let r = f();
+            let _ = file.unlock();
+            r
+        }
+        _ => f(),
+    }
+}
+
+/// Forget the lock state of a handle about to be freed (releasing its
+/// lock if held).
+pub(crate) fn forget_lock(schunk: *mut blosc2_schunk) {
+    locks().remove(&(schunk as usize));
+}
+
+/// Run `f` on the super-chunk behind `schunk` under its lock (exclusive
+/// when `write`), after following changes other handles made on disk; the
+/// C view is refreshed after. `Err(code)` for a null handle or a lock
+/// failure.
+pub(crate) fn with_locked<T>(
+    schunk: *mut blosc2_schunk,
+    write: bool,
+    f: impl FnOnce(&mut SChunk) -> T,
+) -> Result<T, c_int> {
+    // SAFETY: schunk is null or a live super-chunk from this library.
+    let Some(h) = (unsafe { handle(schunk) }) else {
+        return Err(err::NULL_POINTER);
+    };
+    let forced = lock_in(h, write)?;
+    if !forced {
+        h.refresh_if_stale();
+    }
+    // A panic inside still releases the lock (then goes on to the guard).
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut h.sc)));
+    h.stamp = disk_stamp(&h.sc.storage());
+    h.sync(true);
+    let u = unlock_in(h);
+    let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    if u < 0 {
+        return Err(u);
+    }
+    Ok(r)
+}
+
+/// Wrap a super-chunk made by the b2nd API in a new handle.
+pub(crate) fn handle_of(
+    sc: SChunk,
+    cparams: blosc2_cparams,
+    dparams: blosc2_dparams,
+    urlpath: Option<&str>,
+) -> *mut blosc2_schunk {
+    let contiguous = !matches!(sc.storage(), oxiblosc::schunk::Storage::Directory(_));
+    Handle::boxed(sc, cparams, dparams, urlpath, contiguous)
+}
+
+/// Wrap an opened super-chunk (parameters from the super-chunk).
+pub(crate) fn handle_of_opened(sc: SChunk, urlpath: Option<&str>) -> *mut blosc2_schunk {
+    lifecycle::wrap_opened(Ok(sc), urlpath)
+}
+
+/// `blosc2_schunk_lock`: take the exclusive frame lock and hold it across
+/// several operations (they nest on it). A no-op (0) without locking
+/// (`BLOSC_LOCKING`) or for a super-chunk not on disk.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: schunk is null or a live super-chunk from this library.
+        let Some(h) = (unsafe { handle(schunk) }) else {
+            return err::NULL_POINTER;
+        };
+        match lock_in(h, true) {
+            Ok(reopened) => {
+                if reopened {
+                    h.sync(true);
+                }
+                0
+            }
+            Err(e) => e,
+        }
+    })
+}
+
+/// `blosc2_schunk_unlock`: release a lock taken by [`blosc2_schunk_lock`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: schunk is null or a live super-chunk from this library.
+        match unsafe { handle(schunk) } {
+            Some(h) => unlock_in(h),
+            None => err::NULL_POINTER,
+        }
+    })
+}
+
+/// `blosc2_schunk_refresh`: follow changes other handles made to the
+/// frame on disk. 1 when the counters were re-synced, 0 when current.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: schunk is null or a live super-chunk from this library.
+        let Some(h) = (unsafe { handle(schunk) }) else {
+            return err::NULL_POINTER;
+        };
+        let forced = match lock_in(h, false) {
+            Ok(f) => f,
+            Err(e) => return e,
+        };
+        let reopened = forced || h.refresh_if_stale();
+        if reopened {
+            h.sync(true);
+        }
+        let u = unlock_in(h);
+        if u < 0 {
+            return u;
+        }
+        c_int::from(reopened)
+    })
+}

@@ -1,0 +1,577 @@
+//! Slices of an NDArray's super-chunk: read a box of the logical array into
+//! a C-order buffer ([`get_slice`]), write one from a buffer ([`set_slice`]),
+//! and change the array's shape ([`resize`], [`insert`], [`append`]).
+//!
+//! A box is `start..stop` per dimension. The buffer's shape may be larger
+//! than the box in any dimension: the box sits at the buffer's origin (as
+//! C-Blosc2's `b2nd_get_slice_cbuffer` / `b2nd_set_slice_cbuffer` do).
+//! Only the chunks the box touches are decompressed (and, for a write,
+//! recompressed).
+
+use super::layout::Layout;
+use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
+use crate::error::{Error, Result};
+use crate::schunk::SChunk;
+
+/// The most chunks [`resize`] makes an array of (its plan holds one entry
+/// per chunk).
+pub const MAX_RESIZE_CHUNKS: u64 = 1 << 24;
+
+fn strides(shape: &[u64]) -> Vec<u64> {
+    let mut s = vec![1u64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1].saturating_mul(shape[d + 1]);
+    }
+    s
+}
+
+fn layout_of(sc: &SChunk, meta: &NdMeta) -> Result<Layout> {
+    let l = Layout::new(meta, sc.typesize())?;
+    if l.nchunks() != sc.nchunks() as u64 {
+        return Err(Error::Corrupt(format!(
+            "the NDArray has {} chunks, its shape needs {}",
+            sc.nchunks(),
+            l.nchunks()
+        )));
+    }
+    Ok(l)
+}
+
+/// Check a box and a buffer against the array; the buffer's byte size.
+fn check_box(
+    meta: &NdMeta,
+    start: &[u64],
+    stop: &[u64],
+    bshape: &[u64],
+    itemsize: usize,
+) -> Result<usize> {
+    let n = meta.ndim();
+    if start.len() != n || stop.len() != n || bshape.len() != n {
+        return Err(Error::InvalidParam(format!(
+            "start, stop and buffer shape need {n} dimensions"
+        )));
+    }
+    let mut items: u64 = 1;
+    for d in 0..n {
+        if start[d] > stop[d] || stop[d] > meta.shape[d] {
+            return Err(Error::InvalidParam(format!(
+                "slice {}..{} outside dimension {d} of length {}",
+                start[d], stop[d], meta.shape[d]
+            )));
+        }
+        if bshape[d] < stop[d] - start[d] {
+            return Err(Error::InvalidParam(format!(
+                "buffer shape {} smaller than the slice's {} in dimension {d}",
+                bshape[d],
+                stop[d] - start[d]
+            )));
+        }
+        items = items
+            .checked_mul(bshape[d])
+            .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))?;
+    }
+    items
+        .checked_mul(itemsize as u64)
+        .and_then(|b| usize::try_from(b).ok())
+        .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))
+}
+
+/// The chunks (indices in C order of the grid) the box touches.
+fn chunks_of_box(meta: &NdMeta, layout: &Layout, start: &[u64], stop: &[u64]) -> Vec<u64> {
+    let n = meta.ndim();
+    if n == 0 {
+        return if layout.nchunks() > 0 {
+            vec![0]
+        } else {
+            Vec::new()
+        };
+    }
+    if (0..n).any(|d| start[d] >= stop[d]) {
+        return Vec::new();
+    }
+    let grid = layout.grid();
+    let lo: Vec<u64> = (0..n).map(|d| start[d] / meta.chunkshape[d]).collect();
+    let hi: Vec<u64> = (0..n).map(|d| (stop[d] - 1) / meta.chunkshape[d]).collect();
+    let mut out = Vec::new();
+    let mut cc = lo.clone();
+    loop {
+        let mut ci = 0u64;
+        for d in 0..n {
+            ci = ci * grid[d] + cc[d];
+        }
+        out.push(ci);
+        let mut d = n;
+        loop {
+            if d == 0 {
+                return out;
+            }
+            d -= 1;
+            cc[d] += 1;
+            if cc[d] <= hi[d] {
+                break;
+            }
+            cc[d] = lo[d];
+        }
+    }
+}
+
+/// For each run of chunk `ci` inside the box: `f(chunk_item, buffer_item,
+/// nitems)`, the buffer being of shape `bshape` with the box at its origin.
+fn for_each_box_run(
+    meta: &NdMeta,
+    layout: &Layout,
+    ci: u64,
+    start: &[u64],
+    stop: &[u64],
+    bshape: &[u64],
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n = meta.ndim();
+    let astr = strides(&meta.shape);
+    let bstr = strides(bshape);
+    layout.for_each_run(ci, |c, a, len| {
+        if n == 0 {
+            f(c, 0, len);
+            return;
+        }
+        let mut boff = 0u64;
+        for d in 0..n - 1 {
+            let x = (a / astr[d]) % meta.shape[d];
+            if x < start[d] || x >= stop[d] {
+                return;
+            }
+            boff += (x - start[d]) * bstr[d];
+        }
+        let x0 = a % meta.shape[n - 1];
+        let lo = x0.max(start[n - 1]);
+        let hi = (x0 + len as u64).min(stop[n - 1]);
+        if lo >= hi {
+            return;
+        }
+        boff += lo - start[n - 1];
+        f(c + (lo - x0) as usize, boff as usize, (hi - lo) as usize);
+    });
+}
+
+/// Read the box `start..stop` of the NDArray in `sc` (described by `meta`)
+/// into `dst`, a C-order buffer of shape `bshape` (each dimension at least
+/// the box's), the box at its origin; the rest of `dst` is left as is.
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, get_slice};
+/// use oxiblosc::CParams;
+/// let data: Vec<u8> = (0..35u8).collect();
+/// let meta = NdMeta::new(&[7, 5], &[3, 4], &[2, 3], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+/// let mut out = [0u8; 4];
+/// get_slice(&mut sc, &meta, &[2, 3], &[4, 5], &mut out, &[2, 2]).unwrap();
+/// assert_eq!(out, [13, 14, 18, 19]);
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a box outside the array, a buffer shape
+/// smaller than the box or of the wrong length, a `dst` of another size;
+/// [`Error::Corrupt`] when the super-chunk disagrees with `meta`; the
+/// super-chunk's errors.
+pub fn get_slice(
+    sc: &mut SChunk,
+    meta: &NdMeta,
+    start: &[u64],
+    stop: &[u64],
+    dst: &mut [u8],
+    bshape: &[u64],
+) -> Result<()> {
+    let is = sc.typesize();
+    let need = check_box(meta, start, stop, bshape, is)?;
+    if dst.len() != need {
+        return Err(Error::InvalidParam(format!(
+            "a {}-byte buffer for a shape of {need} bytes",
+            dst.len()
+        )));
+    }
+    let layout = layout_of(sc, meta)?;
+    let mut buf = vec![0u8; layout.chunk_nbytes()];
+    for ci in chunks_of_box(meta, &layout, start, stop) {
+        sc.decompress_chunk(ci as usize, &mut buf)?;
+        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
+            dst[b * is..(b + n) * is].copy_from_slice(&buf[c * is..(c + n) * is]);
+        });
+    }
+    Ok(())
+}
+
+/// Write the box `start..stop` of the NDArray in `sc` from `src`, a
+/// C-order buffer of shape `bshape` with the box at its origin. Each chunk
+/// the box touches is decompressed, patched and stored again.
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, get_slice, set_slice};
+/// use oxiblosc::CParams;
+/// let meta = NdMeta::new(&[7, 5], &[3, 4], &[2, 3], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &[0u8; 35]).unwrap();
+/// set_slice(&mut sc, &meta, &[2, 3], &[4, 5], &[1, 2, 3, 4], &[2, 2]).unwrap();
+/// let mut all = [0u8; 35];
+/// get_slice(&mut sc, &meta, &[0, 0], &[7, 5], &mut all, &[7, 5]).unwrap();
+/// assert_eq!(&all[13..15], &[1, 2]);
+/// assert_eq!(&all[18..20], &[3, 4]);
+/// assert_eq!(all.iter().map(|&b| b as u32).sum::<u32>(), 10);
+/// ```
+///
+/// # Errors
+/// As [`get_slice`].
+pub fn set_slice(
+    sc: &mut SChunk,
+    meta: &NdMeta,
+    start: &[u64],
+    stop: &[u64],
+    src: &[u8],
+    bshape: &[u64],
+) -> Result<()> {
+    let is = sc.typesize();
+    let need = check_box(meta, start, stop, bshape, is)?;
+    if src.len() != need {
+        return Err(Error::InvalidParam(format!(
+            "a {}-byte buffer for a shape of {need} bytes",
+            src.len()
+        )));
+    }
+    sc.check_writable()?;
+    let layout = layout_of(sc, meta)?;
+    let mut buf = vec![0u8; layout.chunk_nbytes()];
+    for ci in chunks_of_box(meta, &layout, start, stop) {
+        sc.decompress_chunk(ci as usize, &mut buf)?;
+        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
+            buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
+        });
+        let chunk = crate::compress(&buf, sc.cparams())?;
+        sc.update_chunk(ci as usize, &chunk)?;
+    }
+    Ok(())
+}
+
+/// Pieces of `lo..hi` (new coordinates of one dimension) that hold old
+/// items: `(new_lo, new_hi, old_lo)`. Items at `s..` move by the change of
+/// length (inserted zeros, or deleted items, at `s`).
+fn old_pieces(lo: u64, hi: u64, old: u64, new: u64, s: u64) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    let a = hi.min(s);
+    if lo < a {
+        out.push((lo, a, lo));
+    }
+    if new >= old {
+        let gap = s + (new - old);
+        let b = lo.max(gap);
+        if b < hi {
+            out.push((b, hi, b - (new - old)));
+        }
+    } else {
+        let b = lo.max(s);
+        if b < hi {
+            out.push((b, hi, b + (old - new)));
+        }
+    }
+    out
+}
+
+/// Change the NDArray's shape to `new_shape`, in place: with `start`
+/// `None` dimensions grow or shrink at their end; with `start`, each
+/// changed dimension gains zeros (or loses items) at `start[d]`. New items
+/// are zero. Chunks whose content does not change are kept as they are;
+/// the others are rebuilt (the new chunks are all compressed before the
+/// super-chunk is changed). Updates `meta` and the super-chunk's
+/// metalayer.
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, get_slice, resize};
+/// use oxiblosc::CParams;
+/// let data: Vec<u8> = (1..=6u8).collect();
+/// let mut meta = NdMeta::new(&[2, 3], &[1, 2], &[1, 2], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+/// resize(&mut sc, &mut meta, &[3, 3], Some(&[1, 0])).unwrap();
+/// let mut all = [9u8; 9];
+/// get_slice(&mut sc, &meta, &[0, 0], &[3, 3], &mut all, &[3, 3]).unwrap();
+/// assert_eq!(all, [1, 2, 3, 0, 0, 0, 4, 5, 6]);
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a shape of another number of dimensions, a
+/// `start` past a dimension's end, a changed dimension whose `start` is
+/// not at a chunk boundary or at the end (C-Blosc2's rule), or a shrink
+/// past the end; the super-chunk's errors.
+pub fn resize(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_shape: &[u64],
+    start: Option<&[u64]>,
+) -> Result<()> {
+    let n = meta.ndim();
+    if new_shape.len() != n || start.is_some_and(|s| s.len() != n) {
+        return Err(Error::InvalidParam(format!(
+            "a new shape needs {n} dimensions"
+        )));
+    }
+    sc.check_writable()?;
+    let old_layout = layout_of(sc, meta)?;
+    let old_shape = meta.shape.clone();
+    let mut s = [0u64; MAX_DIM];
+    for d in 0..n {
+        let (o, w) = (old_shape[d], new_shape[d]);
+        s[d] = match start {
+            Some(st) => st[d],
+            None => o.min(w),
+        };
+        if s[d] > o {
+            return Err(Error::InvalidParam(format!(
+                "resize start {} past dimension {d} of length {o}",
+                s[d]
+            )));
+        }
+        if w < o && s[d] + (o - w) > o {
+            return Err(Error::InvalidParam(format!(
+                "cannot delete {} items at {} of dimension {d} of length {o}",
+                o - w,
+                s[d]
+            )));
+        }
+        if w != o && s[d] != o.min(w) && !s[d].is_multiple_of(meta.chunkshape[d]) {
+            return Err(Error::InvalidParam(format!(
+                "resize start {} not at a chunk boundary of dimension {d}",
+                s[d]
+            )));
+        }
+    }
+    let mut new_meta = meta.clone();
+    new_meta.shape = new_shape.to_vec();
+    let is = sc.typesize();
+    let new_layout = Layout::new(&new_meta, is).map_err(|e| match e {
+        Error::Corrupt(m) => Error::InvalidParam(m),
+        o => o,
+    })?;
+    if new_layout.nchunks() > MAX_RESIZE_CHUNKS {
+        return Err(Error::InvalidParam(format!(
+            "a shape of {} chunks (at most {MAX_RESIZE_CHUNKS})",
+            new_layout.nchunks()
+        )));
+    }
+    let raw = new_meta.encode()?;
+    let grid_new = new_layout.grid().to_vec();
+    let grid_old = old_layout.grid().to_vec();
+    let cs = &meta.chunkshape;
+    // Each new chunk: Some(old index) to keep, or its compressed bytes.
+    let mut plan: Vec<std::result::Result<usize, Vec<u8>>> = Vec::new();
+    let mut buf = vec![0u8; new_layout.chunk_nbytes()];
+    for ci in 0..new_layout.nchunks() {
+        let mut cc = [0u64; MAX_DIM];
+        let mut rem = ci;
+        for d in (0..n).rev() {
+            cc[d] = rem % grid_new[d];
+            rem /= grid_new[d];
+        }
+        // The old chunk whose content this one is unchanged, if any: per
+        // dimension unchanged, wholly before `start`, or wholly in the part
+        // that moves by a whole number of chunks.
+        let mut keep = n > 0;
+        let mut oi = 0u64;
+        for d in 0..n {
+            let (o, w, lo) = (old_shape[d], new_shape[d], cc[d] * cs[d]);
+            let oc = if o == w || lo + cs[d] <= s[d] {
+                Some(cc[d])
+            } else if w > o && (w - o).is_multiple_of(cs[d]) && lo >= s[d] + (w - o) {
+                Some(cc[d] - (w - o) / cs[d])
+            } else if w < o && (o - w).is_multiple_of(cs[d]) && lo >= s[d] {
+                Some(cc[d] + (o - w) / cs[d])
+            } else {
+                None
+            };
+            match oc {
+                Some(x) if x < grid_old[d] => oi = oi * grid_old[d] + x,
+                _ => {
+                    keep = false;
+                    break;
+                }
+            }
+        }
+        if keep {
+            plan.push(Ok(oi as usize));
+            continue;
+        }
+        buf.fill(0);
+        // The sub-boxes of this chunk holding old items.
+        let per_dim: Vec<Vec<(u64, u64, u64)>> = (0..n)
+            .map(|d| {
+                let lo = cc[d] * cs[d];
+                let hi = (lo + cs[d]).min(new_shape[d]);
+                if old_shape[d] == new_shape[d] {
+                    vec![(lo, hi, lo)]
+                } else {
+                    old_pieces(lo, hi, old_shape[d], new_shape[d], s[d])
+                }
+            })
+            .collect();
+        if per_dim.iter().any(|p| p.is_empty()) {
+            // No old item lands here: a zero chunk, recorded as such.
+            plan.push(Err(crate::special_chunk(
+                sc.cparams(),
+                new_layout.chunk_nbytes(),
+                crate::SpecialValue::Zeros,
+                &[],
+            )?));
+            continue;
+        }
+        let mut idx = vec![0usize; n];
+        loop {
+            let nlo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].0).collect();
+            let nhi: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].1).collect();
+            let olo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].2).collect();
+            let ohi: Vec<u64> = (0..n).map(|d| olo[d] + nhi[d] - nlo[d]).collect();
+            let bshape: Vec<u64> = (0..n).map(|d| nhi[d] - nlo[d]).collect();
+            let items: u64 = bshape.iter().product();
+            let mut tmp = vec![0u8; items as usize * is];
+            get_slice(sc, meta, &olo, &ohi, &mut tmp, &bshape)?;
+            for_each_box_run(
+                &new_meta,
+                &new_layout,
+                ci,
+                &nlo,
+                &nhi,
+                &bshape,
+                |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                },
+            );
+            let mut d = n;
+            let done = loop {
+                if d == 0 {
+                    break true;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < per_dim[d].len() {
+                    break false;
+                }
+                idx[d] = 0;
+            };
+            if done {
+                break;
+            }
+        }
+        plan.push(Err(crate::compress(&buf, sc.cparams())?));
+    }
+    let name = if sc.meta_exists(B2ND_META) {
+        B2ND_META
+    } else {
+        CATERVA_META
+    };
+    let old_n = sc.nchunks();
+    let kept: Vec<usize> = plan
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    if kept.windows(2).all(|w| w[0] < w[1]) {
+        // The kept chunks stay in their order: delete the others, then
+        // insert the new ones where they go (an insert along the first
+        // axis is one chunk insert, not a rewrite of every chunk after it).
+        let mut used = vec![false; old_n];
+        for &k in &kept {
+            used[k] = true;
+        }
+        sc.meta_update(name, &raw)?;
+        for k in (0..old_n).rev() {
+            if !used[k] {
+                sc.delete_chunk(k)?;
+            }
+        }
+        for (i, p) in plan.iter().enumerate() {
+            if let Err(c) = p {
+                sc.insert_chunk(i, c)?;
+            }
+        }
+    } else {
+        // Kept chunks that move are copied before anything is overwritten.
+        let mut chunks: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.len());
+        for (i, p) in plan.iter().enumerate() {
+            chunks.push(match p {
+                Ok(oi) if *oi == i => None,
+                Ok(oi) => Some(sc.get_chunk(*oi)?.into_owned()),
+                Err(c) => Some(c.clone()),
+            });
+        }
+        drop(plan);
+        sc.meta_update(name, &raw)?;
+        for (i, c) in chunks.iter().enumerate() {
+            match c {
+                None => {}
+                Some(c) if i < old_n => sc.update_chunk(i, c)?,
+                Some(c) => {
+                    sc.append_chunk(c)?;
+                }
+            }
+        }
+        while sc.nchunks() > chunks.len() {
+            sc.delete_chunk(sc.nchunks() - 1)?;
+        }
+    }
+    *meta = new_meta;
+    Ok(())
+}
+
+/// Insert `data` (a C-order array of the NDArray's shape except along
+/// `axis`) at position `pos` of `axis`: [`resize`] then [`set_slice`].
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a bad axis or a `data` that is not a whole
+/// number of slices along `axis`; [`resize`]'s and [`set_slice`]'s errors.
+pub fn insert(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    data: &[u8],
+    axis: usize,
+    pos: u64,
+) -> Result<()> {
+    let n = meta.ndim();
+    if axis >= n {
+        return Err(Error::InvalidParam(format!(
+            "axis {axis} of a {n}-dimensional array"
+        )));
+    }
+    let is = sc.typesize() as u64;
+    let other: u64 = (0..n)
+        .filter(|&d| d != axis)
+        .map(|d| meta.shape[d])
+        .product::<u64>()
+        * is;
+    if other == 0 || data.is_empty() || !(data.len() as u64).is_multiple_of(other) {
+        return Err(Error::InvalidParam(format!(
+            "{} bytes are not a whole number of {other}-byte slices along axis {axis}",
+            data.len()
+        )));
+    }
+    let add = data.len() as u64 / other;
+    let mut shape = meta.shape.clone();
+    let mut start = shape.clone();
+    start[axis] = pos;
+    shape[axis] = shape[axis]
+        .checked_add(add)
+        .ok_or_else(|| Error::InvalidParam("shape overflows".into()))?;
+    resize(sc, meta, &shape, Some(&start))?;
+    let mut lo = vec![0u64; n];
+    lo[axis] = pos;
+    let mut hi = shape.clone();
+    hi[axis] = pos + add;
+    let bshape: Vec<u64> = (0..n).map(|d| hi[d] - lo[d]).collect();
+    set_slice(sc, meta, &lo, &hi, data, &bshape)
+}
+
+/// Append `data` at the end of `axis` (see [`insert`]).
+///
+/// # Errors
+/// As [`insert`].
+pub fn append(sc: &mut SChunk, meta: &mut NdMeta, data: &[u8], axis: usize) -> Result<()> {
+    let pos = *meta.shape.get(axis).ok_or_else(|| {
+        Error::InvalidParam(format!(
+            "axis {axis} of a {}-dimensional array",
+            meta.ndim()
+        ))
+    })?;
+    insert(sc, meta, data, axis, pos)
+}

@@ -1,0 +1,501 @@
+//! NDArray slices and shape changes (`ndarray::{get_slice, set_slice,
+//! resize, insert, append}`): checked against a plain C-order model in 0
+//! to 4 dimensions with padded edge chunks and blocks, bad input refused
+//! with errors, and arrays we resized opened by python-blosc2.
+
+mod support;
+
+use std::path::Path;
+
+use oxiblosc::ndarray::{self, NdArray, NdMeta};
+use oxiblosc::schunk::SChunk;
+use oxiblosc::{CParams, Error};
+use serde_json::{Value, json};
+
+/// A small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// The model: a C-order array of `shape` with items of `is` bytes.
+#[derive(Clone, Debug, PartialEq)]
+struct Model {
+    shape: Vec<u64>,
+    is: usize,
+    data: Vec<u8>,
+}
+
+fn strides(shape: &[u64]) -> Vec<u64> {
+    let mut s = vec![1u64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
+}
+
+/// Every index of a box, in C order.
+fn indices(lo: &[u64], hi: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new()];
+    for d in 0..lo.len() {
+        let mut next = Vec::new();
+        for p in &out {
+            for x in lo[d]..hi[d] {
+                let mut q = p.clone();
+                q.push(x);
+                next.push(q);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn offset(idx: &[u64], strides: &[u64]) -> usize {
+    idx.iter().zip(strides).map(|(a, b)| a * b).sum::<u64>() as usize
+}
+
+impl Model {
+    fn get(&self, lo: &[u64], hi: &[u64]) -> Vec<u8> {
+        let st = strides(&self.shape);
+        let mut out = Vec::new();
+        for i in indices(lo, hi) {
+            let o = offset(&i, &st) * self.is;
+            out.extend_from_slice(&self.data[o..o + self.is]);
+        }
+        out
+    }
+    fn set(&mut self, lo: &[u64], hi: &[u64], src: &[u8]) {
+        let st = strides(&self.shape);
+        for (k, i) in indices(lo, hi).into_iter().enumerate() {
+            let o = offset(&i, &st) * self.is;
+            self.data[o..o + self.is].copy_from_slice(&src[k * self.is..(k + 1) * self.is]);
+        }
+    }
+    /// Resize as `ndarray::resize` documents: items at `start..` move.
+    fn resize(&self, new: &[u64], start: &[u64]) -> Model {
+        let n = self.shape.len();
+        let total: u64 = new.iter().product();
+        let mut out = Model {
+            shape: new.to_vec(),
+            is: self.is,
+            data: vec![0; total as usize * self.is],
+        };
+        let ost = strides(&self.shape);
+        let nst = strides(new);
+        let zeros = vec![0u64; n];
+        for i in indices(&zeros, new) {
+            let mut old = Vec::with_capacity(n);
+            for d in 0..n {
+                let (o, w, s, x) = (self.shape[d], new[d], start[d], i[d]);
+                let v = if x < s {
+                    Some(x)
+                } else if w >= o {
+                    (x >= s + (w - o)).then(|| x - (w - o))
+                } else {
+                    Some(x + (o - w))
+                };
+                match v {
+                    Some(v) if v < o => old.push(v),
+                    _ => break,
+                }
+            }
+            if old.len() == n {
+                let a = offset(&old, &ost) * self.is;
+                let b = offset(&i, &nst) * self.is;
+                out.data[b..b + self.is].copy_from_slice(&self.data[a..a + self.is]);
+            }
+        }
+        out
+    }
+}
+
+struct Case {
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
+    blocks: Vec<u64>,
+    dtype: &'static str,
+}
+
+fn cases() -> Vec<Case> {
+    let c = |shape: &[u64], chunks: &[u64], blocks: &[u64], dtype| Case {
+        shape: shape.to_vec(),
+        chunks: chunks.to_vec(),
+        blocks: blocks.to_vec(),
+        dtype,
+    };
+    vec![
+        c(&[], &[], &[], "<i4"),
+        c(&[23], &[7], &[3], "|u1"),
+        c(&[10, 7], &[4, 3], &[3, 2], "<i4"),
+        c(&[9, 6], &[9, 6], &[4, 6], "<f8"),
+        c(&[5, 4, 7], &[2, 3, 4], &[2, 2, 3], "<u2"),
+        c(&[3, 4, 2, 5], &[2, 3, 2, 2], &[1, 2, 1, 2], "|i1"),
+    ]
+}
+
+fn build(c: &Case, rng: &mut Rng) -> (SChunk, NdMeta, Model) {
+    let meta = NdMeta::new(&c.shape, &c.chunks, &c.blocks, c.dtype);
+    let is = ndarray::dtype_itemsize(c.dtype).unwrap();
+    let n: u64 = c.shape.iter().product();
+    let data = rng.bytes(n as usize * is);
+    let sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let model = Model {
+        shape: c.shape.clone(),
+        is,
+        data,
+    };
+    (sc, meta, model)
+}
+
+fn random_box(shape: &[u64], rng: &mut Rng) -> (Vec<u64>, Vec<u64>) {
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    for &s in shape {
+        let a = rng.below(s + 1);
+        let b = rng.below(s + 1);
+        lo.push(a.min(b));
+        hi.push(a.max(b));
+    }
+    (lo, hi)
+}
+
+/// The whole array through our reader (not through `get_slice`).
+fn whole(sc: SChunk) -> Vec<u8> {
+    NdArray::open(sc).unwrap().to_vec().unwrap()
+}
+
+#[test]
+fn get_slice_matches_the_model_including_padded_edges_and_larger_buffers() {
+    let mut rng = Rng(1);
+    for c in cases() {
+        let (mut sc, meta, model) = build(&c, &mut rng);
+        for _ in 0..40 {
+            let (lo, hi) = random_box(&c.shape, &mut rng);
+            let bshape: Vec<u64> = lo.iter().zip(&hi).map(|(a, b)| b - a).collect();
+            let n: u64 = bshape.iter().product();
+            let mut got = vec![0xAAu8; n as usize * model.is];
+            ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &bshape).unwrap();
+            assert_eq!(got, model.get(&lo, &hi), "{:?} {lo:?}..{hi:?}", c.shape);
+            // A buffer one larger in every dimension: the box at its origin,
+            // the rest untouched.
+            let big: Vec<u64> = bshape.iter().map(|b| b + 1).collect();
+            let nb: u64 = big.iter().product();
+            let mut buf = vec![0xAAu8; nb as usize * model.is];
+            ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut buf, &big).unwrap();
+            let bm = Model {
+                shape: big.clone(),
+                is: model.is,
+                data: buf,
+            };
+            let zeros = vec![0u64; big.len()];
+            assert_eq!(bm.get(&zeros, &bshape), model.get(&lo, &hi));
+            let outside = bm.data.iter().filter(|&&b| b == 0xAA).count();
+            let inside_aa = model.get(&lo, &hi).iter().filter(|&&b| b == 0xAA).count();
+            assert_eq!(outside - inside_aa, (nb - n) as usize * model.is);
+        }
+    }
+}
+
+#[test]
+fn set_slice_matches_the_model_and_only_touches_the_box() {
+    let mut rng = Rng(2);
+    for c in cases() {
+        let (mut sc, meta, mut model) = build(&c, &mut rng);
+        for _ in 0..25 {
+            let (lo, hi) = random_box(&c.shape, &mut rng);
+            let bshape: Vec<u64> = lo.iter().zip(&hi).map(|(a, b)| b - a).collect();
+            let n: u64 = bshape.iter().product();
+            let src = rng.bytes(n as usize * model.is);
+            ndarray::set_slice(&mut sc, &meta, &lo, &hi, &src, &bshape).unwrap();
+            model.set(&lo, &hi, &src);
+        }
+        let nchunks = sc.nchunks();
+        let got = whole(sc);
+        assert_eq!(got, model.data, "{:?}", c.shape);
+        assert_eq!(
+            nchunks as u64,
+            ndarray::Layout::new(&meta, model.is).unwrap().nchunks()
+        );
+    }
+}
+
+#[test]
+fn resize_insert_and_append_match_the_model() {
+    let mut rng = Rng(3);
+    for c in cases().into_iter().filter(|c| !c.shape.is_empty()) {
+        let (mut sc, mut meta, mut model) = build(&c, &mut rng);
+        let n = c.shape.len();
+        for step in 0..6 {
+            let axis = rng.below(n as u64) as usize;
+            match step % 3 {
+                0 => {
+                    // Grow or shrink every dimension at its end.
+                    let new: Vec<u64> = model
+                        .shape
+                        .iter()
+                        .map(|&s| (s + rng.below(6)).saturating_sub(rng.below(4)).max(1))
+                        .collect();
+                    let start: Vec<u64> = model
+                        .shape
+                        .iter()
+                        .zip(&new)
+                        .map(|(a, b)| *a.min(b))
+                        .collect();
+                    ndarray::resize(&mut sc, &mut meta, &new, None).unwrap();
+                    model = model.resize(&new, &start);
+                }
+                1 => {
+                    // Insert at a chunk boundary of one axis.
+                    let bounds = model.shape[axis] / c.chunks[axis];
+                    let pos = rng.below(bounds + 1) * c.chunks[axis];
+                    let other: u64 = (0..n)
+                        .filter(|&d| d != axis)
+                        .map(|d| model.shape[d])
+                        .product();
+                    let k = 1 + rng.below(5);
+                    let data = rng.bytes((k * other) as usize * model.is);
+                    ndarray::insert(&mut sc, &mut meta, &data, axis, pos).unwrap();
+                    let mut new = model.shape.clone();
+                    new[axis] += k;
+                    let mut start = model.shape.clone();
+                    start[axis] = pos;
+                    model = model.resize(&new, &start);
+                    let mut lo = vec![0; n];
+                    lo[axis] = pos;
+                    let mut hi = new.clone();
+                    hi[axis] = pos + k;
+                    model.set(&lo, &hi, &data);
+                }
+                _ => {
+                    let other: u64 = (0..n)
+                        .filter(|&d| d != axis)
+                        .map(|d| model.shape[d])
+                        .product();
+                    let k = 1 + rng.below(4);
+                    let data = rng.bytes((k * other) as usize * model.is);
+                    ndarray::append(&mut sc, &mut meta, &data, axis).unwrap();
+                    let mut new = model.shape.clone();
+                    new[axis] += k;
+                    let old = model.shape.clone();
+                    model = model.resize(&new, &old);
+                    let mut lo = vec![0; n];
+                    lo[axis] = old[axis];
+                    model.set(&lo, &new, &data);
+                }
+            }
+            assert_eq!(meta.shape, model.shape);
+            let raw = sc.meta_get(ndarray::B2ND_META).unwrap().to_vec();
+            assert_eq!(NdMeta::decode(&raw).unwrap().shape, model.shape);
+            let copy = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+            assert_eq!(whole(copy), model.data, "{:?} step {step}", c.shape);
+        }
+    }
+}
+
+#[test]
+fn a_middle_insert_along_the_first_axis_keeps_the_chunks_before_it() {
+    let meta = NdMeta::new(&[8, 3], &[2, 3], &[1, 3], "|u1");
+    let data: Vec<u8> = (0..24).collect();
+    let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let before: Vec<Vec<u8>> = (0..4)
+        .map(|i| sc.get_chunk(i).unwrap().into_owned())
+        .collect();
+    let mut meta = meta;
+    ndarray::insert(&mut sc, &mut meta, &[100; 6], 0, 4).unwrap();
+    assert_eq!(meta.shape, [10, 3]);
+    for (i, chunk) in before.iter().enumerate().take(2) {
+        assert_eq!(
+            &*sc.get_chunk(i).unwrap(),
+            &chunk[..],
+            "chunk {i} kept as is"
+        );
+    }
+    let mut want: Vec<u8> = (0..12).collect();
+    want.extend([100; 6]);
+    want.extend(12..24);
+    assert_eq!(whole(sc), want);
+}
+
+#[test]
+fn bad_slices_and_shapes_are_errors() {
+    let meta = NdMeta::new(&[10, 7], &[4, 3], &[3, 2], "<i4");
+    let mut sc = ndarray::create(&meta, CParams::default(), &[0u8; 280]).unwrap();
+    let mut buf = vec![0u8; 280];
+    let bad_param = |r: oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(_)));
+    // Past the end, reversed, wrong number of dimensions.
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0, 0],
+        &[11, 7],
+        &mut buf,
+        &[11, 7]
+    )));
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[5, 0],
+        &[4, 7],
+        &mut buf,
+        &[10, 7]
+    )));
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0],
+        &[4],
+        &mut buf,
+        &[4]
+    )));
+    // A buffer shape smaller than the box, a buffer of the wrong size, an
+    // overflowing buffer shape.
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0, 0],
+        &[10, 7],
+        &mut buf,
+        &[9, 7]
+    )));
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0, 0],
+        &[2, 2],
+        &mut buf,
+        &[2, 2]
+    )));
+    assert!(bad_param(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0, 0],
+        &[1, 1],
+        &mut buf,
+        &[u64::MAX / 2, 4]
+    )));
+    assert!(bad_param(ndarray::set_slice(
+        &mut sc,
+        &meta,
+        &[0, 0],
+        &[2, 2],
+        &[0u8; 15],
+        &[2, 2]
+    )));
+    // Another array's metalayer: the super-chunk disagrees.
+    let other = NdMeta::new(&[20, 7], &[4, 3], &[3, 2], "<i4");
+    assert!(matches!(
+        ndarray::get_slice(&mut sc, &other, &[0, 0], &[1, 1], &mut buf[..4], &[1, 1]),
+        Err(Error::Corrupt(_))
+    ));
+    let mut m = meta.clone();
+    // A start not at a chunk boundary, past the end, a shrink past the end,
+    // another number of dimensions, a bad axis, a ragged insert.
+    assert!(bad_param(ndarray::resize(
+        &mut sc,
+        &mut m,
+        &[12, 7],
+        Some(&[3, 0])
+    )));
+    assert!(bad_param(ndarray::resize(
+        &mut sc,
+        &mut m,
+        &[12, 7],
+        Some(&[11, 0])
+    )));
+    assert!(bad_param(ndarray::resize(
+        &mut sc,
+        &mut m,
+        &[6, 7],
+        Some(&[8, 0])
+    )));
+    assert!(bad_param(ndarray::resize(&mut sc, &mut m, &[12], None)));
+    // Too many chunks: refused before anything is planned or allocated.
+    assert!(bad_param(ndarray::resize(
+        &mut sc,
+        &mut m,
+        &[1 << 40, 7],
+        None
+    )));
+    assert!(bad_param(ndarray::append(&mut sc, &mut m, &[0u8; 28], 2)));
+    assert!(bad_param(ndarray::append(&mut sc, &mut m, &[0u8; 27], 0)));
+    assert!(bad_param(ndarray::insert(&mut sc, &mut m, &[], 0, 0)));
+    assert_eq!(m, meta, "a refused change leaves the metalayer alone");
+    assert_eq!(sc.nchunks(), 9);
+}
+
+/// python-blosc2 4.14.1 opens the arrays we resized, inserted into and
+/// appended to, and reads the model's bytes.
+const SCRIPT: &str = r#"
+import sys, json, os
+import numpy as np, blosc2
+d = sys.argv[1]
+cases = json.load(open(os.path.join(d, "cases.json")))
+out = []
+for i, c in enumerate(cases):
+    a = blosc2.open(os.path.join(d, "ours%d.b2nd" % i))
+    want = open(os.path.join(d, "ours%d.raw" % i), "rb").read()
+    out.append({"shape": list(a.shape), "equal": np.asarray(a[()]).tobytes() == want})
+print(json.dumps(out))
+"#;
+
+#[test]
+fn arrays_we_resize_open_in_python_blosc2() {
+    let dir = support::tempdir("nd-slice-to-python");
+    let mut rng = Rng(4);
+    let mut shapes = Vec::new();
+    for (i, c) in cases().into_iter().skip(1).enumerate() {
+        let (mut sc, mut meta, mut model) = build(&c, &mut rng);
+        let n = c.shape.len();
+        let other: u64 = (1..n).map(|d| model.shape[d]).product();
+        let data = rng.bytes((3 * other) as usize * model.is);
+        ndarray::append(&mut sc, &mut meta, &data, 0).unwrap();
+        let mut new = model.shape.clone();
+        new[0] += 3;
+        let old = model.shape.clone();
+        model = model.resize(&new, &old);
+        let mut lo = vec![0; n];
+        lo[0] = old[0];
+        model.set(&lo, &new, &data);
+        let grown: Vec<u64> = model.shape.iter().map(|s| s + 2).collect();
+        ndarray::resize(&mut sc, &mut meta, &grown, None).unwrap();
+        model = model.resize(&grown, &new);
+        let path = dir.join(format!("ours{i}.b2nd"));
+        std::fs::write(&path, sc.to_cframe().unwrap()).unwrap();
+        std::fs::write(dir.join(format!("ours{i}.raw")), &model.data).unwrap();
+        shapes.push((i, model.shape.clone()));
+    }
+    let cases: Vec<Value> = shapes.iter().map(|(_, s)| json!({ "shape": s })).collect();
+    std::fs::write(dir.join("cases.json"), Value::Array(cases).to_string()).unwrap();
+    let got = run(&dir);
+    assert_eq!(got.len(), shapes.len());
+    for (g, (_, s)) in got.iter().zip(&shapes) {
+        assert_eq!(g["shape"], json!(s));
+        assert_eq!(g["equal"], json!(true), "{s:?}");
+    }
+}
+
+fn run(dir: &Path) -> Vec<Value> {
+    let script = dir.join("nd_slice_oracle.py");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let out = support::cblosc2::run_script(script.to_str().unwrap(), &[dir.to_str().unwrap()])
+        .unwrap_or_else(|e| panic!("the python-blosc2 oracle failed: {e}"));
+    serde_json::from_str::<Value>(out.trim())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
