@@ -104,6 +104,7 @@ impl SChunkBuilder {
             dparams: self.dparams,
             fsync: self.fsync,
             writable: Ok(()),
+            tidy_on_close: false,
         }
     }
 

@@ -19,6 +19,17 @@ pub(super) fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
     }
 }
 
+/// The largest a chunk of `chunksize` bytes can be stored as: its bytes
+/// plus the chunk header ([`crate::MAX_OVERHEAD`]), as a chunk that does not
+/// shrink is stored as a copy (0 when chunks have no fixed size).
+pub(super) fn chunk_bound(chunksize: i32) -> u64 {
+    if chunksize > 0 {
+        chunksize as u64 + crate::MAX_OVERHEAD as u64
+    } else {
+        0
+    }
+}
+
 impl SChunk {
     /// Write header fields that record the writer.
     pub(super) fn stamp(&self, h: &mut FrameHeader) {
@@ -280,7 +291,10 @@ impl SChunk {
                 if let Some(a) = &alloc {
                     let tail_len = (index.len() + trailer.len()) as u64;
                     sect = match tail {
-                        Tail::Auto => a.tail(tail_len, None, old_cbytes, old_end),
+                        Tail::Auto => {
+                            let r = a.reserve().max(chunk_bound(h.chunksize));
+                            a.tail(tail_len, Some(r), old_cbytes, old_end)
+                        }
                         Tail::Trim => a.tail(tail_len, Some(0), old_cbytes, old_end),
                         Tail::At(p) => p,
                     };
@@ -342,6 +356,9 @@ impl SChunk {
         self.offsets = offsets;
         self.vlmetalayers = vl;
         self.live_cbytes = live;
+        if alloc.is_some() {
+            self.tidy_on_close = true;
+        }
         if let Some(a) = alloc {
             let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
             self.space.commit(a, &sizes, &dead);

@@ -202,6 +202,9 @@ pub struct SChunk {
     fsync: bool,
     /// Changes allowed (current edition; the frame owns the end of its file).
     writable: std::result::Result<(), String>,
+    /// A file-backed frame changed since it was opened or last tidied:
+    /// [`SChunk::close`] (or dropping it) trims its free space.
+    tidy_on_close: bool,
 }
 
 impl std::fmt::Debug for SChunk {

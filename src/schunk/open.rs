@@ -209,6 +209,7 @@ impl OpenOptions {
             space: Space::default(),
             fsync: !self.no_fsync,
             writable,
+            tidy_on_close: false,
         })
     }
 }
