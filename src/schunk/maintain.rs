@@ -87,9 +87,9 @@ impl SChunk {
 
     /// Drop the free space a file-backed frame accumulated through this
     /// handle's changes: [`SChunk::trim`] always, and [`SChunk::compact`]
-    /// too when the holes between chunks exceed a quarter of the live
-    /// chunk bytes (so compaction, which copies every chunk twice, costs
-    /// at most a constant factor of the updates that made the holes).
+    /// instead when the holes between chunks exceed 1 % of the live chunk
+    /// bytes (compaction copies every chunk twice; smaller holes are left
+    /// for later chunks to fill).
     /// After appends alone the file is then as small as the one C-Blosc2
     /// writes for the same chunks (the 35-byte trailer of the empty frame
     /// stays as a hole before the first chunk). Crash-safe; a no-op when
@@ -102,7 +102,7 @@ impl SChunk {
             return Ok(());
         }
         self.check_writable()?;
-        if self.space.hole_bytes() > self.live_cbytes / 4 {
+        if self.space.hole_bytes().saturating_mul(100) > self.live_cbytes {
             self.compact()?;
         } else {
             self.trim()?;
