@@ -5,12 +5,20 @@
 use std::fs::{self, File};
 use std::io::Write;
 
-use super::storage::{chunk_file, write_replace};
+use super::storage::{at, chunk_file, write_replace};
 use super::{Backend, SChunk, SFRAME_INDEX, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
 use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
+
+/// Remove the chunk files `ids` of a directory frame written by a change
+/// that failed (no index names them).
+fn remove_chunk_files(dir: &std::path::Path, ids: &[i64]) {
+    for &id in ids {
+        let _ = fs::remove_file(chunk_file(dir, id as u64));
+    }
+}
 
 pub(super) fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
     match offsets {
@@ -260,6 +268,23 @@ impl SChunk {
             Backend::Frame { io, .. } => {
                 let hl = u64::from(h.header_len);
                 let persistent = io.is_persistent();
+                // A failure before the commit point leaves the old frame;
+                // cut back what the change wrote after its end (best effort)
+                // so the file is as it was, still writable.
+                let old_flen = self.header.frame_len;
+                macro_rules! cut {
+                    ($e:expr) => {
+                        match $e {
+                            Ok(v) => v,
+                            Err(e) => {
+                                if persistent {
+                                    let _ = io.set_len(old_flen);
+                                }
+                                return Err(e.into());
+                            }
+                        }
+                    };
+                }
                 let old_cbytes = self.header.cbytes as u64;
                 let old_end = self.header.frame_len - hl;
                 // Where new bytes go, relative to header_len: in memory over
@@ -271,7 +296,7 @@ impl SChunk {
                 if persistent {
                     let a = self.space.place(&sizes, old_cbytes, old_end);
                     for (c, &loc) in new_chunks.iter().zip(&a.locs) {
-                        io.write_all_at(hl + loc, c)?;
+                        cut!(io.write_all_at(hl + loc, c));
                         locs.push(loc as i64);
                     }
                     alloc = Some(a);
@@ -282,9 +307,9 @@ impl SChunk {
                         sect += c.len() as u64;
                     }
                 }
-                offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
+                offsets = cut!(make(&locs)).unwrap_or_else(|| self.offsets.clone());
                 let index = if h.nbytes > 0 && !offsets.is_empty() {
-                    encode_offsets(&offsets)?
+                    cut!(encode_offsets(&offsets))
                 } else {
                     Vec::new()
                 };
@@ -299,21 +324,21 @@ impl SChunk {
                         Tail::At(p) => p,
                     };
                 }
-                io.write_all_at(hl + sect, &index)?;
+                cut!(io.write_all_at(hl + sect, &index));
                 let tpos = hl + sect + index.len() as u64;
-                io.write_all_at(tpos, &trailer)?;
+                cut!(io.write_all_at(tpos, &trailer));
                 let flen = tpos + trailer.len() as u64;
                 if persistent && fsync {
-                    io.sync()?;
+                    cut!(io.sync());
                 }
-                h.cbytes = i64::try_from(sect).map_err(|_| invalid_param("frame too large"))?;
+                h.cbytes = cut!(i64::try_from(sect).map_err(|_| invalid_param("frame too large")));
                 h.frame_len = flen;
                 let old = self.header.encode_fixed();
                 let new = h.encode_fixed();
                 // The commit point: one write of the changed header bytes.
                 if let Some(a) = (0..old.len()).find(|&k| old[k] != new[k]) {
                     let b = (0..old.len()).rfind(|&k| old[k] != new[k]).unwrap_or(a);
-                    io.write_all_at(a as u64, &new[a..=b])?;
+                    cut!(io.write_all_at(a as u64, &new[a..=b]));
                 }
                 if persistent && fsync {
                     io.sync()?;
@@ -333,12 +358,16 @@ impl SChunk {
                     if id > i64::from(u32::MAX) {
                         return Err(invalid_param("chunk ids exhausted"));
                     }
-                    let mut f = File::create(chunk_file(&dir, id as u64))?;
-                    f.write_all(c)?;
-                    if fsync {
-                        f.sync_all()?;
-                    }
+                    let p = chunk_file(&dir, id as u64);
+                    let r = File::create(&p).and_then(|mut f| {
+                        f.write_all(c)?;
+                        if fsync { f.sync_all() } else { Ok(()) }
+                    });
                     locs.push(id);
+                    if let Err(e) = r {
+                        remove_chunk_files(&dir, &locs);
+                        return Err(at(&p)(e));
+                    }
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
                 h.cbytes = live as i64;
@@ -349,7 +378,11 @@ impl SChunk {
                 bytes.extend_from_slice(&trailer);
                 h.frame_len = bytes.len() as u64;
                 bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-                write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync)?;
+                if let Err(e) = write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync) {
+                    // The old index still names the old chunk files only.
+                    remove_chunk_files(&dir, &locs);
+                    return Err(e);
+                }
             }
         }
         self.header = h;

@@ -239,19 +239,27 @@ impl SChunk {
         from: impl Fn(u64) -> u64,
     ) -> Result<()> {
         let fsync = self.fsync;
+        let frame_len = self.header.frame_len;
         let Backend::Frame { io, .. } = &mut self.backend else {
             return Ok(());
         };
         let mut buf = Vec::new();
-        for &(loc, len) in order {
-            buf.resize(len as usize, 0);
-            io.read_exact_at(from(loc), &mut buf)?;
-            io.write_all_at(to(loc), &buf)?;
+        let r = (|| {
+            for &(loc, len) in order {
+                buf.resize(len as usize, 0);
+                io.read_exact_at(from(loc), &mut buf)?;
+                io.write_all_at(to(loc), &buf)?;
+            }
+            if fsync {
+                io.sync()?;
+            }
+            Ok(())
+        })();
+        if r.is_err() {
+            // Nothing committed: cut back what was written past the frame.
+            let _ = io.set_len(frame_len);
         }
-        if fsync {
-            io.sync()?;
-        }
-        Ok(())
+        r
     }
 }
 

@@ -93,8 +93,37 @@
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
 //! it, then replace `chunks.b2frame` by writing a temporary file and
 //! renaming it over the old one (atomic), then remove chunk files no longer
-//! referenced. Adding a metalayer (allowed only while there are no chunks)
-//! and updating one rewrite the header in place.
+//! referenced. Metalayers live in the header, so adding one (allowed only
+//! while there are no chunks) and updating one cannot follow the order
+//! above; they are old-or-new too:
+//!
+//! * adding one to a frame in a file writes the new (empty) frame into a
+//!   copy of the file beside it, syncs it and renames it over the file
+//!   (atomic; the bytes before a frame at an offset are copied along);
+//! * updating one writes only the header bytes that change: in place when
+//!   they lie inside one 512-byte sector of the file (one small write, the
+//!   assumption the commit point above already makes), else through the
+//!   same copy and rename (a cost of one file copy);
+//! * directory frames replace `chunks.b2frame` as for every change.
+//!
+//! A frame behind a caller's [`FrameIo`] gets these header writes in place.
+//!
+//! # Failed writes
+//!
+//! A change that fails (`ENOSPC`, `EFBIG`, `EIO`, ...) returns
+//! [`Error::Io`](crate::Error::Io) naming the storage (a file's path, a
+//! [`FrameIo::describe`]) and the cause, with the `io::ErrorKind` kept; by
+//! the order above the file still holds the previous frame, and copies,
+//! temporary index files and new chunk files of a directory frame are
+//! removed (`tests/write_faults.rs`).
+//!
+//! # Closing
+//!
+//! A file frame changed through a handle is tidied when the handle is
+//! dropped, or by [`SChunk::close`] (which reports errors): the reserve is
+//! trimmed, and the frame compacted when its holes exceed 1 % of its chunk
+//! bytes ([`SChunk::tidy`]). A frame written in one go then has C-Blosc2's
+//! size (`tests/compact.rs`).
 
 use std::path::PathBuf;
 

@@ -5,8 +5,10 @@ use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
 
 use super::space::Space;
+use super::storage::at;
 use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
 use crate::error::{Result, invalid_param};
+use crate::frame::io::NamedIo;
 use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -67,8 +69,9 @@ impl OpenOptions {
     /// I/O errors and every frame check of [`Frame::read`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
-        if fs::metadata(path)?.is_dir() {
-            let index = fs::read(path.join(SFRAME_INDEX))?;
+        if fs::metadata(path).map_err(at(path))?.is_dir() {
+            let ipath = path.join(SFRAME_INDEX);
+            let index = fs::read(&ipath).map_err(at(&ipath))?;
             let f = Frame::read(&mut frame::io::SliceIo(&index), Some(FrameKind::Sparse))?;
             let trailing = index.len() as u64 - f.header.frame_len;
             let mut sc = self.assemble(Backend::Dir(path.to_path_buf()), f)?;
@@ -82,15 +85,17 @@ impl OpenOptions {
             return Ok(sc);
         }
         let file = if self.read_only {
-            File::open(path)?
+            File::open(path).map_err(at(path))?
         } else {
             match FsOpenOptions::new().read(true).write(true).open(path) {
                 Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path)?,
-                Err(e) => return Err(e.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    File::open(path).map_err(at(path))?
+                }
+                Err(e) => return Err(at(path)(e)),
             }
         };
-        let mut io = FileIo::new(file, self.offset);
+        let mut io = NamedIo(Box::new(FileIo::with_path(file, self.offset, path)));
         let f = Frame::read(&mut io, Some(FrameKind::Contiguous))?;
         let after = io.storage_len()? - f.header.frame_len;
         let storage = Storage::File {
@@ -150,7 +155,8 @@ impl OpenOptions {
     ///
     /// # Errors
     /// As [`OpenOptions::open`].
-    pub fn open_io(&self, mut io: Box<dyn FrameIo>) -> Result<SChunk> {
+    pub fn open_io(&self, io: Box<dyn FrameIo>) -> Result<SChunk> {
+        let mut io: Box<dyn FrameIo> = Box::new(NamedIo(io));
         let f = Frame::read(io.as_mut(), Some(FrameKind::Contiguous))?;
         let after = io.storage_len()? - f.header.frame_len;
         let mut sc = self.assemble(

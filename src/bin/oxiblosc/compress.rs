@@ -266,6 +266,15 @@ pub(crate) fn compress_frame(
     let name = input.as_input();
     let mut reader = files::open_input(input)?;
     let checksum = args.checksum;
+    // Failed writes name the output, not the input.
+    let out_name = match output {
+        Place::File(p) => format!("'{}'", p.display()),
+        Place::Std => "stdout".to_string(),
+    };
+    let fail = |e: oxiblosc::Error| match e {
+        oxiblosc::Error::Io(_) => format!("cannot write {out_name}: {e}"),
+        e => format!("cannot compress {name}: {e}"),
+    };
     let mut fill = |sc: &mut SChunk| -> Result<(), String> {
         let mut buf = Vec::new();
         let mut sums = checksum.map(digests::Digests::new);
@@ -273,8 +282,7 @@ pub(crate) fn compress_frame(
             let n = files::read_piece(&mut reader, &mut buf, chunksize)
                 .map_err(|e| format!("cannot read {name}: {e}"))?;
             if n > 0 {
-                sc.append_buffer(&buf[..n])
-                    .map_err(|e| format!("cannot compress {name}: {e}"))?;
+                sc.append_buffer(&buf[..n]).map_err(fail)?;
                 if let Some(s) = &mut sums {
                     s.add(&buf[..n]);
                 }
