@@ -117,6 +117,30 @@
 //! temporary index files and new chunk files of a directory frame are
 //! removed (`tests/write_faults.rs`).
 //!
+//! # Sharing a file
+//!
+//! `SChunk` is neither `Send` nor `Sync` (it may hold a caller's
+//! [`FrameIo`], which need not be): each thread opens its own handle.
+//! One writer and any number of readers (other handles, threads or
+//! processes) may share a file frame without locks:
+//!
+//! * **opening** reads the header, then the index and trailer it points
+//!   at, then the header again, and starts over when a commit came in
+//!   between (up to 1000 times), so every open sees a complete old or new
+//!   frame, never an index a later change overwrote;
+//! * **after opening**, a reader keeps its frame's index: appends,
+//!   vlmetalayer changes and `trim` never write over live chunk bytes, so
+//!   its chunks stay readable while the writer appends; updates, deletes,
+//!   reorders and `compact` (also `close` / drop when it compacts) may
+//!   reuse the bytes of chunks they replace, so a reader that must see
+//!   such changes reopens (an old handle reading reused bytes gets an
+//!   error from the chunk checks, or the newer bytes, never a panic);
+//! * two writers are not supported (nothing locks the file).
+//!
+//! Directory frames replace `chunks.b2frame` by a rename, so an open sees
+//! the old or the new index; chunk files that a change drops are removed
+//! after the rename.
+//!
 //! # Closing
 //!
 //! A file frame changed through a handle is tidied when the handle is

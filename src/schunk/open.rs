@@ -24,6 +24,21 @@ pub struct OpenOptions {
     no_fsync: bool,
 }
 
+/// Bytes of a file frame's start compared before and after an open.
+const SNAPSHOT: usize = 64 << 10;
+/// Opens retried while a writer keeps committing.
+const MAX_OPEN_TRIES: usize = 1000;
+
+/// Up to `len` bytes of `file` from `offset` (fewer at its end).
+fn header_snapshot(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut v = Vec::with_capacity(len);
+    f.take(len as u64).read_to_end(&mut v)?;
+    Ok(v)
+}
+
 impl OpenOptions {
     /// Default options: offset 0, thread counts from the frame's
     /// `tcomp`/`tdecomp`, writable, `fsync` on.
@@ -95,9 +110,32 @@ impl OpenOptions {
                 Err(e) => return Err(at(path)(e)),
             }
         };
+        // A writer in another process or thread may commit while we read:
+        // the header is read again after the rest, and the open retried
+        // when it changed (see "Sharing" in the crate docs of `schunk`).
+        let mut tries = 0;
+        loop {
+            let before = header_snapshot(&file, self.offset, SNAPSHOT).map_err(at(path))?;
+            let handle = file.try_clone().map_err(at(path))?;
+            let r = self.open_file_once(handle, path);
+            let hl = match &r {
+                Ok(sc) => sc.header.header_len as usize,
+                Err(_) => frame::HEADER_FIXED_LEN,
+            }
+            .min(before.len());
+            let again = header_snapshot(&file, self.offset, hl).map_err(at(path))?;
+            tries += 1;
+            if before[..hl] == again[..] || tries >= MAX_OPEN_TRIES {
+                return r;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn open_file_once(&self, file: File, path: &Path) -> Result<SChunk> {
         let mut io = NamedIo(Box::new(FileIo::with_path(file, self.offset, path)));
         let f = Frame::read(&mut io, Some(FrameKind::Contiguous))?;
-        let after = io.storage_len()? - f.header.frame_len;
+        let after = io.storage_len()?.saturating_sub(f.header.frame_len);
         let storage = Storage::File {
             path: path.to_path_buf(),
             offset: self.offset,
