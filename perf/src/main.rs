@@ -7,6 +7,7 @@
 //! perf/run --quick               # = chunks --quick
 //! perf/run scaling [--quick]     # 2 threads against 1, per chunk size
 //! perf/run info
+//! perf/run files [--size 512m]  # the CLI on a file against python-blosc2's file SChunk
 //! ```
 //!
 //! The command line is `cli` (clap derive). Subcommands live in their own
@@ -20,6 +21,7 @@
 mod c;
 mod chunks;
 mod cli;
+mod files;
 mod kernels;
 mod pydeps;
 mod scaling;
@@ -97,6 +99,13 @@ fn run(cli: Cli) -> Result<bool, String> {
             let start = Instant::now();
             let ok = scaling::run(&opts)?;
             finish(start, true, "");
+            Ok(ok)
+        }
+        Command::Files(args) => {
+            print_header();
+            let start = Instant::now();
+            let ok = files::run(&args.options())?;
+            finish(start, ok, "an output did not decompress to the input");
             Ok(ok)
         }
         Command::Info => {
