@@ -10,7 +10,9 @@
 //! `blosc2.SChunk(urlpath=..., contiguous=True, ...)` with `append_data`,
 //! and reading it back with `decompress_chunk` into a buffer written to a
 //! file; timed inside Python, so its interpreter start and imports are
-//! *not* counted (in its favour). Same codec, clevel 5, shuffle, type size
+//! *not* counted (in its favour), up to and including an `fsync` of what
+//! it wrote (the CLI syncs its output before renaming it into place; the
+//! time without that `fsync` is shown too). Same codec, clevel 5, shuffle, type size
 //! 4 and thread count on both sides; rounds interleaved, medians
 //! reported. Every output is checked: both frames decompress to IN.
 //!
@@ -46,7 +48,7 @@ pub struct Options {
 }
 
 const PY: &str = r#"
-import sys, time, blosc2, numpy as np
+import os, sys, time, blosc2, numpy as np
 mode, src, dst, codec, nthreads, chunksize = sys.argv[1:7]
 nthreads, chunksize = int(nthreads), int(chunksize)
 t0 = time.perf_counter()
@@ -66,6 +68,10 @@ if mode == "compress":
             if n < chunksize:
                 break
     del sc
+    t1 = time.perf_counter()
+    fd = os.open(dst, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
 else:
     sc = blosc2.open(src, dparams={"nthreads": nthreads})
     out = np.empty(sc.chunksize, dtype=np.uint8)
@@ -73,7 +79,9 @@ else:
         for i in range(sc.nchunks):
             n = sc.decompress_chunk(i, out)
             f.write(memoryview(out)[:n])
-print(time.perf_counter() - t0)
+        t1 = time.perf_counter()
+        os.fsync(f.fileno())
+print(t1 - t0, time.perf_counter() - t0)
 "#;
 
 /// The release `oxiblosc` binary, built when missing.
@@ -165,8 +173,9 @@ fn run_ours(bin: &Path, args: &[&str]) -> Result<f64, String> {
     Ok(secs)
 }
 
-/// Seconds python-blosc2 reports for one run of [`PY`].
-fn run_theirs(script: &Path, args: &[&str]) -> Result<f64, String> {
+/// Seconds python-blosc2 reports for one run of [`PY`]: without and with
+/// the final `fsync` of what it wrote (the CLI syncs its output).
+fn run_theirs(script: &Path, args: &[&str]) -> Result<(f64, f64), String> {
     let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let out = Command::new(&python)
         .arg(script)
@@ -181,10 +190,16 @@ fn run_theirs(script: &Path, args: &[&str]) -> Result<f64, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse::<f64>()
-        .map_err(|e| format!("python-blosc2 printed no time: {e}"))
+    let text = String::from_utf8_lossy(&out.stdout);
+    let t: Vec<f64> = text
+        .split_whitespace()
+        .map(str::parse::<f64>)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("python-blosc2 printed no times: {e}"))?;
+    match t[..] {
+        [a, b] => Ok((a, b)),
+        _ => Err(format!("python-blosc2 printed {text:?}")),
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -230,9 +245,11 @@ pub fn run(o: &Options) -> Result<bool, String> {
         "compress ours s",
         "compress py s",
         "ours/py",
+        "py no fsync s",
         "decompress ours s",
         "decompress py s",
         "ours/py",
+        "py no fsync s",
         "frame ours B",
         "frame py B",
         "size diff",
@@ -245,6 +262,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
             let nt = n.to_string();
             let pc = py_codec(codec)?;
             let (mut oc, mut pcs, mut od, mut pd) = (vec![], vec![], vec![], vec![]);
+            let (mut pcs_ns, mut pd_ns) = (vec![], vec![]);
             for r in 0..o.rounds {
                 eprintln!("{name} nthreads {n}: round {}/{}", r + 1, o.rounds);
                 let cargs = ["compress", "-q", "-f", "-c", &name, "-t", "4", "-n", &nt];
@@ -254,10 +272,12 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 let a: Vec<&str> = a.iter().map(String::as_str).collect();
                 oc.push(run_ours(&bin, &a)?);
                 let _ = fs::remove_file(&theirs_f);
-                pcs.push(run_theirs(
+                let (ns, t) = run_theirs(
                     &script,
                     &["compress", &s(&input), &s(&theirs_f), pc, &nt, &chunksize],
-                )?);
+                )?;
+                pcs_ns.push(ns);
+                pcs.push(t);
                 let d = [
                     "decompress".to_string(),
                     "-q".into(),
@@ -269,7 +289,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 ];
                 let d: Vec<&str> = d.iter().map(String::as_str).collect();
                 od.push(run_ours(&bin, &d)?);
-                pd.push(run_theirs(
+                let (ns, t) = run_theirs(
                     &script,
                     &[
                         "decompress",
@@ -279,7 +299,9 @@ pub fn run(o: &Options) -> Result<bool, String> {
                         &nt,
                         &chunksize,
                     ],
-                )?);
+                )?;
+                pd_ns.push(ns);
+                pd.push(t);
             }
             let good = same_files(&input, &ours_b)? && same_files(&input, &theirs_b)?;
             if !good {
@@ -289,6 +311,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
             let fo = fs::metadata(&ours_f).map(|m| m.len()).unwrap_or(0);
             let ft = fs::metadata(&theirs_f).map(|m| m.len()).unwrap_or(0);
             let (oc, pcs, od, pd) = (median(oc), median(pcs), median(od), median(pd));
+            let (pcs_ns, pd_ns) = (median(pcs_ns), median(pd_ns));
             let cell = |t: f64| format!("{t:.3} ({:.0} MB/s)", mb / t);
             table.push(vec![
                 name.clone(),
@@ -296,9 +319,11 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 cell(oc),
                 cell(pcs),
                 format!("{:.2}", oc / pcs),
+                cell(pcs_ns),
                 cell(od),
                 cell(pd),
                 format!("{:.2}", od / pd),
+                cell(pd_ns),
                 fo.to_string(),
                 ft.to_string(),
                 format!(
@@ -313,8 +338,10 @@ pub fn run(o: &Options) -> Result<bool, String> {
     }
     println!(
         "## Files: `oxiblosc compress/decompress` (process wall time) vs python-blosc2 {} \
-         file-backed SChunk (time inside Python), {} MiB of float32 samples, clevel 5, \
-         shuffle, 4 MiB chunks, median of {} rounds; ours/py < 1 means ours is faster\n",
+         file-backed SChunk (time inside Python, including an fsync of what it wrote, as \
+         the CLI syncs its output; also shown without), {} MiB of float32 samples, \
+         clevel 5, shuffle, 4 MiB chunks, median of {} rounds; ours/py < 1 means ours is \
+         faster\n",
         pydeps::PYTHON_BLOSC2,
         o.size >> 20,
         o.rounds
