@@ -147,7 +147,7 @@ fn read_once(path: &Path, last_n: &mut usize, probe: &mut u64) {
     }
     if let Some(v) = sc.vlmeta_get("progress").unwrap() {
         let k = u64::from_le_bytes(v.try_into().unwrap());
-        assert!(k as usize <= n - 1, "progress {k} with {n} chunks");
+        assert!((k as usize) < n, "progress {k} with {n} chunks");
     }
     *last_n = n;
 }
