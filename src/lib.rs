@@ -17,6 +17,18 @@
 //! ```
 //!
 //! The byte-transform kernels are in [`kernels`] (`oxiblosc-kernels`).
+//!
+//! # Threads and processes
+//!
+//! [`CParams`], [`DParams`], [`Compressor`], [`Decompressor`], [`Error`],
+//! [`frame::Frame`] and [`frame::FrameHeader`] are `Send + Sync`: move a
+//! `Compressor` / `Decompressor` into a thread, or make one per thread
+//! (they compress through `&mut self`; their worker pools are shared
+//! process-wide). [`schunk::SChunk`] is neither `Send` nor `Sync` (it may
+//! hold a caller's [`frame::FrameIo`]): open one handle per thread. Any
+//! number of readers, in threads or processes, may open a file frame
+//! while one writer appends to it; each open sees a complete old or new
+//! frame (see [`schunk`]'s *Sharing a file*; `tests/concurrency.rs`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

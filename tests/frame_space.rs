@@ -78,10 +78,13 @@ fn append_many(sc: &mut SChunk, path: &PathBuf, prefix: u64) -> Sizes {
         holes = sc.hole_bytes();
         // The gap before the index: the reserve (the largest chunk) plus at
         // most the old and the new index+trailer.
+        // The reserve is the largest chunk a chunk of CS bytes can be
+        // (CS plus the 32-byte header), or the largest stored if larger.
         let gap = dead - holes;
+        let reserve = max_chunk.max(CS as u64 + 32);
         assert!(
-            gap <= max_chunk + 2 * max_tail,
-            "append {k}: gap of {gap} bytes, max chunk {max_chunk}, max tail {max_tail}"
+            gap <= reserve + 2 * max_tail,
+            "append {k}: gap of {gap} bytes, reserve {reserve}, max tail {max_tail}"
         );
         if std::env::var("DBG").is_ok() {
             eprintln!("k {k} dead {dead} holes {holes} mc {max_chunk} mt {max_tail}");

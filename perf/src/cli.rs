@@ -75,6 +75,46 @@ pub enum Command {
     /// libblosc.so.1 and through C-Blosc2 3.3.5's and C-Blosc 1.21's, side
     /// by side (all four dlopened); writes target/perf/capi.csv
     Capi(CapiArgs),
+    /// Files through the CLI: `oxiblosc compress` / `decompress` (release
+    /// binary, process wall time) against python-blosc2 4.14.1 doing the
+    /// same with a file-backed SChunk, on 512 MiB of float32 samples;
+    /// prints the table (not in CI: minutes)
+    Files(FilesArgs),
+}
+
+/// Options of `files`.
+#[derive(Args, Debug, Clone)]
+pub struct FilesArgs {
+    /// Bytes of input, suffixes k and m
+    #[arg(long, value_name = "BYTES", default_value = "512m", value_parser = parse_num)]
+    pub size: usize,
+    /// Codecs
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', default_value = "lz4,blosclz,zstd",
+          value_parser = parse_codec)]
+    pub codec: Vec<Codec>,
+    /// Threads, for both sides
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_value = "1,2",
+          value_parser = parse_threads)]
+    pub nthreads: Vec<usize>,
+    /// Rounds per contestant (the median is reported)
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub rounds: usize,
+    /// Also write the table as CSV here
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+}
+
+impl FilesArgs {
+    /// The options of `files`.
+    pub fn options(&self) -> crate::files::Options {
+        crate::files::Options {
+            size: self.size.max(4),
+            codecs: self.codec.clone(),
+            nthreads: self.nthreads.clone(),
+            rounds: self.rounds.max(1),
+            csv: self.csv.clone(),
+        }
+    }
 }
 
 impl Cli {

@@ -8,6 +8,7 @@
 //! perf/run scaling [--quick]     # 2 threads against 1, per chunk size
 //! perf/run info
 //! perf/run capi [--quick]     # the same C calls through our C libraries and C's
+//! perf/run files [--size 512m]  # the CLI on a file against python-blosc2's file SChunk
 //! ```
 //!
 //! The command line is `cli` (clap derive). Subcommands live in their own
@@ -22,6 +23,7 @@ mod c;
 mod capi;
 mod chunks;
 mod cli;
+mod files;
 mod kernels;
 mod pydeps;
 mod scaling;
@@ -111,6 +113,13 @@ fn run(cli: Cli) -> Result<bool, String> {
                 ok,
                 "some chunks did not decode to their input (rows marked MISMATCH)",
             );
+            Ok(ok)
+        }
+        Command::Files(args) => {
+            print_header();
+            let start = Instant::now();
+            let ok = files::run(&args.options())?;
+            finish(start, ok, "an output did not decompress to the input");
             Ok(ok)
         }
         Command::Info => {

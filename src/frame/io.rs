@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 /// Positioned reads and writes relative to the start of a frame.
 ///
@@ -42,6 +43,11 @@ pub trait FrameIo {
     /// is memory.
     fn slice(&self, _pos: u64, _len: usize) -> Option<&[u8]> {
         None
+    }
+    /// What the storage is, for error messages (a file's path): a
+    /// super-chunk's I/O errors start with it.
+    fn describe(&self) -> String {
+        "the frame storage".to_string()
     }
 }
 
@@ -93,12 +99,26 @@ impl FrameIo for Vec<u8> {
 pub struct FileIo {
     file: File,
     offset: u64,
+    path: Option<PathBuf>,
 }
 
 impl FileIo {
     /// The frame that starts at `offset` in `file`.
     pub fn new(file: File, offset: u64) -> Self {
-        FileIo { file, offset }
+        FileIo {
+            file,
+            offset,
+            path: None,
+        }
+    }
+    /// The frame that starts at `offset` in `file`, opened from `path`
+    /// (which [`FrameIo::describe`] then names).
+    pub fn with_path(file: File, offset: u64, path: impl AsRef<Path>) -> Self {
+        FileIo {
+            file,
+            offset,
+            path: Some(path.as_ref().to_path_buf()),
+        }
     }
     /// Where the frame starts in the file.
     pub fn offset(&self) -> u64 {
@@ -135,6 +155,67 @@ impl FrameIo for FileIo {
     }
     fn is_persistent(&self) -> bool {
         true
+    }
+    fn describe(&self) -> String {
+        let name = match &self.path {
+            Some(p) => format!("'{}'", p.display()),
+            None => "the frame file".to_string(),
+        };
+        if self.offset == 0 {
+            name
+        } else {
+            format!("{name} (frame at byte {})", self.offset)
+        }
+    }
+}
+
+/// A [`FrameIo`] whose errors say which storage failed and what it was
+/// doing: `'<path>': cannot write 4096 bytes at byte 1234: No space left
+/// on device (os error 28)` (the error kind is kept).
+pub(crate) struct NamedIo(pub Box<dyn FrameIo>);
+
+impl NamedIo {
+    fn err(&self, what: std::fmt::Arguments<'_>, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("{}: {what}: {e}", self.0.describe()))
+    }
+}
+
+impl FrameIo for NamedIo {
+    fn storage_len(&mut self) -> io::Result<u64> {
+        self.0
+            .storage_len()
+            .map_err(|e| self.err(format_args!("cannot read its length"), e))
+    }
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
+        let n = buf.len();
+        self.0
+            .read_exact_at(pos, buf)
+            .map_err(|e| self.err(format_args!("cannot read {n} bytes at byte {pos}"), e))
+    }
+    fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
+        let n = data.len();
+        self.0
+            .write_all_at(pos, data)
+            .map_err(|e| self.err(format_args!("cannot write {n} bytes at byte {pos}"), e))
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        self.0
+            .set_len(len)
+            .map_err(|e| self.err(format_args!("cannot set its length to {len}"), e))
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.0
+            .sync()
+            .map_err(|e| self.err(format_args!("cannot sync"), e))
+    }
+    fn is_persistent(&self) -> bool {
+        self.0.is_persistent()
+    }
+    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
+        self.0.slice(pos, len)
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
     }
 }
 

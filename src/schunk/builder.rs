@@ -5,9 +5,11 @@ use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
 
 use super::space::Space;
+use super::storage::at;
 use super::storage::write_replace;
 use super::{Backend, SChunk, SFRAME_INDEX, Storage};
 use crate::error::{Result, invalid_param};
+use crate::frame::io::NamedIo;
 use crate::frame::{self, FileIo, FrameHeader, FrameIo, FrameKind, Metalayer, Offsets};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -104,6 +106,7 @@ impl SChunkBuilder {
             dparams: self.dparams,
             fsync: self.fsync,
             writable: Ok(()),
+            tidy_on_close: false,
         }
     }
 
@@ -125,7 +128,8 @@ impl SChunkBuilder {
     ///
     /// # Errors
     /// As [`SChunkBuilder::build_memory`], plus I/O errors.
-    pub fn build_io(self, mut io: Box<dyn FrameIo>) -> Result<SChunk> {
+    pub fn build_io(self, io: Box<dyn FrameIo>) -> Result<SChunk> {
+        let mut io: Box<dyn FrameIo> = Box::new(NamedIo(io));
         let (h, bytes) = self.empty_frame(FrameKind::Contiguous)?;
         io.write_all_at(0, &bytes)?;
         io.set_len(bytes.len() as u64)?;
@@ -147,7 +151,8 @@ impl SChunkBuilder {
             .read(true)
             .write(true)
             .create_new(true)
-            .open(path)?;
+            .open(path)
+            .map_err(at(path))?;
         self.write_new_file(file, path, 0)
     }
 
@@ -158,14 +163,18 @@ impl SChunkBuilder {
     /// As [`SChunkBuilder::create_file`].
     pub fn append_to_file(self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
-        let file = FsOpenOptions::new().read(true).write(true).open(path)?;
-        let offset = file.metadata()?.len();
+        let file = FsOpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(at(path))?;
+        let offset = file.metadata().map_err(at(path))?.len();
         self.write_new_file(file, path, offset)
     }
 
     pub(super) fn write_new_file(self, file: File, path: &Path, offset: u64) -> Result<SChunk> {
         let (h, bytes) = self.empty_frame(FrameKind::Contiguous)?;
-        let mut io = FileIo::new(file, offset);
+        let mut io = NamedIo(Box::new(FileIo::with_path(file, offset, path)));
         io.write_all_at(0, &bytes)?;
         if self.fsync {
             io.sync()?;
@@ -187,7 +196,7 @@ impl SChunkBuilder {
     pub fn create_dir(self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
         let (h, bytes) = self.empty_frame(FrameKind::Sparse)?;
-        fs::create_dir(path)?;
+        fs::create_dir(path).map_err(at(path))?;
         write_replace(&path.join(SFRAME_INDEX), &bytes, self.fsync)?;
         let backend = Backend::Dir(path.to_path_buf());
         Ok(self.finish(backend, h))

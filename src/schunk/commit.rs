@@ -5,17 +5,36 @@
 use std::fs::{self, File};
 use std::io::Write;
 
-use super::storage::{chunk_file, write_replace};
+use super::storage::{at, chunk_file, write_replace};
 use super::{Backend, SChunk, SFRAME_INDEX, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
 use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
 
+/// Remove the chunk files `ids` of a directory frame written by a change
+/// that failed (no index names them).
+fn remove_chunk_files(dir: &std::path::Path, ids: &[i64]) {
+    for &id in ids {
+        let _ = fs::remove_file(chunk_file(dir, id as u64));
+    }
+}
+
 pub(super) fn encode_offsets(offsets: &Offsets) -> Result<Vec<u8>> {
     match offsets {
         Offsets::Explicit(v) => frame::raw::encode_index(v),
         Offsets::Repeated { value, len } => frame::raw::encode_repeated_index(*value, *len),
+    }
+}
+
+/// The largest a chunk of `chunksize` bytes can be stored as: its bytes
+/// plus the chunk header ([`crate::MAX_OVERHEAD`]), as a chunk that does not
+/// shrink is stored as a copy (0 when chunks have no fixed size).
+pub(super) fn chunk_bound(chunksize: i32) -> u64 {
+    if chunksize > 0 {
+        chunksize as u64 + crate::MAX_OVERHEAD as u64
+    } else {
+        0
     }
 }
 
@@ -249,6 +268,23 @@ impl SChunk {
             Backend::Frame { io, .. } => {
                 let hl = u64::from(h.header_len);
                 let persistent = io.is_persistent();
+                // A failure before the commit point leaves the old frame;
+                // cut back what the change wrote after its end (best effort)
+                // so the file is as it was, still writable.
+                let old_flen = self.header.frame_len;
+                macro_rules! cut {
+                    ($e:expr) => {
+                        match $e {
+                            Ok(v) => v,
+                            Err(e) => {
+                                if persistent {
+                                    let _ = io.set_len(old_flen);
+                                }
+                                return Err(e.into());
+                            }
+                        }
+                    };
+                }
                 let old_cbytes = self.header.cbytes as u64;
                 let old_end = self.header.frame_len - hl;
                 // Where new bytes go, relative to header_len: in memory over
@@ -260,7 +296,7 @@ impl SChunk {
                 if persistent {
                     let a = self.space.place(&sizes, old_cbytes, old_end);
                     for (c, &loc) in new_chunks.iter().zip(&a.locs) {
-                        io.write_all_at(hl + loc, c)?;
+                        cut!(io.write_all_at(hl + loc, c));
                         locs.push(loc as i64);
                     }
                     alloc = Some(a);
@@ -271,35 +307,38 @@ impl SChunk {
                         sect += c.len() as u64;
                     }
                 }
-                offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
+                offsets = cut!(make(&locs)).unwrap_or_else(|| self.offsets.clone());
                 let index = if h.nbytes > 0 && !offsets.is_empty() {
-                    encode_offsets(&offsets)?
+                    cut!(encode_offsets(&offsets))
                 } else {
                     Vec::new()
                 };
                 if let Some(a) = &alloc {
                     let tail_len = (index.len() + trailer.len()) as u64;
                     sect = match tail {
-                        Tail::Auto => a.tail(tail_len, None, old_cbytes, old_end),
+                        Tail::Auto => {
+                            let r = a.reserve().max(chunk_bound(h.chunksize));
+                            a.tail(tail_len, Some(r), old_cbytes, old_end)
+                        }
                         Tail::Trim => a.tail(tail_len, Some(0), old_cbytes, old_end),
                         Tail::At(p) => p,
                     };
                 }
-                io.write_all_at(hl + sect, &index)?;
+                cut!(io.write_all_at(hl + sect, &index));
                 let tpos = hl + sect + index.len() as u64;
-                io.write_all_at(tpos, &trailer)?;
+                cut!(io.write_all_at(tpos, &trailer));
                 let flen = tpos + trailer.len() as u64;
                 if persistent && fsync {
-                    io.sync()?;
+                    cut!(io.sync());
                 }
-                h.cbytes = i64::try_from(sect).map_err(|_| invalid_param("frame too large"))?;
+                h.cbytes = cut!(i64::try_from(sect).map_err(|_| invalid_param("frame too large")));
                 h.frame_len = flen;
                 let old = self.header.encode_fixed();
                 let new = h.encode_fixed();
                 // The commit point: one write of the changed header bytes.
                 if let Some(a) = (0..old.len()).find(|&k| old[k] != new[k]) {
                     let b = (0..old.len()).rfind(|&k| old[k] != new[k]).unwrap_or(a);
-                    io.write_all_at(a as u64, &new[a..=b])?;
+                    cut!(io.write_all_at(a as u64, &new[a..=b]));
                 }
                 if persistent && fsync {
                     io.sync()?;
@@ -319,12 +358,16 @@ impl SChunk {
                     if id > i64::from(u32::MAX) {
                         return Err(invalid_param("chunk ids exhausted"));
                     }
-                    let mut f = File::create(chunk_file(&dir, id as u64))?;
-                    f.write_all(c)?;
-                    if fsync {
-                        f.sync_all()?;
-                    }
+                    let p = chunk_file(&dir, id as u64);
+                    let r = File::create(&p).and_then(|mut f| {
+                        f.write_all(c)?;
+                        if fsync { f.sync_all() } else { Ok(()) }
+                    });
                     locs.push(id);
+                    if let Err(e) = r {
+                        remove_chunk_files(&dir, &locs);
+                        return Err(at(&p)(e));
+                    }
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
                 h.cbytes = live as i64;
@@ -335,13 +378,20 @@ impl SChunk {
                 bytes.extend_from_slice(&trailer);
                 h.frame_len = bytes.len() as u64;
                 bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-                write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync)?;
+                if let Err(e) = write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync) {
+                    // The old index still names the old chunk files only.
+                    remove_chunk_files(&dir, &locs);
+                    return Err(e);
+                }
             }
         }
         self.header = h;
         self.offsets = offsets;
         self.vlmetalayers = vl;
         self.live_cbytes = live;
+        if alloc.is_some() {
+            self.tidy_on_close = true;
+        }
         if let Some(a) = alloc {
             let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
             self.space.commit(a, &sizes, &dead);

@@ -3,7 +3,7 @@
 
 use super::commit::encode_offsets;
 use super::space::Space;
-use super::{Backend, SChunk, Tail};
+use super::{Backend, SChunk, Storage, Tail};
 use crate::error::Result;
 use crate::frame::{self, ChunkEntry, Offsets};
 
@@ -68,6 +68,49 @@ impl SChunk {
                 Tail::Trim,
             )?;
         }
+        self.tidy_on_close = false;
+        Ok(())
+    }
+
+    /// Finish with a file-backed super-chunk: when it changed, drop its
+    /// free space as [`SChunk::tidy`] does, then make everything durable.
+    /// Dropping an `SChunk` does the same, ignoring errors; call `close` to
+    /// see them. Nothing to do for memory and directory frames or a
+    /// read-only super-chunk.
+    ///
+    /// # Errors
+    /// I/O errors (the file then holds the frame of the last successful
+    /// change, or the tidied one: every step is crash-safe).
+    pub fn close(mut self) -> Result<()> {
+        self.tidy()
+    }
+
+    /// Drop the free space a file-backed frame accumulated through this
+    /// handle's changes: [`SChunk::trim`] always, and [`SChunk::compact`]
+    /// instead when the holes between chunks exceed 1 % of the live chunk
+    /// bytes (compaction copies every chunk twice; smaller holes are left
+    /// for later chunks to fill).
+    /// After appends alone the file is then as small as the one C-Blosc2
+    /// writes for the same chunks (the 35-byte trailer of the empty frame
+    /// stays as a hole before the first chunk). Crash-safe; a no-op when
+    /// nothing changed since the last tidy.
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
+    pub fn tidy(&mut self) -> Result<()> {
+        if !self.tidy_on_close || !self.is_persistent_frame() {
+            return Ok(());
+        }
+        self.check_writable()?;
+        if self.space.hole_bytes().saturating_mul(100) > self.live_cbytes {
+            self.compact()?;
+        } else {
+            self.trim()?;
+        }
+        if let Backend::Frame { io, .. } = &mut self.backend {
+            io.sync()?;
+        }
+        self.tidy_on_close = false;
         Ok(())
     }
 
@@ -183,6 +226,7 @@ impl SChunk {
             Tail::At(total),
         )?;
         self.space = Space::build(order.iter().map(|&(loc, len)| (place[&loc], len)));
+        self.tidy_on_close = false;
         Ok(())
     }
 
@@ -195,18 +239,45 @@ impl SChunk {
         from: impl Fn(u64) -> u64,
     ) -> Result<()> {
         let fsync = self.fsync;
+        let frame_len = self.header.frame_len;
         let Backend::Frame { io, .. } = &mut self.backend else {
             return Ok(());
         };
         let mut buf = Vec::new();
-        for &(loc, len) in order {
-            buf.resize(len as usize, 0);
-            io.read_exact_at(from(loc), &mut buf)?;
-            io.write_all_at(to(loc), &buf)?;
+        let r = (|| {
+            for &(loc, len) in order {
+                buf.resize(len as usize, 0);
+                io.read_exact_at(from(loc), &mut buf)?;
+                io.write_all_at(to(loc), &buf)?;
+            }
+            if fsync {
+                io.sync()?;
+            }
+            Ok(())
+        })();
+        if r.is_err() {
+            // Nothing committed: cut back what was written past the frame.
+            let _ = io.set_len(frame_len);
         }
-        if fsync {
-            io.sync()?;
+        r
+    }
+}
+
+impl Drop for SChunk {
+    /// Tidies a changed frame in a file ([`Storage::File`]; not one behind
+    /// a caller's [`FrameIo`](crate::frame::FrameIo), whose writes the
+    /// caller may not expect after the last change) with [`SChunk::tidy`];
+    /// errors are ignored (the file keeps the last committed frame): use
+    /// [`SChunk::close`] to see them.
+    fn drop(&mut self) {
+        if matches!(
+            self.backend,
+            Backend::Frame {
+                storage: Storage::File { .. },
+                ..
+            }
+        ) {
+            let _ = self.tidy();
         }
-        Ok(())
     }
 }

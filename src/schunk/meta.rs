@@ -2,8 +2,7 @@
 //! vlmetalayers (in the trailer, each change one crash-safe commit).
 
 use super::space::Space;
-use super::storage::write_replace;
-use super::{Backend, SChunk, SFRAME_INDEX, Tail};
+use super::{SChunk, Tail};
 use crate::chunk::ChunkHeader;
 use crate::error::{Result, corrupt, invalid_param};
 use crate::frame::{self, Metalayer, Offsets, VlMetalayer};
@@ -53,9 +52,11 @@ impl SChunk {
         self.rewrite_empty(metas)
     }
 
-    /// Overwrite metalayer `name` in place. As in C-Blosc2 the new content
-    /// may not be longer than the old; a shorter one overwrites the first
-    /// bytes and the stored length stays (the old tail remains).
+    /// Overwrite metalayer `name`. As in C-Blosc2 the new content may not
+    /// be longer than the old; a shorter one overwrites the first bytes and
+    /// the stored length stays (the old tail remains). Crash-safe for a
+    /// frame in a file: a crash leaves the old or the new content (see
+    /// the [module docs](super) for how).
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for an unknown name or longer content.
@@ -95,17 +96,7 @@ impl SChunk {
         h.frame_len = (bytes.len() + trailer.len()) as u64;
         bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
         bytes.extend_from_slice(&trailer);
-        let fsync = self.fsync;
-        match &mut self.backend {
-            Backend::Frame { io, .. } => {
-                io.write_all_at(0, &bytes)?;
-                io.set_len(bytes.len() as u64)?;
-                if fsync {
-                    io.sync()?;
-                }
-            }
-            Backend::Dir(dir) => write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync)?,
-        }
+        self.replace_frame(&bytes)?;
         self.header = h;
         self.metalayers = metas;
         self.offsets = Offsets::Explicit(Vec::new());

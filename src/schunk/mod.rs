@@ -93,8 +93,61 @@
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
 //! it, then replace `chunks.b2frame` by writing a temporary file and
 //! renaming it over the old one (atomic), then remove chunk files no longer
-//! referenced. Adding a metalayer (allowed only while there are no chunks)
-//! and updating one rewrite the header in place.
+//! referenced. Metalayers live in the header, so adding one (allowed only
+//! while there are no chunks) and updating one cannot follow the order
+//! above; they are old-or-new too:
+//!
+//! * adding one to a frame in a file writes the new (empty) frame into a
+//!   copy of the file beside it, syncs it and renames it over the file
+//!   (atomic; the bytes before a frame at an offset are copied along);
+//! * updating one writes only the header bytes that change: in place when
+//!   they lie inside one 512-byte sector of the file (one small write, the
+//!   assumption the commit point above already makes), else through the
+//!   same copy and rename (a cost of one file copy);
+//! * directory frames replace `chunks.b2frame` as for every change.
+//!
+//! A frame behind a caller's [`FrameIo`] gets these header writes in place.
+//!
+//! # Failed writes
+//!
+//! A change that fails (`ENOSPC`, `EFBIG`, `EIO`, ...) returns
+//! [`Error::Io`](crate::Error::Io) naming the storage (a file's path, a
+//! [`FrameIo::describe`]) and the cause, with the `io::ErrorKind` kept; by
+//! the order above the file still holds the previous frame, and copies,
+//! temporary index files and new chunk files of a directory frame are
+//! removed (`tests/write_faults.rs`).
+//!
+//! # Sharing a file
+//!
+//! `SChunk` is neither `Send` nor `Sync` (it may hold a caller's
+//! [`FrameIo`], which need not be): each thread opens its own handle.
+//! One writer and any number of readers (other handles, threads or
+//! processes) may share a file frame without locks:
+//!
+//! * **opening** reads the header, then the index and trailer it points
+//!   at, then the header again, and starts over when a commit came in
+//!   between (up to 1000 times), so every open sees a complete old or new
+//!   frame, never an index a later change overwrote;
+//! * **after opening**, a reader keeps its frame's index: appends,
+//!   vlmetalayer changes and `trim` never write over live chunk bytes, so
+//!   its chunks stay readable while the writer appends; updates, deletes,
+//!   reorders and `compact` (also `close` / drop when it compacts) may
+//!   reuse the bytes of chunks they replace, so a reader that must see
+//!   such changes reopens (an old handle reading reused bytes gets an
+//!   error from the chunk checks, or the newer bytes, never a panic);
+//! * two writers are not supported (nothing locks the file).
+//!
+//! Directory frames replace `chunks.b2frame` by a rename, so an open sees
+//! the old or the new index; chunk files that a change drops are removed
+//! after the rename.
+//!
+//! # Closing
+//!
+//! A file frame changed through a handle is tidied when the handle is
+//! dropped, or by [`SChunk::close`] (which reports errors): the reserve is
+//! trimmed, and the frame compacted when its holes exceed 1 % of its chunk
+//! bytes ([`SChunk::tidy`]). A frame written in one go then has C-Blosc2's
+//! size (`tests/compact.rs`).
 
 use std::path::PathBuf;
 
@@ -205,6 +258,9 @@ pub struct SChunk {
     fsync: bool,
     /// Changes allowed (current edition; the frame owns the end of its file).
     writable: std::result::Result<(), String>,
+    /// A file-backed frame changed since it was opened or last tidied:
+    /// [`SChunk::close`] (or dropping it) trims its free space.
+    tidy_on_close: bool,
 }
 
 impl std::fmt::Debug for SChunk {

@@ -5,8 +5,10 @@ use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
 
 use super::space::Space;
+use super::storage::at;
 use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
 use crate::error::{Result, invalid_param};
+use crate::frame::io::NamedIo;
 use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -20,6 +22,21 @@ pub struct OpenOptions {
     read_only: bool,
     discard_trailing: bool,
     no_fsync: bool,
+}
+
+/// Bytes of a file frame's start compared before and after an open.
+const SNAPSHOT: usize = 64 << 10;
+/// Opens retried while a writer keeps committing.
+const MAX_OPEN_TRIES: usize = 1000;
+
+/// Up to `len` bytes of `file` from `offset` (fewer at its end).
+fn header_snapshot(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut v = Vec::with_capacity(len);
+    f.take(len as u64).read_to_end(&mut v)?;
+    Ok(v)
 }
 
 impl OpenOptions {
@@ -67,8 +84,9 @@ impl OpenOptions {
     /// I/O errors and every frame check of [`Frame::read`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
-        if fs::metadata(path)?.is_dir() {
-            let index = fs::read(path.join(SFRAME_INDEX))?;
+        if fs::metadata(path).map_err(at(path))?.is_dir() {
+            let ipath = path.join(SFRAME_INDEX);
+            let index = fs::read(&ipath).map_err(at(&ipath))?;
             let f = Frame::read(&mut frame::io::SliceIo(&index), Some(FrameKind::Sparse))?;
             let trailing = index.len() as u64 - f.header.frame_len;
             let mut sc = self.assemble(Backend::Dir(path.to_path_buf()), f)?;
@@ -82,17 +100,42 @@ impl OpenOptions {
             return Ok(sc);
         }
         let file = if self.read_only {
-            File::open(path)?
+            File::open(path).map_err(at(path))?
         } else {
             match FsOpenOptions::new().read(true).write(true).open(path) {
                 Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path)?,
-                Err(e) => return Err(e.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    File::open(path).map_err(at(path))?
+                }
+                Err(e) => return Err(at(path)(e)),
             }
         };
-        let mut io = FileIo::new(file, self.offset);
+        // A writer in another process or thread may commit while we read:
+        // the header is read again after the rest, and the open retried
+        // when it changed (see "Sharing" in the crate docs of `schunk`).
+        let mut tries = 0;
+        loop {
+            let before = header_snapshot(&file, self.offset, SNAPSHOT).map_err(at(path))?;
+            let handle = file.try_clone().map_err(at(path))?;
+            let r = self.open_file_once(handle, path);
+            let hl = match &r {
+                Ok(sc) => sc.header.header_len as usize,
+                Err(_) => frame::HEADER_FIXED_LEN,
+            }
+            .min(before.len());
+            let again = header_snapshot(&file, self.offset, hl).map_err(at(path))?;
+            tries += 1;
+            if before[..hl] == again[..] || tries >= MAX_OPEN_TRIES {
+                return r;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn open_file_once(&self, file: File, path: &Path) -> Result<SChunk> {
+        let mut io = NamedIo(Box::new(FileIo::with_path(file, self.offset, path)));
         let f = Frame::read(&mut io, Some(FrameKind::Contiguous))?;
-        let after = io.storage_len()? - f.header.frame_len;
+        let after = io.storage_len()?.saturating_sub(f.header.frame_len);
         let storage = Storage::File {
             path: path.to_path_buf(),
             offset: self.offset,
@@ -150,7 +193,8 @@ impl OpenOptions {
     ///
     /// # Errors
     /// As [`OpenOptions::open`].
-    pub fn open_io(&self, mut io: Box<dyn FrameIo>) -> Result<SChunk> {
+    pub fn open_io(&self, io: Box<dyn FrameIo>) -> Result<SChunk> {
+        let mut io: Box<dyn FrameIo> = Box::new(NamedIo(io));
         let f = Frame::read(io.as_mut(), Some(FrameKind::Contiguous))?;
         let after = io.storage_len()? - f.header.frame_len;
         let mut sc = self.assemble(
@@ -209,6 +253,7 @@ impl OpenOptions {
             space: Space::default(),
             fsync: !self.no_fsync,
             writable,
+            tidy_on_close: false,
         })
     }
 }

@@ -169,6 +169,11 @@ impl Space {
 }
 
 impl Alloc {
+    /// The largest chunk stored so far, this change's chunks included.
+    pub fn reserve(&self) -> u64 {
+        self.reserve
+    }
+
     /// Where the new index (`tail_len` bytes with the trailer) goes: `reserve`
     /// bytes after the last chunk when that space lies before the old index
     /// (at `cbytes`), else after the old frame's `end` (and at least

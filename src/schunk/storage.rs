@@ -11,20 +11,40 @@ use super::commit::encode_offsets;
 use super::space::Space;
 use super::{Backend, SChunk, SFRAME_INDEX, Storage};
 use crate::chunk::ChunkHeader;
-use crate::error::{Result, corrupt};
-use crate::frame::{self, ChunkEntry, Frame, FrameHeader, FrameKind, Offsets};
+use crate::error::{Error, Result, corrupt};
+use crate::frame::io::NamedIo;
+use crate::frame::{self, ChunkEntry, FileIo, Frame, FrameHeader, FrameKind, Offsets};
 
-/// Write `bytes` to `path` through a temporary file and a rename.
+/// An I/O error that names `path`: `'<path>': <cause>` (the kind kept).
+pub(super) fn at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("'{}': {e}", path.display()),
+        ))
+    }
+}
+
+/// Write `bytes` to `path` through a temporary file and a rename; on any
+/// error the temporary file is removed and `path` is left as it was.
 pub(super) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let tmp = path.with_extension("b2frame.tmp");
-    {
+    let written = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
         if sync {
             f.sync_all()?;
         }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(at(path)(e));
     }
-    fs::rename(&tmp, path)?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(at(path)(e));
+    }
     if sync && let Some(dir) = path.parent() {
         // Make the rename durable; not every platform can open a directory.
         if let Ok(d) = File::open(dir) {
@@ -237,18 +257,44 @@ impl SChunk {
         matches!(&self.backend, Backend::Frame { io, .. } if io.is_persistent())
     }
 
+    /// Write the header bytes `bytes` (the frame's first `bytes.len()`
+    /// bytes, same header length) so that a crash leaves the old or the new
+    /// header: only the changed byte range is written; in place when that
+    /// range lies inside one 512-byte sector of the file (one small write,
+    /// the assumption the commit point of every change already makes),
+    /// else, for a frame in a file, through a copy of the file renamed over
+    /// it ([`SChunk::replace_through_copy`]). A directory frame's index file
+    /// is always replaced whole. A frame behind a caller's `FrameIo` is
+    /// written in place (as atomic as that storage's writes).
     pub(super) fn write_header_region(&mut self, bytes: &[u8]) -> Result<()> {
         let fsync = self.fsync;
+        let frame_len = self.header.frame_len;
         match &mut self.backend {
-            Backend::Frame { io, .. } => {
-                io.write_all_at(0, bytes)?;
-                if fsync {
-                    io.sync()?;
+            Backend::Frame { io, storage } => {
+                let mut old = vec![0u8; bytes.len()];
+                io.read_exact_at(0, &mut old)?;
+                let Some(a) = (0..old.len()).find(|&k| old[k] != bytes[k]) else {
+                    return Ok(());
+                };
+                let b = (0..old.len()).rfind(|&k| old[k] != bytes[k]).unwrap_or(a);
+                let one_sector = match storage {
+                    Storage::File { offset, .. } => {
+                        (*offset + a as u64) / 512 == (*offset + b as u64) / 512
+                    }
+                    _ => true,
+                };
+                if one_sector {
+                    io.write_all_at(a as u64, &bytes[a..=b])?;
+                    if fsync {
+                        io.sync()?;
+                    }
+                } else {
+                    self.replace_through_copy(frame_len, a as u64, &bytes[a..=b], frame_len)?;
                 }
             }
             Backend::Dir(dir) => {
                 let p = dir.join(SFRAME_INDEX);
-                let mut all = fs::read(&p)?;
+                let mut all = fs::read(&p).map_err(at(&p))?;
                 if all.len() < bytes.len() {
                     return Err(corrupt("index file shorter than its header"));
                 }
@@ -257,5 +303,117 @@ impl SChunk {
             }
         }
         Ok(())
+    }
+
+    /// Change a frame in a file without writing over it: copy the file's
+    /// bytes up to the frame's byte `keep` into a new file beside it,
+    /// write `patch` at frame byte `pos`, make the frame `new_len` bytes
+    /// long, sync, and rename the copy over the file (atomic; symbolic
+    /// links are followed, the file's permissions kept). A crash leaves the
+    /// old file, or the new one (plus, at worst, a stray `.NAME.oxiblosc-*.tmp`
+    /// beside it); any error removes the copy and leaves the file as it
+    /// was. Costs a copy of the file (`copy_file_range` where the system
+    /// has it).
+    pub(super) fn replace_through_copy(
+        &mut self,
+        keep: u64,
+        pos: u64,
+        patch: &[u8],
+        new_len: u64,
+    ) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let fsync = self.fsync;
+        let Backend::Frame {
+            io,
+            storage: Storage::File { path, offset },
+        } = &mut self.backend
+        else {
+            return Err(corrupt("not a frame in a file"));
+        };
+        let offset = *offset;
+        let real = fs::canonicalize(&*path).map_err(at(path))?;
+        let name = real
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = real.with_file_name(format!(".{name}.oxiblosc-{}.tmp", std::process::id()));
+        let copied = (|| -> std::io::Result<File> {
+            let src = File::open(&real)?;
+            let mut dst = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
+            dst.set_permissions(src.metadata()?.permissions())?;
+            let want = offset + keep;
+            let n = std::io::copy(&mut src.take(want), &mut dst)?;
+            if n != want {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file shrank while being copied",
+                ));
+            }
+            dst.seek(SeekFrom::Start(offset + pos))?;
+            dst.write_all(patch)?;
+            dst.set_len(offset + new_len)?;
+            if fsync {
+                dst.sync_all()?;
+            }
+            Ok(dst)
+        })();
+        let file = match copied {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(at(&real)(e));
+            }
+        };
+        if let Err(e) = fs::rename(&tmp, &real) {
+            let _ = fs::remove_file(&tmp);
+            return Err(at(&real)(e));
+        }
+        if fsync
+            && let Some(d) = real.parent()
+            && let Ok(d) = File::open(d)
+        {
+            let _ = d.sync_all();
+        }
+        *io = Box::new(NamedIo(Box::new(FileIo::with_path(file, offset, &*path))));
+        Ok(())
+    }
+
+    /// Write a whole new frame `bytes` over the frame: through
+    /// [`SChunk::replace_through_copy`] for a frame in a file, else in
+    /// place (memory, a caller's `FrameIo`) or by replacing a directory
+    /// frame's index file.
+    pub(super) fn replace_frame(&mut self, bytes: &[u8]) -> Result<()> {
+        let fsync = self.fsync;
+        match &mut self.backend {
+            Backend::Frame {
+                storage: Storage::File { .. },
+                ..
+            } => self.replace_through_copy(0, 0, bytes, bytes.len() as u64),
+            Backend::Frame { io, .. } => {
+                io.write_all_at(0, bytes)?;
+                io.set_len(bytes.len() as u64)?;
+                if fsync {
+                    io.sync()?;
+                }
+                Ok(())
+            }
+            Backend::Dir(dir) => write_replace(&dir.join(SFRAME_INDEX), bytes, fsync),
+        }
+    }
+
+    /// Save the super-chunk as a contiguous frame file at `path` (its
+    /// [`SChunk::to_cframe`] bytes), replacing `path` atomically: the bytes
+    /// go to a temporary file beside it, synced, then renamed over it. On
+    /// any error the temporary file is removed and `path` is as it was.
+    ///
+    /// # Errors
+    /// I/O errors, naming the path and the cause.
+    pub fn save(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let bytes = self.to_cframe()?;
+        write_replace(path.as_ref(), &bytes, true)
     }
 }

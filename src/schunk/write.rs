@@ -299,7 +299,10 @@ impl SChunk {
     }
 
     /// Overwrite bytes `[start, start + data.len())` of the flat content
-    /// (inside `0..nbytes`): touched chunks are recompressed and updated.
+    /// (inside `0..nbytes`): touched chunks are recompressed and replaced
+    /// in one change (a crash or a failed write leaves the old or the new
+    /// content of the whole slice; the new chunks are held in memory until
+    /// then).
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a range outside the content.
@@ -310,6 +313,7 @@ impl SChunk {
             .filter(|&s| s <= self.nbytes())
             .ok_or_else(|| invalid_param("slice outside the content"))?;
         let (first, mut pos) = self.first_chunk_at(start);
+        let mut new = Vec::new();
         for i in first..self.nchunks() {
             if pos >= stop {
                 break;
@@ -319,19 +323,34 @@ impl SChunk {
                 let a = start.max(pos);
                 let b = stop.min(pos + n);
                 let src = &data[(a - start) as usize..(b - start) as usize];
-                let mut buf = if a == pos && b == pos + n {
-                    src.to_vec()
+                let chunk = if a == pos && b == pos + n {
+                    self.compressor.compress(src)?
                 } else {
                     let mut d = self.decompress_chunk_vec(i)?;
                     d[(a - pos) as usize..(b - pos) as usize].copy_from_slice(src);
-                    d
+                    self.compressor.compress(&d)?
                 };
-                let chunk = self.compressor.compress(&buf)?;
-                buf.clear();
-                self.update_chunk(i, &chunk)?;
+                let h = self.check_new_chunk(&chunk)?;
+                if h.nbytes as u64 != n {
+                    return Err(invalid_param("set_slice changed a chunk's size"));
+                }
+                new.push((i, chunk, h, self.offsets.get(i).unwrap_or(0)));
             }
             pos += n;
         }
-        Ok(())
+        if new.is_empty() {
+            return Ok(());
+        }
+        let cs = self.header.chunksize;
+        let nbytes = self.header.nbytes;
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0;
+        self.change_chunks(cs, nbytes, vl, |offs, place| {
+            let mut old = Vec::with_capacity(new.len());
+            for (i, chunk, h, o) in &new {
+                offs[*i] = place(chunk, h)?;
+                old.push(*o);
+            }
+            Ok(old)
+        })
     }
 }

@@ -447,8 +447,11 @@ fn compress_sframe(
         let n = files::read_piece(&mut reader, &mut buf, chunksize)
             .map_err(|e| format!("cannot read {name}: {e}"))?;
         if n > 0 {
-            sc.append_buffer(&buf[..n])
-                .map_err(|e| format!("cannot compress {name}: {e}"))?;
+            // Failed writes name the output, not the input.
+            sc.append_buffer(&buf[..n]).map_err(|e| match e {
+                oxiblosc::Error::Io(_) => format!("cannot write {what}: {e}"),
+                e => format!("cannot compress {name}: {e}"),
+            })?;
             if let Some(s) = &mut sums {
                 s.add(&buf[..n]);
             }

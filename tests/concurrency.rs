@@ -1,0 +1,233 @@
+//! Concurrency (issue #15 item 5): what may be shared across threads, and
+//! readers of a file frame while a writer appends to it — from another
+//! process (this test binary run again as the writer, as C-Blosc2's own
+//! shared-reader test does) and from other threads. Every open sees a
+//! valid old or new frame: its chunks are exactly the ones appended so
+//! far, never a torn index, never a panic.
+
+mod support;
+use oxiblosc::schunk::{OpenOptions, SChunk};
+use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use support::tempdir;
+
+// ---------------------------------------------------------------------------
+// What is Send / Sync (checked at compile time).
+
+const fn send_sync<T: Send + Sync>() {}
+
+const _: () = {
+    send_sync::<CParams>();
+    send_sync::<DParams>();
+    send_sync::<Compressor>();
+    send_sync::<Decompressor>();
+    send_sync::<oxiblosc::Error>();
+    send_sync::<oxiblosc::frame::Frame>();
+    send_sync::<oxiblosc::frame::FrameHeader>();
+    send_sync::<oxiblosc::frame::FileIo>();
+    send_sync::<oxiblosc::schunk::Storage>();
+    send_sync::<oxiblosc::schunk::OpenOptions>();
+};
+
+/// `SChunk` is neither `Send` nor `Sync` (it may hold a caller's
+/// `FrameIo`, which need not be): this resolves only when `T: !Send`
+/// (two candidate impls otherwise), so it stops compiling if `SChunk`
+/// ever becomes `Send` without the docs saying so.
+trait AmbiguousIfSend<A> {
+    fn check() {}
+}
+impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
+trait AmbiguousIfSync<A> {
+    fn check() {}
+}
+impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+impl<T: ?Sized + Sync> AmbiguousIfSync<u8> for T {}
+
+#[test]
+fn schunk_is_not_send_or_sync() {
+    <SChunk as AmbiguousIfSend<_>>::check();
+    <SChunk as AmbiguousIfSync<_>>::check();
+}
+
+/// One `Compressor` / `Decompressor` per thread, or one shared read-only
+/// through `&` (`Sync`: its methods that compress take `&mut`, so sharing
+/// means one per thread); the bytes do not depend on the thread.
+#[test]
+fn compressors_move_across_threads_and_give_the_same_bytes() {
+    let p = CParams::default().codec(Codec::Lz4).typesize(4).nthreads(2);
+    let data = support::data(1 << 20, 5);
+    let want = oxiblosc::compress(&data, &p).unwrap();
+    let data = Arc::new(data);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let mut c = Compressor::new(p.clone());
+            let mut d = Decompressor::new(DParams::default().nthreads(2));
+            let data = data.clone();
+            std::thread::spawn(move || {
+                let out = c.compress(&data).unwrap();
+                assert_eq!(d.decompress(&out).unwrap(), *data);
+                out
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), want);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Readers while a writer appends.
+
+const CS: usize = 8 << 10;
+const APPENDS: u64 = 1500;
+const CHILD_ENV: &str = "OXIBLOSC_CONCURRENCY_WRITER";
+
+fn chunk_data(k: u64) -> Vec<u8> {
+    support::data(CS, k as u32)
+}
+
+fn cparams() -> CParams {
+    CParams::default().codec(Codec::Lz4).typesize(4)
+}
+
+/// The writer: append chunks 1..=APPENDS, then close.
+fn write_all(path: &Path) {
+    let mut sc = OpenOptions::new().fsync(false).open(path).unwrap();
+    for k in 1..=APPENDS {
+        sc.append_buffer(&chunk_data(k)).unwrap();
+        if k % 100 == 0 {
+            // A vlmetalayer change moves the trailer too.
+            sc.vlmeta_set("progress", &k.to_le_bytes()).unwrap();
+        }
+    }
+    sc.close().unwrap();
+}
+
+/// The writer process's side (this binary, run by the test below).
+#[test]
+fn writer_child() {
+    if let Ok(p) = std::env::var(CHILD_ENV) {
+        write_all(Path::new(&p));
+        println!("\nWRITER DONE");
+    }
+}
+
+fn new_frame(path: &Path) {
+    let mut sc = SChunk::builder()
+        .cparams(cparams())
+        .chunksize(CS)
+        .fsync(false)
+        .create_file(path)
+        .unwrap();
+    sc.append_buffer(&chunk_data(0)).unwrap();
+    sc.close().unwrap();
+}
+
+/// One reader's open: a valid frame whose chunks are chunks 0..n of the
+/// writer's, n never going back; checks the first, the last and one more.
+fn read_once(path: &Path, last_n: &mut usize, probe: &mut u64) {
+    let mut sc = OpenOptions::new()
+        .read_only(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open after {last_n} chunks: {e}"));
+    let n = sc.nchunks();
+    assert!(n >= *last_n, "{n} chunks after {last_n}");
+    assert!(n as u64 <= APPENDS + 1);
+    *probe = (*probe * 31 + 7) % n as u64;
+    for i in [0, n - 1, *probe as usize] {
+        let got = sc
+            .decompress_chunk_vec(i)
+            .unwrap_or_else(|e| panic!("chunk {i} of {n}: {e}"));
+        assert_eq!(got, chunk_data(i as u64), "chunk {i} of {n}");
+    }
+    if let Some(v) = sc.vlmeta_get("progress").unwrap() {
+        let k = u64::from_le_bytes(v.try_into().unwrap());
+        assert!((k as usize) < n, "progress {k} with {n} chunks");
+    }
+    *last_n = n;
+}
+
+fn read_all(path: &Path) {
+    let mut sc = SChunk::open(path).unwrap();
+    assert_eq!(sc.nchunks() as u64, APPENDS + 1);
+    for i in 0..sc.nchunks() {
+        assert_eq!(sc.decompress_chunk_vec(i).unwrap(), chunk_data(i as u64));
+    }
+    // Closed: tidy (the holes of reopening the one-chunk frame, well
+    // under 1 %, stay).
+    assert!(
+        sc.dead_bytes() * 100 <= sc.cbytes(),
+        "{} dead",
+        sc.dead_bytes()
+    );
+    let h = sc.frame_header().clone();
+    assert_eq!(h.frame_len, fs::metadata(path).unwrap().len());
+}
+
+#[test]
+fn a_reader_process_sees_old_or_new_frames_while_another_appends() {
+    let dir = tempdir("conc-proc");
+    let path = dir.join("f.b2frame");
+    new_frame(&path);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut last_n, mut probe, mut opens) = (0, 0, 0);
+    let mut seen = std::collections::BTreeSet::new();
+    loop {
+        let done = child.try_wait().unwrap().is_some();
+        read_once(&path, &mut last_n, &mut probe);
+        seen.insert(last_n);
+        opens += 1;
+        if done {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("WRITER DONE"));
+    eprintln!("{opens} opens saw {} different frames", seen.len());
+    // The reader ran while the writer worked: it saw frames in between.
+    assert!(seen.len() > 2, "{seen:?}");
+    read_all(&path);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn reader_threads_see_old_or_new_frames_while_a_thread_appends() {
+    let dir = tempdir("conc-threads");
+    let path = dir.join("f.b2frame");
+    new_frame(&path);
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|t| {
+            let path = path.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                // Each thread opens its own handle (SChunk is not Send).
+                let (mut last_n, mut probe, mut opens) = (0, t, 0);
+                while !stop.load(Ordering::Relaxed) {
+                    read_once(&path, &mut last_n, &mut probe);
+                    opens += 1;
+                }
+                opens
+            })
+        })
+        .collect();
+    write_all(&path);
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        let opens = r.join().unwrap();
+        assert!(opens > 0);
+    }
+    read_all(&path);
+    fs::remove_dir_all(&dir).unwrap();
+}
