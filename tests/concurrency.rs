@@ -97,12 +97,30 @@ fn cparams() -> CParams {
 
 /// The writer: append chunks 1..=APPENDS, then close.
 fn write_all(path: &Path) {
+    write_all_paced(path, None)
+}
+
+/// As [`write_all`]; with `seen`, every 100 appends wait (up to 30 s) until
+/// the reader reports in that file that it has seen them, so that a busy
+/// machine cannot let the writer finish before the reader looks.
+fn write_all_paced(path: &Path, seen: Option<&Path>) {
     let mut sc = OpenOptions::new().fsync(false).open(path).unwrap();
     for k in 1..=APPENDS {
         sc.append_buffer(&chunk_data(k)).unwrap();
         if k % 100 == 0 {
             // A vlmetalayer change moves the trailer too.
             sc.vlmeta_set("progress", &k.to_le_bytes()).unwrap();
+            if let Some(seen) = seen {
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while std::time::Instant::now() < until
+                    && fs::read_to_string(seen)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u64>().ok())
+                        .is_none_or(|n| n < k)
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
         }
     }
     sc.close().unwrap();
@@ -112,7 +130,8 @@ fn write_all(path: &Path) {
 #[test]
 fn writer_child() {
     if let Ok(p) = std::env::var(CHILD_ENV) {
-        write_all(Path::new(&p));
+        let seen = Path::new(&p).with_extension("seen");
+        write_all_paced(Path::new(&p), Some(&seen));
         println!("\nWRITER DONE");
     }
 }
@@ -187,6 +206,11 @@ fn a_reader_process_sees_old_or_new_frames_while_another_appends() {
         read_once(&path, &mut last_n, &mut probe);
         seen.insert(last_n);
         opens += 1;
+        // Tell the writer how far the reader got (it waits every 100).
+        let _ = fs::write(
+            path.with_extension("seen"),
+            format!("{}\n", last_n.saturating_sub(1)),
+        );
         if done {
             break;
         }
