@@ -278,3 +278,30 @@ fn after_many_changes_close_leaves_no_large_holes() {
     }
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Dropping a handle whose view went stale (another handle changed the file
+/// since its last write) does not tidy the file from that stale view: the
+/// other handle's chunks stay.
+#[test]
+fn dropping_a_stale_handle_keeps_the_other_handles_changes() {
+    let dir = tempdir("compact-stale");
+    let path = dir.join("f.b2frame");
+    let p = CParams::default().codec(Codec::Lz4).typesize(4);
+    let mut sc = SChunk::builder()
+        .cparams(p)
+        .chunksize(4096)
+        .fsync(false)
+        .create_file(&path)
+        .unwrap();
+    sc.append_buffer(&[1u8; 4096]).unwrap();
+    sc.close().unwrap();
+    let mut a = OpenOptions::new().fsync(false).open(&path).unwrap();
+    a.append_buffer(&[2u8; 4096]).unwrap(); // a now has a change to tidy
+    let mut b = OpenOptions::new().fsync(false).open(&path).unwrap();
+    b.append_buffer(&[3u8; 4096]).unwrap();
+    b.close().unwrap();
+    drop(a); // stale: must not trim or compact b's chunk away
+    let mut again = SChunk::open(&path).unwrap();
+    assert_eq!(again.nchunks(), 3);
+    assert_eq!(again.decompress_chunk_vec(2).unwrap(), vec![3u8; 4096]);
+}

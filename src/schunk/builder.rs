@@ -107,6 +107,7 @@ impl SChunkBuilder {
             fsync: self.fsync,
             writable: Ok(()),
             tidy_on_close: false,
+            tidy_on_drop: true,
         }
     }
 

@@ -5,7 +5,7 @@ use super::commit::encode_offsets;
 use super::space::Space;
 use super::{Backend, SChunk, Storage, Tail};
 use crate::error::Result;
-use crate::frame::{self, ChunkEntry, Offsets};
+use crate::frame::{self, ChunkEntry, FrameHeader, Offsets};
 
 impl SChunk {
     /// Bytes of the frame no reader needs: dead chunk bytes, old indexes
@@ -263,6 +263,39 @@ impl SChunk {
     }
 }
 
+impl SChunk {
+    /// Whether dropping this handle tidies its file ([`SChunk::tidy`]; on by
+    /// default). Turn it off where other processes share the file under
+    /// their own locking and expect no write after the last change (C-Blosc2
+    /// never rewrites a frame when it frees a super-chunk: the C ABI turns it
+    /// off). [`SChunk::close`] still tidies.
+    pub fn set_tidy_on_drop(&mut self, on: bool) {
+        self.tidy_on_drop = on;
+    }
+
+    /// Whether the frame in storage still has the header this handle last
+    /// wrote (another handle or process may have changed it since: then a
+    /// tidy from this handle's view would undo their work).
+    fn file_still_ours(&mut self) -> bool {
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return true;
+        };
+        let mut b = [0u8; crate::frame::HEADER_FIXED_LEN];
+        let n = b.len().min(self.header.header_len as usize);
+        if io.read_exact_at(0, &mut b[..n]).is_err() {
+            return false;
+        }
+        match FrameHeader::parse_fixed(&b[..n]) {
+            Ok(h) => {
+                h.frame_len == self.header.frame_len
+                    && h.nbytes == self.header.nbytes
+                    && h.cbytes == self.header.cbytes
+            }
+            Err(_) => false,
+        }
+    }
+}
+
 impl Drop for SChunk {
     /// Tidies a changed frame in a file ([`Storage::File`]; not one behind
     /// a caller's [`FrameIo`](crate::frame::FrameIo), whose writes the
@@ -270,13 +303,16 @@ impl Drop for SChunk {
     /// errors are ignored (the file keeps the last committed frame): use
     /// [`SChunk::close`] to see them.
     fn drop(&mut self) {
-        if matches!(
-            self.backend,
-            Backend::Frame {
-                storage: Storage::File { .. },
-                ..
-            }
-        ) {
+        if self.tidy_on_drop
+            && self.file_still_ours()
+            && matches!(
+                self.backend,
+                Backend::Frame {
+                    storage: Storage::File { .. },
+                    ..
+                }
+            )
+        {
             let _ = self.tidy();
         }
     }

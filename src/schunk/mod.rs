@@ -261,6 +261,8 @@ pub struct SChunk {
     /// A file-backed frame changed since it was opened or last tidied:
     /// [`SChunk::close`] (or dropping it) trims its free space.
     tidy_on_close: bool,
+    /// Dropping the handle tidies (see [`SChunk::set_tidy_on_drop`]).
+    tidy_on_drop: bool,
 }
 
 impl std::fmt::Debug for SChunk {

@@ -254,6 +254,7 @@ impl OpenOptions {
             fsync: !self.no_fsync,
             writable,
             tidy_on_close: false,
+            tidy_on_drop: true,
         })
     }
 }

@@ -69,6 +69,8 @@ fn reopen(h: &mut Handle) -> bool {
     match reopened {
         Ok(mut sc) => {
             sc.set_dparams(h.sc.dparams().clone());
+            // The replaced handle's view is stale: it must not tidy the file.
+            h.sc.set_tidy_on_drop(false);
             h.sc = sc;
             h.data_dirty = true;
             h.stamp = disk_stamp(&h.sc.storage());

@@ -179,6 +179,9 @@ fn disk_stamp(storage: &oxiblosc::schunk::Storage) -> Option<DiskStamp> {
 
 impl Drop for Handle {
     fn drop(&mut self) {
+        // C-Blosc2 never rewrites a frame when freeing it; other processes
+        // may hold it under their own lock (BLOSC_LOCKING).
+        self.sc.set_tidy_on_drop(false);
         // SAFETY: the contexts were made by blosc2_create_cctx/dctx for this
         // handle and are freed only here.
         unsafe {
@@ -277,6 +280,8 @@ impl Handle {
         match reopened {
             Ok(mut sc) => {
                 sc.set_dparams(self.sc.dparams().clone());
+                // The replaced handle's view is stale: it must not tidy the file.
+                self.sc.set_tidy_on_drop(false);
                 self.sc = sc;
                 self.data_dirty = true;
                 self.stamp = now;
