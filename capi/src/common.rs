@@ -14,6 +14,40 @@ unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
 }
 
+/// A copy of `b` in memory from C's `malloc` (the caller `free()`s it; at
+/// least one byte is allocated), or null when allocation fails.
+pub fn malloc_copy(b: &[u8]) -> *mut u8 {
+    // SAFETY: malloc has no preconditions; null is checked.
+    let p = unsafe { malloc(b.len().max(1)) } as *mut u8;
+    if !p.is_null() {
+        // SAFETY: p holds b.len() fresh bytes, not overlapping b.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+    }
+    p
+}
+
+/// A `malloc`'ed copy of the plain-data struct `v` (the caller `free()`s
+/// it), or null when allocation fails.
+pub fn malloc_value<T: Copy>(v: &T) -> *mut T {
+    // SAFETY: `T: Copy` is plain data here (the C params structs); its
+    // `size_of::<T>()` bytes are read from a live reference.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) };
+    malloc_copy(bytes) as *mut T
+}
+
+/// C's name of a codec (`"unknown"` for user codecs).
+pub fn codec_cname(c: Codec) -> &'static CStr {
+    match c {
+        Codec::BloscLz => c"blosclz",
+        Codec::Lz4 => c"lz4",
+        Codec::Lz4Hc => c"lz4hc",
+        Codec::Zlib => c"zlib",
+        Codec::Zstd => c"zstd",
+        _ => c"unknown",
+    }
+}
+
 /// A copy of `s` in memory from C's `malloc` (the caller `free()`s it), or
 /// null when allocation fails.
 pub fn c_strdup(s: &str) -> *mut c_char {

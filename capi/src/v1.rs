@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use oxiblosc::{CParams, ChunkFormat, Codec, DParams, Filter, SplitMode};
 
 use crate::common::{
-    c_strdup, chunk_at, codec_of_code, complib_info, complib_of_format, guard, header16,
-    is_dst_too_small, le_i32, slice_in, slice_out, str_arg, strtol,
+    c_strdup, chunk_at, codec_cname, codec_of_code, complib_info, complib_of_format, guard,
+    header16, is_dst_too_small, le_i32, slice_in, slice_out, str_arg, strtol,
 };
 
 /// `BLOSC_VERSION_STRING` of the ABI implemented.
@@ -360,17 +360,6 @@ pub extern "C" fn blosc_set_nthreads(nthreads: c_int) -> c_int {
         let mut s = settings();
         std::mem::replace(&mut s.nthreads, nthreads)
     })
-}
-
-fn codec_cname(c: Codec) -> &'static CStr {
-    match c {
-        Codec::BloscLz => c"blosclz",
-        Codec::Lz4 => c"lz4",
-        Codec::Lz4Hc => c"lz4hc",
-        Codec::Zlib => c"zlib",
-        Codec::Zstd => c"zstd",
-        _ => c"unknown",
-    }
 }
 
 /// The compressor of the non-`_ctx` calls.

@@ -5,7 +5,7 @@ use oxiblosc_kernels::Kernels;
 use rayon::prelude::*;
 
 use super::header::{ChunkHeader, SpecialValue};
-use crate::codecs::{CodecCtx, DecDict};
+use crate::codecs::{CodecCtx, DecDict, DecodedConst};
 use crate::error::{Error, Result, corrupt};
 use crate::filters::Pipeline;
 use crate::parallel::{Scratch, Workers};
@@ -264,19 +264,24 @@ impl<'a> Plan<'a> {
         // after. No dictionary: the stream alone decides the output.
         let format = self.h.codec_format();
         let memo = self.dict.is_none() && payload.len().saturating_mul(64) <= dst.len();
+        let (ud, len) = (self.h.udcodec, dst.len());
         if memo
-            && let Some(v) = codecs
-                .decoded_consts
-                .get(format, self.h.udcodec, dst.len(), payload)
+            && let Some(e) = codecs.decoded_consts.find(|e| {
+                e.format == format && e.udcodec == ud && e.len == len && e.stream == payload
+            })
         {
-            dst.fill(v);
+            dst.fill(e.value);
             return Ok(());
         }
-        codecs.decompress(format, self.h.udcodec, payload, dst, self.dict.as_ref())?;
-        if memo && !dst.is_empty() && super::all_equal(dst) {
-            codecs
-                .decoded_consts
-                .put(format, self.h.udcodec, dst.len(), payload, dst[0]);
+        codecs.decompress(format, ud, payload, dst, self.dict.as_ref())?;
+        if memo && len > 0 && super::all_equal(dst) {
+            codecs.decoded_consts.push(DecodedConst {
+                format,
+                udcodec: ud,
+                len,
+                stream: payload.to_vec(),
+                value: dst[0],
+            });
         }
         Ok(())
     }

@@ -524,36 +524,34 @@ fn write_stream(
                 len: neblock,
                 value: stream[0],
             });
-        if let Some(hit) = key.as_ref().and_then(|k| codecs.consts.get(k)) {
-            let c = match hit {
-                Some(bytes) => {
-                    out[..bytes.len()].copy_from_slice(bytes);
-                    bytes.len()
+        let hit = key
+            .as_ref()
+            .and_then(|k| codecs.consts.find(|(kk, _)| kk == k));
+        let mut c = if let Some((_, hit)) = hit {
+            // Stored raw the first time: 0 sends it down the raw path below.
+            hit.as_ref().map_or(0, |bytes| {
+                out[..bytes.len()].copy_from_slice(bytes);
+                bytes.len()
+            })
+        } else {
+            let c = match how.blosc1_split {
+                Some(split) if p.codec == Codec::BloscLz => {
+                    codecs.compress_blosclz_blosc1(p.clevel, stream, out, split)?
                 }
-                None => {
-                    dst[ntbytes..ntbytes + neblock].copy_from_slice(stream);
-                    neblock
+                Some(_) if p.codec == Codec::Lz4 => {
+                    codecs.compress_lz4_blosc1(p.clevel, stream, out)?
                 }
+                Some(_) if p.codec == Codec::Zlib => {
+                    codecs.compress_zlib_blosc1(p.clevel, stream, out)?
+                }
+                _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
             };
-            dst[pos..pos + 4].copy_from_slice(&(c as i32).to_le_bytes());
-            return Ok(Some(ntbytes + c));
-        }
-        let mut c = match how.blosc1_split {
-            Some(split) if p.codec == Codec::BloscLz => {
-                codecs.compress_blosclz_blosc1(p.clevel, stream, out, split)?
+            if let Some(k) = key {
+                let gain = (c > 0 && c < neblock).then(|| out[..c].to_vec());
+                codecs.consts.push((k, gain));
             }
-            Some(_) if p.codec == Codec::Lz4 => {
-                codecs.compress_lz4_blosc1(p.clevel, stream, out)?
-            }
-            Some(_) if p.codec == Codec::Zlib => {
-                codecs.compress_zlib_blosc1(p.clevel, stream, out)?
-            }
-            _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
+            c
         };
-        if let Some(k) = key {
-            let gain = (c > 0 && c < neblock).then(|| &dst[ntbytes..ntbytes + c]);
-            codecs.consts.put(k, gain);
-        }
         if c == 0 || c >= neblock {
             if ntbytes + neblock > destsize {
                 return Ok(None);

@@ -129,76 +129,59 @@ pub(crate) struct ConstKey {
     pub value: u8,
 }
 
-/// The compressed forms of constant streams (every byte equal) already
-/// made. Blosc1 chunks have no run streams, so C-Blosc 1.x compresses a
-/// constant byte plane in every block; the codecs are deterministic, so a
-/// repeat of the same call is a copy of the first one's output (`None`:
-/// the codec gave no gain and the stream was stored raw).
-#[derive(Default)]
-pub(crate) struct ConstMemo {
-    entries: Vec<(ConstKey, Option<Vec<u8>>)>,
+/// The last few entries of a memo of deterministic codec calls, oldest
+/// dropped first. The codec contexts keep two: the compressed forms of
+/// constant streams (key [`ConstKey`]; `None`: the codec gave no gain and
+/// the stream was stored raw), and streams seen decoding to one repeated
+/// byte (codec format, user codec id, output length, the stream; the byte).
+/// Blosc1 chunks have no run streams, so a constant byte plane is a codec
+/// stream in every block, usually the same one: a repeat is a copy or a fill.
+pub(crate) struct Recent<E> {
+    entries: Vec<E>,
 }
 
-impl ConstMemo {
-    /// At most this many different constant streams are kept.
+impl<E> Default for Recent<E> {
+    fn default() -> Self {
+        Recent {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<E> Recent<E> {
+    /// At most this many entries are kept.
     const CAP: usize = 8;
 
-    /// The output recorded for `key`, if any (`Some(None)`: stored raw).
-    pub(crate) fn get(&self, key: &ConstKey) -> Option<Option<&[u8]>> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_deref())
+    /// The first entry `matches` accepts.
+    pub(crate) fn find(&self, matches: impl Fn(&E) -> bool) -> Option<&E> {
+        self.entries.iter().find(|e| matches(e))
     }
 
-    /// Record the output of a full-room codec call on `key`'s stream.
-    pub(crate) fn put(&mut self, key: ConstKey, out: Option<&[u8]>) {
+    /// Add `e`, dropping the oldest entry when full.
+    pub(crate) fn push(&mut self, e: E) {
         if self.entries.len() == Self::CAP {
             self.entries.remove(0);
         }
-        self.entries.push((key, out.map(<[u8]>::to_vec)));
+        self.entries.push(e);
     }
 }
 
-/// Streams that decoded to one repeated byte: Blosc1 chunks have no run
-/// streams, so a constant byte plane is a codec stream in every block,
-/// usually the same bytes. Decoding is a function of the codec, the stream
-/// and the output length, so a repeat is a fill.
-#[derive(Default)]
-pub(crate) struct DecodedConsts {
-    /// (codec format, user codec id, output length, stream, the byte).
-    entries: Vec<(u8, u8, usize, Vec<u8>, u8)>,
-}
-
-impl DecodedConsts {
-    /// At most this many streams are kept.
-    const CAP: usize = 8;
-
-    /// The byte `stream` decodes to, when it was seen decoding to one.
-    pub(crate) fn get(&self, format: u8, udcodec: u8, len: usize, stream: &[u8]) -> Option<u8> {
-        self.entries
-            .iter()
-            .find(|(f, u, l, s, _)| *f == format && *u == udcodec && *l == len && s == stream)
-            .map(|e| e.4)
-    }
-
-    /// Record that `stream` decoded to `len` copies of `value`.
-    pub(crate) fn put(&mut self, format: u8, udcodec: u8, len: usize, stream: &[u8], value: u8) {
-        if self.entries.len() == Self::CAP {
-            self.entries.remove(0);
-        }
-        self.entries
-            .push((format, udcodec, len, stream.to_vec(), value));
-    }
+/// A stream that decoded to one repeated byte (see [`Recent`]).
+pub(crate) struct DecodedConst {
+    pub format: u8,
+    pub udcodec: u8,
+    pub len: usize,
+    pub stream: Vec<u8>,
+    pub value: u8,
 }
 
 /// One worker's codec state: a thin dispatcher over the [`Backend`]s.
 #[derive(Default)]
 pub(crate) struct CodecCtx {
     /// Compressed forms of constant streams already made (Blosc1 chunks).
-    pub(crate) consts: ConstMemo,
+    pub(crate) consts: Recent<(ConstKey, Option<Vec<u8>>)>,
     /// Streams already decoded to a constant (Blosc1 chunks' byte planes).
-    pub(crate) decoded_consts: DecodedConsts,
+    pub(crate) decoded_consts: Recent<DecodedConst>,
     lz4: lz4::Lz4,
     blosclz: blosclz::BloscLz,
     #[cfg(feature = "zlib")]

@@ -5,7 +5,7 @@ use super::commit::encode_offsets;
 use super::space::Space;
 use super::{Backend, SChunk, Storage, Tail};
 use crate::error::Result;
-use crate::frame::{self, ChunkEntry, FrameHeader, Offsets};
+use crate::frame::{self, ChunkEntry, Offsets};
 
 impl SChunk {
     /// Bytes of the frame no reader needs: dead chunk bytes, old indexes
@@ -272,28 +272,6 @@ impl SChunk {
     pub fn set_tidy_on_drop(&mut self, on: bool) {
         self.tidy_on_drop = on;
     }
-
-    /// Whether the frame in storage still has the header this handle last
-    /// wrote (another handle or process may have changed it since: then a
-    /// tidy from this handle's view would undo their work).
-    fn file_still_ours(&mut self) -> bool {
-        let Backend::Frame { io, .. } = &mut self.backend else {
-            return true;
-        };
-        let mut b = [0u8; crate::frame::HEADER_FIXED_LEN];
-        let n = b.len().min(self.header.header_len as usize);
-        if io.read_exact_at(0, &mut b[..n]).is_err() {
-            return false;
-        }
-        match FrameHeader::parse_fixed(&b[..n]) {
-            Ok(h) => {
-                h.frame_len == self.header.frame_len
-                    && h.nbytes == self.header.nbytes
-                    && h.cbytes == self.header.cbytes
-            }
-            Err(_) => false,
-        }
-    }
 }
 
 impl Drop for SChunk {
@@ -304,7 +282,6 @@ impl Drop for SChunk {
     /// [`SChunk::close`] to see them.
     fn drop(&mut self) {
         if self.tidy_on_drop
-            && self.file_still_ours()
             && matches!(
                 self.backend,
                 Backend::Frame {

@@ -425,15 +425,8 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
             }
             let mut cp = h.cparams;
             cp.schunk = schunk as *mut c_void;
-            // SAFETY: blosc2_cparams is plain data; its bytes are copied.
-            let bytes = unsafe {
-                std::slice::from_raw_parts(
-                    &cp as *const blosc2_cparams as *const u8,
-                    std::mem::size_of::<blosc2_cparams>(),
-                )
-            };
             // SAFETY: cparams is non-null and writable.
-            unsafe { *cparams = malloc_copy(bytes) as *mut blosc2_cparams };
+            unsafe { *cparams = malloc_value(&cp) };
             0
         })
     })
@@ -452,15 +445,8 @@ pub unsafe extern "C" fn blosc2_schunk_get_dparams(
             }
             let mut dp = h.dparams;
             dp.schunk = schunk as *mut c_void;
-            // SAFETY: blosc2_dparams is plain data; its bytes are copied.
-            let bytes = unsafe {
-                std::slice::from_raw_parts(
-                    &dp as *const blosc2_dparams as *const u8,
-                    std::mem::size_of::<blosc2_dparams>(),
-                )
-            };
             // SAFETY: dparams is non-null and writable.
-            unsafe { *dparams = malloc_copy(bytes) as *mut blosc2_dparams };
+            unsafe { *dparams = malloc_value(&dp) };
             0
         })
     })

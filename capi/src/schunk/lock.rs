@@ -58,28 +58,6 @@ fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
     }
 }
 
-/// Reopen the frame behind `h` (another handle changed it).
-fn reopen(h: &mut Handle) -> bool {
-    use oxiblosc::schunk::Storage;
-    let reopened = match &h.sc.storage() {
-        Storage::File { path, offset } => open_options().offset(*offset).open(path),
-        Storage::Directory(dir) => open_options().open(dir),
-        _ => return false,
-    };
-    match reopened {
-        Ok(mut sc) => {
-            sc.set_dparams(h.sc.dparams().clone());
-            // The replaced handle's view is stale: it must not tidy the file.
-            h.sc.set_tidy_on_drop(false);
-            h.sc = sc;
-            h.data_dirty = true;
-            h.stamp = disk_stamp(&h.sc.storage());
-            true
-        }
-        Err(_) => false,
-    }
-}
-
 /// Take (or nest in) the handle's lock. `Ok(true)` when the frame was
 /// reopened because another holder changed it.
 fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
@@ -142,7 +120,7 @@ fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
     s.seq = if exclusive { seq + 1 } else { seq };
     s.depth = 1;
     drop(map);
-    Ok(changed && reopen(h))
+    Ok(changed && h.reopen())
 }
 
 fn unlock_in(h: &mut Handle) -> c_int {

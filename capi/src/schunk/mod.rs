@@ -14,7 +14,7 @@ use std::path::Path;
 use oxiblosc::schunk::{Fill, SChunk};
 use oxiblosc::{CParams, DParams};
 
-use crate::common::{guard, slice_in, slice_out, str_arg};
+use crate::common::{guard, malloc_copy, malloc_value, slice_in, slice_out, str_arg};
 use crate::v2::{
     CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, blosc2_context, blosc2_cparams, blosc2_create_cctx,
     blosc2_create_dctx, blosc2_dparams, blosc2_free_ctx, code_of, err, to_cparams,
@@ -266,13 +266,19 @@ impl Handle {
     /// moved over its path. Reopen when the frame on disk is not the one
     /// last seen; true when it did.
     fn refresh_if_stale(&mut self) -> bool {
-        use oxiblosc::schunk::Storage;
-        let storage = self.sc.storage();
-        let now = disk_stamp(&storage);
+        let now = disk_stamp(&self.sc.storage());
         if now.is_none() || now == self.stamp {
             return false;
         }
-        let reopened = match &storage {
+        self.reopen()
+    }
+
+    /// Reopen the frame behind this handle (another handle or process
+    /// changed it); false when it is not a file or directory, or does not
+    /// open.
+    fn reopen(&mut self) -> bool {
+        use oxiblosc::schunk::Storage;
+        let reopened = match &self.sc.storage() {
             Storage::File { path, offset } => open_options().offset(*offset).open(path),
             Storage::Directory(dir) => open_options().open(dir),
             _ => return false,
@@ -284,7 +290,7 @@ impl Handle {
                 self.sc.set_tidy_on_drop(false);
                 self.sc = sc;
                 self.data_dirty = true;
-                self.stamp = now;
+                self.stamp = disk_stamp(&self.sc.storage());
                 true
             }
             Err(_) => false,
@@ -410,7 +416,6 @@ unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<&'a mut Handle> {
 }
 
 unsafe extern "C" {
-    fn malloc(size: usize) -> *mut c_void;
     fn free(p: *mut c_void);
 }
 
@@ -422,17 +427,6 @@ fn take_over(chunk: *mut u8, copy: bool, stored: bool) {
         // it will not use again (C-Blosc2's contract).
         unsafe { free(chunk as *mut c_void) };
     }
-}
-
-/// A malloc'ed copy of `b` (the caller `free()`s it).
-fn malloc_copy(b: &[u8]) -> *mut u8 {
-    // SAFETY: malloc has no preconditions; null is checked.
-    let p = unsafe { malloc(b.len().max(1)) } as *mut u8;
-    if !p.is_null() {
-        // SAFETY: p holds b.len() fresh bytes, not overlapping b.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
-    }
-    p
 }
 
 fn params_of_storage(st: &blosc2_storage) -> Result<(blosc2_cparams, blosc2_dparams), c_int> {

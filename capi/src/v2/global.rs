@@ -104,17 +104,6 @@ pub unsafe fn run_threads_callback(
     true
 }
 
-pub(super) fn codec_cname(c: Codec) -> &'static CStr {
-    match c {
-        Codec::BloscLz => c"blosclz",
-        Codec::Lz4 => c"lz4",
-        Codec::Lz4Hc => c"lz4hc",
-        Codec::Zlib => c"zlib",
-        Codec::Zstd => c"zstd",
-        _ => c"unknown",
-    }
-}
-
 /// The compressor of the non-context calls.
 #[unsafe(no_mangle)]
 pub extern "C" fn blosc1_get_compressor() -> *const c_char {

@@ -14,8 +14,8 @@ use oxiblosc::{
 };
 
 use crate::common::{
-    c_strdup, chunk_at, codec_of_code, complib_info, complib_of_format, guard, header16,
-    is_dst_too_small, le_i32, slice_in, slice_out, str_arg, strtol,
+    c_strdup, chunk_at, codec_cname, codec_of_code, complib_info, complib_of_format, guard,
+    header16, is_dst_too_small, le_i32, malloc_copy, slice_in, slice_out, str_arg, strtol,
 };
 
 mod compress;

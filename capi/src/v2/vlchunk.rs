@@ -5,21 +5,6 @@ use super::*;
 // ---------------------------------------------------------------------------
 // VL-block chunks: writing (`oxiblosc::chunk::vl_compress_into`) and decoding.
 
-unsafe extern "C" {
-    fn malloc(size: usize) -> *mut c_void;
-}
-
-/// A malloc'ed copy of `b` (the caller `free()`s it); null on failure.
-pub(super) fn malloc_copy(b: &[u8]) -> *mut u8 {
-    // SAFETY: malloc has no preconditions; null is checked.
-    let p = unsafe { malloc(b.len().max(1)) } as *mut u8;
-    if !p.is_null() {
-        // SAFETY: p holds b.len() fresh bytes, not overlapping b.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
-    }
-    p
-}
-
 pub(super) fn vl_header(
     src: *const c_void,
     srcsize: i32,
