@@ -54,20 +54,25 @@ pub(crate) fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Re
     };
     let mut out = files::Output::begin(output)?;
     let mut buf = Vec::new();
+    let mut d = Decompressor::new(sc.dparams().clone());
     for i in 0..sc.nchunks() {
-        // The chunk is checked whole before the buffer is sized by the
-        // frame's header: a corrupt chunk claiming 2 GiB fails here.
+        // Read once; checked whole before the buffer is sized by its
+        // header: a corrupt chunk claiming 2 GiB fails here.
         let chunk = sc
             .get_chunk(i)
             .map_err(|e| format!("cannot read {name} (chunk {i}): {e}"))?;
+        let undecodable =
+            |e: &dyn std::fmt::Display| format!("cannot decompress {name} (chunk {i}): {e}");
         let n = oxiblosc::chunk::validate(&chunk)
-            .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?
+            .map_err(|e| undecodable(&e))?
             .nbytes;
-        drop(chunk);
         buf.resize(n, 0);
-        let got = sc
-            .decompress_chunk(i, &mut buf)
-            .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?;
+        let got = d
+            .decompress_into(&chunk, &mut buf)
+            .map_err(|e| undecodable(&e))?;
+        if got != n {
+            return Err(undecodable(&format_args!("decoded {got} of {n} bytes")));
+        }
         if let Some(d) = &digests {
             d.check(i, &buf[..got])
                 .map_err(|e| format!("{name}: {e}"))?;
