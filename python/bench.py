@@ -3,6 +3,7 @@
 
     python python/bench.py            # the full table (about 2-4 minutes)
     python python/bench.py --quick    # 64 KiB and 1 MiB only
+    python python/bench.py --cli target/release/oxiblosc   # plus large buffers against the Rust API
 
 Per call, one thread inside each call (numcodecs ``use_threads = False``,
 ``blosc2.set_nthreads(1)``, ``nthreads=1`` for ours), on a few realistic arrays
@@ -62,6 +63,10 @@ def fmt_rate(nbytes, t):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="64 KiB and 1 MiB only")
+    ap.add_argument("--cli", metavar="OXIBLOSC",
+                    help="the oxiblosc command-line tool (e.g. target/release/oxiblosc): "
+                         "adds a table of large buffers through Python against the Rust API "
+                         "(`oxiblosc bench` on the same bytes)")
     args = ap.parse_args()
 
     import blosc2
@@ -127,13 +132,36 @@ def main():
               f"total {(t_e + t_d) * 1e6:7.1f} us")
 
     # two Python threads at once vs one
-    print("\ntwo Python threads compressing at once vs one (4 MiB f8, lz4, 1 thread per call):")
+    def compress_into(a):
+        local = threading.local()
+
+        def call():
+            if not hasattr(local, "dst"):
+                local.dst = bytearray(a.nbytes + 64)
+            return oxiblosc.compress2(a, local.dst, codec="lz4", nthreads=1)
+        return call
+
+    def decompress_into(a):
+        c = oxiblosc.compress2(a, codec="lz4", nthreads=1)
+        local = threading.local()
+
+        def call():
+            if not hasattr(local, "dst"):
+                local.dst = bytearray(a.nbytes)
+            return oxiblosc.decompress2(c, local.dst, nthreads=1)
+        return call
+
+    print("\ntwo Python threads at once vs one (4 MiB f8, lz4, 1 thread per call):")
     a = arrays(4 * MiB)["f8 field"]
     calls = 12
     for label, fn in (
         ("oxiblosc.compress2", lambda: oxiblosc.compress2(a, codec="lz4", nthreads=1)),
         ("oxiblosc.numcodecs", lambda: ob.compress(a, b"lz4", 5, 1)),
         ("numcodecs.blosc", lambda: nb.compress(a, b"lz4", 5, 1)),
+        # into a caller's buffer: no fresh 4 MiB result to page in per call,
+        # so the kernel's page-fault path is not shared by the two threads
+        ("compress2 into dst", compress_into(a)),
+        ("decompress2 into dst", decompress_into(a)),
     ):
         def worker():
             for _ in range(calls):
@@ -160,6 +188,51 @@ def main():
         # both threads compress at once, at most about 1 if the GIL serialised them
         print(f"  {label:<20} 1 thread {one:6.2f} GB/s   2 threads {two:6.2f} GB/s   "
               f"x{two / one:.2f}   (CPU/wall {busy:.2f})")
+
+    if args.cli:
+        large_vs_rust(args.cli, arrays, oxiblosc)
+
+
+def large_vs_rust(cli, arrays, oxiblosc):
+    """Large buffers: Python calls against the Rust API on the same bytes.
+
+    `oxiblosc bench` times `Compressor::compress_into` / `Decompressor::
+    decompress_into` on one chunk of the whole file into reused buffers: the
+    Rust API's speed. The Python calls run once into a caller's `dst` (the
+    same work plus the call) and once returning a new `bytes` (plus the
+    pages of a fresh object, which numcodecs pays too)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    print("\nlarge buffers: Python calls against the Rust API (lz4 5 shuffle, f8 field, one chunk, "
+          "1 thread; GB/s)")
+    print(f"  {'size':>5}  {'Rust API enc/dec':>16}  {'compress2 dst/bytes':>20}  "
+          f"{'decompress2 dst/bytes':>22}")
+    for size in (4 * MiB, 16 * MiB, 64 * MiB):
+        a = arrays(size)["f8 field"]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "field.f8")
+            a.tofile(path)
+            out = subprocess.run(
+                [cli, "bench", path, "--codecs", "lz4", "--levels", "5", "--filters", "shuffle",
+                 "-t", "8", "-n", "1", "--chunksize", str(a.nbytes), "--time-budget", "4"],
+                check=True, capture_output=True, text=True).stdout
+        m = re.search(r"^lz4\s+5\s+shuffle\s+\S+\s+(\S+)\s+(\S+)", out, re.M)
+        r_enc, r_dec = float(m.group(1)), float(m.group(2))
+        c = oxiblosc.compress2(a, codec="lz4", clevel=5, typesize=8, nthreads=1)
+        cdst = bytearray(len(c) + 1024)
+        ddst = bytearray(a.nbytes)
+        t_cd = timeit(lambda: oxiblosc.compress2(a, cdst, codec="lz4", clevel=5, typesize=8,
+                                                 nthreads=1))
+        t_cb = timeit(lambda: oxiblosc.compress2(a, codec="lz4", clevel=5, typesize=8,
+                                                 nthreads=1))
+        t_dd = timeit(lambda: oxiblosc.decompress2(c, ddst, nthreads=1))
+        t_db = timeit(lambda: oxiblosc.decompress2(c, nthreads=1))
+        n = a.nbytes
+        print(f"  {size // MiB:>4}M  {r_enc:7.2f} {r_dec:7.2f}  "
+              f"{fmt_rate(n, t_cd)} {fmt_rate(n, t_cb)}       {fmt_rate(n, t_dd)} {fmt_rate(n, t_db)}")
 
 
 if __name__ == "__main__":
