@@ -13,6 +13,12 @@
 //! A chunk is decodable wherever the same ids are registered with the same
 //! transforms.
 //!
+//! A caller may attach a [`CallContext`] (any `Send + Sync` value) to its
+//! [`crate::CParams::context`] / [`crate::DParams::context`]: every user
+//! filter and codec call made for those parameters receives it
+//! ([`FilterCall::context`], [`CodecCall::context`]), as C-Blosc2 hands its
+//! callbacks `cparams->schunk`. The C ABI puts its super-chunk handle there.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxiblosc::plugins::{FilterCall, UserFilter, register_filter};
@@ -38,7 +44,9 @@
 //! assert_eq!(decompress(&chunk).unwrap(), data);
 //! ```
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, RwLock};
 
@@ -47,8 +55,51 @@ use crate::error::{Result, invalid_param};
 /// The filter ids users may register (C-Blosc2's user range).
 pub const USER_FILTER_IDS: RangeInclusive<u8> = 160..=255;
 
+/// An opaque value attached to compression or decompression parameters
+/// ([`crate::CParams::context`], [`crate::DParams::context`]) and handed to
+/// every user filter and codec call made for them: what the callback needs
+/// to know about its caller (C-Blosc2 hands its callbacks the super-chunk).
+/// Cloning shares the value; two contexts are equal when they share it.
+///
+/// ```
+/// use oxiblosc::plugins::CallContext;
+/// let c = CallContext::new(42u32);
+/// assert_eq!(c.get::<u32>(), Some(&42));
+/// assert_eq!(c.get::<u64>(), None);
+/// assert_eq!(c.clone(), c);
+/// assert_ne!(CallContext::new(42u32), c);
+/// ```
+#[derive(Clone)]
+pub struct CallContext(Arc<dyn Any + Send + Sync>);
+
+impl CallContext {
+    /// A context holding `value`.
+    pub fn new<T: Any + Send + Sync>(value: T) -> CallContext {
+        CallContext(Arc::new(value))
+    }
+
+    /// The value, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl PartialEq for CallContext {
+    fn eq(&self, other: &CallContext) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CallContext {}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CallContext({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
 /// What a user filter is told about the block it transforms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FilterCall {
     /// The filter id the chunk records.
@@ -57,6 +108,9 @@ pub struct FilterCall {
     pub meta: u8,
     /// The chunk's (stored) type size.
     pub typesize: usize,
+    /// The caller's context ([`crate::CParams::context`] when compressing,
+    /// [`crate::DParams::context`] when decompressing).
+    pub context: Option<CallContext>,
 }
 
 /// A filter registered by the user: maps a block to a block of the same
@@ -83,18 +137,33 @@ static FILTERS: RwLock<Registry> = RwLock::new(BTreeMap::new());
 pub const USER_CODEC_IDS: RangeInclusive<u8> = 160..=255;
 
 /// What a user codec is told about the stream it codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodecCall {
     /// The codec id the chunk records.
     pub id: u8,
     /// The compression level (0 when decompressing).
     pub clevel: u8,
+    /// The codec's meta byte (`CParams::codec_meta` when compressing, the
+    /// chunk's header byte 23 when decompressing).
+    pub meta: u8,
+    /// The type size (of the parameters when compressing, of the chunk's
+    /// header when decompressing).
+    pub typesize: usize,
+    /// The caller's context ([`crate::CParams::context`] when compressing,
+    /// [`crate::DParams::context`] when decompressing).
+    pub context: Option<CallContext>,
 }
 
 impl CodecCall {
     pub(crate) fn new(id: u8, clevel: u8) -> CodecCall {
-        CodecCall { id, clevel }
+        CodecCall {
+            id,
+            clevel,
+            meta: 0,
+            typesize: 0,
+            context: None,
+        }
     }
 }
 
