@@ -49,6 +49,9 @@ mod lock;
 mod meta;
 mod udio;
 
+#[cfg(test)]
+mod reentry_tests;
+
 pub use chunks::*;
 pub use files::*;
 pub use lifecycle::*;
