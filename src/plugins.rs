@@ -403,10 +403,12 @@ mod tests {
 
     /// Records what each call was told; filter 190 adds 1 per u32, codec
     /// 191 stores streams raw behind a one-byte tag.
+    /// (forward, context value, meta, typesize) per codec call.
+    type CodecSeen = (bool, Option<u32>, u8, usize);
     #[derive(Default)]
     struct Seen {
         filter: std::sync::Mutex<Vec<(bool, Option<u32>, usize)>>,
-        codec: std::sync::Mutex<Vec<(bool, Option<u32>, u8, usize)>>,
+        codec: std::sync::Mutex<Vec<CodecSeen>>,
     }
     struct CtxFilter(Arc<Seen>);
     impl UserFilter for CtxFilter {
@@ -437,7 +439,7 @@ mod tests {
                 .unwrap()
                 .push((true, tag, c.meta, c.typesize));
             // Halves a stream whose bytes come in equal pairs.
-            if src.len() % 2 != 0 || src.chunks(2).any(|p| p[0] != p[1]) {
+            if !src.len().is_multiple_of(2) || src.chunks(2).any(|p| p[0] != p[1]) {
                 return Ok(0);
             }
             let n = src.len() / 2;
@@ -526,8 +528,10 @@ mod tests {
             .typesize(2)
             .filters(&[Filter::from_id(190, 0).unwrap()]);
         p.context = Some(CallContext::new(11u32));
-        let mut dp = DParams::default();
-        dp.context = Some(CallContext::new(12u32));
+        let dp = DParams {
+            context: Some(CallContext::new(12u32)),
+            ..DParams::default()
+        };
         let mut sc = crate::schunk::SChunk::builder()
             .cparams(p)
             .dparams(dp)

@@ -7,10 +7,9 @@
 
 mod support;
 
-use std::cell::RefCell;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use oxiblosc::frame::FrameIo;
 use oxiblosc::frame::io::{FileStore, OpenMode, StdFileStore};
@@ -32,7 +31,7 @@ struct Counts {
 
 /// Keeps `P` at `P.real` (and `D/NAME` at `D.real/NAME`); counts.
 struct Redirect {
-    counts: Rc<RefCell<Counts>>,
+    counts: Arc<Mutex<Counts>>,
     renames: bool,
     /// Fail every write after this many.
     fail_writes_after: Option<usize>,
@@ -60,22 +59,22 @@ fn is_sframe(dir: &Path) -> bool {
 
 struct Counted {
     inner: Box<dyn FrameIo>,
-    counts: Rc<RefCell<Counts>>,
+    counts: Arc<Mutex<Counts>>,
     fail_writes_after: Option<usize>,
 }
 
 impl FrameIo for Counted {
     fn storage_len(&mut self) -> io::Result<u64> {
-        self.counts.borrow_mut().len += 1;
+        self.counts.lock().unwrap().len += 1;
         self.inner.storage_len()
     }
     fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.counts.borrow_mut().read += 1;
+        self.counts.lock().unwrap().read += 1;
         self.inner.read_exact_at(pos, buf)
     }
     fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
         let n = {
-            let mut c = self.counts.borrow_mut();
+            let mut c = self.counts.lock().unwrap();
             c.write += 1;
             c.write
         };
@@ -85,7 +84,7 @@ impl FrameIo for Counted {
         self.inner.write_all_at(pos, data)
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
-        self.counts.borrow_mut().set_len += 1;
+        self.counts.lock().unwrap().set_len += 1;
         self.inner.set_len(len)
     }
     fn sync(&mut self) -> io::Result<()> {
@@ -99,7 +98,7 @@ impl FrameIo for Counted {
 impl FileStore for Redirect {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn FrameIo>> {
         {
-            let mut c = self.counts.borrow_mut();
+            let mut c = self.counts.lock().unwrap();
             c.open += 1;
             c.paths.push(path.to_path_buf());
         }
@@ -110,11 +109,11 @@ impl FileStore for Redirect {
         }))
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.counts.borrow_mut().remove += 1;
+        self.counts.lock().unwrap().remove += 1;
         std::fs::remove_file(real(path))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.counts.borrow_mut().rename += 1;
+        self.counts.lock().unwrap().rename += 1;
         std::fs::rename(real(from), real(to))
     }
     fn can_rename(&self) -> bool {
@@ -130,9 +129,9 @@ impl FileStore for Redirect {
     }
 }
 
-fn store(renames: bool) -> (Rc<Redirect>, Rc<RefCell<Counts>>) {
-    let counts = Rc::new(RefCell::new(Counts::default()));
-    let s = Rc::new(Redirect {
+fn store(renames: bool) -> (Arc<Redirect>, Arc<Mutex<Counts>>) {
+    let counts = Arc::new(Mutex::new(Counts::default()));
+    let s = Arc::new(Redirect {
         counts: counts.clone(),
         renames,
         fail_writes_after: None,
@@ -180,7 +179,7 @@ fn exercise(path: &Path, sparse: bool, renames: bool) {
     for (i, m) in model.iter().enumerate() {
         assert_eq!(&sc.decompress_chunk_vec(i).unwrap(), m, "chunk {i}");
     }
-    let after_writes = counts.borrow().clone();
+    let after_writes = counts.lock().unwrap().clone();
     assert!(after_writes.open > 0 && after_writes.write > 0 && after_writes.set_len > 0);
     if sparse {
         // Index rewrites: renamed into place, or rewritten in place.
@@ -201,11 +200,11 @@ fn exercise(path: &Path, sparse: bool, renames: bool) {
         b"through the store"
     );
     assert_eq!(sc.metalayers()[0].content, b"xyz");
-    let reads = counts.borrow().read;
+    let reads = counts.lock().unwrap().read;
     for (i, m) in model.iter().enumerate() {
         assert_eq!(&sc.decompress_chunk_vec(i).unwrap(), m, "chunk {i}");
     }
-    assert!(counts.borrow().read > reads);
+    assert!(counts.lock().unwrap().read > reads);
     drop(sc);
     // Nothing went around the store: the super-chunk's own path holds no
     // frame bytes (a sparse frame's directory stays empty), and every path
@@ -216,10 +215,17 @@ fn exercise(path: &Path, sparse: bool, renames: bool) {
         r.push(".real");
         let files = std::fs::read_dir(PathBuf::from(r)).unwrap().count();
         assert_eq!(files, model.len() + 1, "chunk files and the index");
-        assert!(counts.borrow().paths.iter().all(|p| p.starts_with(path)));
+        assert!(
+            counts
+                .lock()
+                .unwrap()
+                .paths
+                .iter()
+                .all(|p| p.starts_with(path))
+        );
     } else {
         assert!(!path.exists());
-        assert!(counts.borrow().paths.iter().all(|p| p == path));
+        assert!(counts.lock().unwrap().paths.iter().all(|p| p == path));
         // The file at the store's path is a frame the system's files open.
         let mut plain = SChunk::open(real(path)).unwrap();
         assert_eq!(plain.decompress_chunk_vec(0).unwrap(), model[0]);
@@ -253,8 +259,8 @@ fn store_errors_are_errors() {
     // Writes that start failing: the change fails with the store's error,
     // and what was committed before still reads back.
     for sparse in [false, true] {
-        let counts = Rc::new(RefCell::new(Counts::default()));
-        let s = Rc::new(Redirect {
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let s = Arc::new(Redirect {
             counts: counts.clone(),
             renames: true,
             fail_writes_after: Some(4),

@@ -288,29 +288,29 @@ pub enum OpenMode {
 /// in place (as C-Blosc2 does).
 ///
 /// ```
-/// use std::cell::Cell;
 /// use std::path::Path;
-/// use std::rc::Rc;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use oxiblosc::frame::io::{FileStore, FrameIo, OpenMode, StdFileStore};
 /// use oxiblosc::schunk::SChunk;
 ///
 /// /// Counts the files opened.
-/// struct Counting(Cell<usize>);
+/// struct Counting(AtomicUsize);
 /// impl FileStore for Counting {
 ///     fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Box<dyn FrameIo>> {
-///         self.0.set(self.0.get() + 1);
+///         self.0.fetch_add(1, Ordering::Relaxed);
 ///         StdFileStore.open(path, mode)
 ///     }
 /// }
 /// let dir = std::env::temp_dir().join(format!("oxiblosc-store-doc-{}", std::process::id()));
 /// let _ = std::fs::remove_dir_all(&dir);
-/// let store = Rc::new(Counting(Cell::new(0)));
+/// let store = Arc::new(Counting(AtomicUsize::new(0)));
 /// let mut sc = SChunk::builder().store(store.clone()).create_dir(&dir).unwrap();
 /// sc.append_buffer(&[7u8; 4000]).unwrap();
-/// assert!(store.0.get() >= 2); // the index file and one chunk file
+/// assert!(store.0.load(Ordering::Relaxed) >= 2); // the index file and one chunk file
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub trait FileStore {
+pub trait FileStore: Send + Sync {
     /// Open the file at `path` as `mode` says.
     ///
     /// # Errors

@@ -42,7 +42,7 @@ impl SChunkBuilder {
     /// [`SChunkBuilder::create_dir`] through `store` (see [`FileStore`]:
     /// a contiguous frame made so is held as [`Storage::Custom`], and an
     /// existing file at its path is replaced).
-    pub fn store(mut self, store: std::rc::Rc<dyn FileStore>) -> Self {
+    pub fn store(mut self, store: std::sync::Arc<dyn FileStore>) -> Self {
         self.store = Some(StoreRef(store));
         self
     }

@@ -77,7 +77,7 @@ impl OpenOptions {
     /// [`FileStore`]: a contiguous frame opened so is held as
     /// [`Storage::Custom`]). Whether `path` is a directory is still asked of
     /// the operating system.
-    pub fn store(mut self, store: std::rc::Rc<dyn FileStore>) -> Self {
+    pub fn store(mut self, store: std::sync::Arc<dyn FileStore>) -> Self {
         self.store = Some(StoreRef(store));
         self
     }

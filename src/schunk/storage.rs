@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::commit::encode_offsets;
 use super::space::Space;
@@ -18,7 +18,7 @@ use crate::frame::{self, ChunkEntry, FileIo, Frame, FrameHeader, FrameKind, Offs
 
 /// A caller's [`FileStore`] (see [`super::SChunkBuilder::store`]).
 #[derive(Clone)]
-pub(super) struct StoreRef(pub Rc<dyn FileStore>);
+pub(super) struct StoreRef(pub Arc<dyn FileStore>);
 
 impl std::fmt::Debug for StoreRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -13,7 +13,7 @@
 use std::ffi::CString;
 use std::io;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 use oxiblosc::frame::FrameIo;
@@ -54,6 +54,7 @@ const PLUGIN_IO: c_int = -30;
 
 /// The registered callback sets, each boxed so the pointer
 /// `blosc2_get_io_cb` returns stays valid (entries are never removed).
+#[allow(clippy::vec_box)]
 struct Registry(Vec<Box<blosc2_io_cb>>);
 
 // SAFETY: the entries are plain data (function pointers and a name pointer
@@ -176,7 +177,7 @@ impl CStore {
     /// The store for `io` when it names a registered set other than the
     /// built-in file-system ones (`Ok(None)` for those); `Err` for an
     /// unknown id or a set missing a callback.
-    pub(crate) fn for_io(io: Option<&blosc2_io>) -> Result<Option<Rc<CStore>>, c_int> {
+    pub(crate) fn for_io(io: Option<&blosc2_io>) -> Result<Option<Arc<CStore>>, c_int> {
         let Some(io) = io else { return Ok(None) };
         if io.id <= 1 {
             return Ok(None);
@@ -191,12 +192,19 @@ impl CStore {
         {
             return Err(PLUGIN_IO);
         }
-        Ok(Some(Rc::new(CStore {
+        Ok(Some(Arc::new(CStore {
             cb,
             params: io.params,
         })))
     }
 }
+
+// SAFETY: a CStore only calls C's callbacks with C's params, from
+// whichever thread uses the super-chunk, as C-Blosc2 does; it holds no
+// Rust state that threads could race on.
+unsafe impl Send for CStore {}
+// SAFETY: as for Send: `&CStore` only reads the copied callback set.
+unsafe impl Sync for CStore {}
 
 impl Drop for CStore {
     fn drop(&mut self) {
