@@ -25,7 +25,6 @@
 
 #![allow(non_camel_case_types)]
 
-use std::collections::BTreeMap;
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
 use std::sync::Mutex;
@@ -209,10 +208,16 @@ pub(crate) enum Use {
     Exclusive,
 }
 
-static IN_USE: Mutex<BTreeMap<usize, Use>> = Mutex::new(BTreeMap::new());
+/// The handles in use (few at a time: a plain list, whose capacity stays,
+/// so a call allocates nothing here).
+static IN_USE: Mutex<Vec<(usize, Use)>> = Mutex::new(Vec::new());
 
-fn in_use() -> std::sync::MutexGuard<'static, BTreeMap<usize, Use>> {
+fn in_use() -> std::sync::MutexGuard<'static, Vec<(usize, Use)>> {
     IN_USE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn use_of(t: &[(usize, Use)], key: usize) -> Option<Use> {
+    t.iter().find(|e| e.0 == key).map(|e| e.1)
 }
 
 /// A claim on a handle, released when dropped.
@@ -220,7 +225,10 @@ pub(crate) struct Claim(usize);
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        in_use().remove(&self.0);
+        let mut t = in_use();
+        if let Some(i) = t.iter().position(|e| e.0 == self.0) {
+            t.swap_remove(i);
+        }
     }
 }
 
@@ -229,10 +237,10 @@ impl Drop for Claim {
 pub(crate) fn claim(p: *mut blosc2_schunk, how: Use) -> Result<Claim, Use> {
     let key = p as usize;
     let mut t = in_use();
-    if let Some(&u) = t.get(&key) {
+    if let Some(u) = use_of(&t, key) {
         return Err(u);
     }
-    t.insert(key, how);
+    t.push((key, how));
     Ok(Claim(key))
 }
 
@@ -269,7 +277,7 @@ impl View<'_> {
 /// # Safety
 /// `s` is null or a live super-chunk from this library.
 pub(super) unsafe fn view_in_engine<'a>(s: *mut blosc2_schunk) -> Option<View<'a>> {
-    if s.is_null() || in_use().get(&(s as usize)) != Some(&Use::Engine) {
+    if s.is_null() || use_of(&in_use(), s as usize) != Some(Use::Engine) {
         return None;
     }
     let p = s as *mut Handle;
