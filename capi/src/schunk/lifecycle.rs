@@ -198,8 +198,13 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
 pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int {
     guard(err::FAILURE, || {
         if !schunk.is_null() {
+            // Not while a call is using it (a callback freeing the
+            // super-chunk its engine call runs on).
+            let Ok(_claim) = claim(schunk, Use::Exclusive) else {
+                return err::FAILURE;
+            };
             // SAFETY: schunk came from Handle::boxed (Box::into_raw) and is
-            // freed once (C's contract).
+            // freed once (C's contract); no call of ours is using it.
             drop(unsafe { Box::from_raw(schunk as *mut Handle) });
         }
         0

@@ -33,6 +33,10 @@ unsafe fn check_schunk(schunk: *mut c_void, typesize: i32) -> bool {
     let ok = unsafe { *content } == 222;
     // SAFETY: malloc'ed by blosc2_vlmeta_get.
     unsafe { free(content as *mut c_void) };
+    // SAFETY: a live handle: freeing it from its own callback is refused.
+    if unsafe { blosc2_schunk_free(s) } >= 0 {
+        return false;
+    }
     // A call that needs the super-chunk itself is refused, not aliased.
     let data = [0u8; 16];
     // SAFETY: a live handle; 16 readable bytes.
