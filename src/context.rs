@@ -104,7 +104,7 @@ impl Decompressor {
         if self.params.max_output.is_some() {
             self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
         }
-        chunk::decode::decompress_into(src, dst, &mut self.workers)
+        chunk::decode::decompress_into(src, dst, &mut self.workers, self.params.context.as_ref())
     }
 
     /// Items of a chunk. See [`getitem`](crate::getitem).
@@ -140,7 +140,14 @@ impl Decompressor {
             let h = ChunkHeader::parse(src)?;
             self.params.check_output(h.blocksize.min(h.nbytes))?;
         }
-        chunk::decode::getitem_into(src, start, nitems, dst, self.workers.inline())
+        chunk::decode::getitem_into(
+            src,
+            start,
+            nitems,
+            dst,
+            self.workers.inline(),
+            self.params.context.as_ref(),
+        )
     }
 
     /// The blocks of a VL-block chunk (format version 6), one buffer each.
@@ -151,6 +158,6 @@ impl Decompressor {
         if self.params.max_output.is_some() {
             self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
         }
-        chunk::decode::vl_blocks(src, &mut self.workers)
+        chunk::decode::vl_blocks(src, &mut self.workers, self.params.context.as_ref())
     }
 }

@@ -22,7 +22,7 @@ pub(crate) mod id {
 }
 
 /// The six filter slots of a chunk and what the filters need to know.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Pipeline {
     pub ids: [u8; 6],
     pub metas: [u8; 6],
@@ -30,6 +30,8 @@ pub(crate) struct Pipeline {
     pub typesize: usize,
     /// Chunk format version 2 (C-Blosc 1.x): its bitshuffle rule differs.
     pub blosc1_bitshuffle: bool,
+    /// Handed to user filters (`CParams::context` / `DParams::context`).
+    pub context: Option<crate::plugins::CallContext>,
 }
 
 impl Pipeline {
@@ -112,6 +114,7 @@ impl Pipeline {
                     id: other,
                     meta: self.metas[slot],
                     typesize: ts,
+                    context: self.context.clone(),
                 };
                 if forward {
                     f.forward(src, dst, &call)?

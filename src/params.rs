@@ -353,6 +353,9 @@ pub struct CParams {
     /// The chunk format written: [`ChunkFormat::Blosc2`] (default) or
     /// [`ChunkFormat::Blosc1`] for C-Blosc 1.x readers.
     pub format: ChunkFormat,
+    /// Handed to every user filter and codec call made while compressing
+    /// (see [`crate::plugins::CallContext`]); never stored in a chunk.
+    pub context: Option<crate::plugins::CallContext>,
 }
 
 impl Default for CParams {
@@ -369,6 +372,7 @@ impl Default for CParams {
             nthreads: 1,
             use_dict: false,
             format: ChunkFormat::Blosc2,
+            context: None,
         }
     }
 }
@@ -552,6 +556,9 @@ pub struct DParams {
     /// up to 2 GiB legitimately: a caller decoding untrusted input sets a
     /// limit.
     pub max_output: Option<usize>,
+    /// Handed to every user filter and codec call made while decompressing
+    /// (see [`crate::plugins::CallContext`]).
+    pub context: Option<crate::plugins::CallContext>,
 }
 
 impl Default for DParams {
@@ -559,6 +566,7 @@ impl Default for DParams {
         DParams {
             nthreads: 1,
             max_output: None,
+            context: None,
         }
     }
 }

@@ -13,6 +13,12 @@
 //! A chunk is decodable wherever the same ids are registered with the same
 //! transforms.
 //!
+//! A caller may attach a [`CallContext`] (any `Send + Sync` value) to its
+//! [`crate::CParams::context`] / [`crate::DParams::context`]: every user
+//! filter and codec call made for those parameters receives it
+//! ([`FilterCall::context`], [`CodecCall::context`]), as C-Blosc2 hands its
+//! callbacks `cparams->schunk`. The C ABI puts its super-chunk handle there.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxiblosc::plugins::{FilterCall, UserFilter, register_filter};
@@ -38,7 +44,9 @@
 //! assert_eq!(decompress(&chunk).unwrap(), data);
 //! ```
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, RwLock};
 
@@ -47,8 +55,51 @@ use crate::error::{Result, invalid_param};
 /// The filter ids users may register (C-Blosc2's user range).
 pub const USER_FILTER_IDS: RangeInclusive<u8> = 160..=255;
 
+/// An opaque value attached to compression or decompression parameters
+/// ([`crate::CParams::context`], [`crate::DParams::context`]) and handed to
+/// every user filter and codec call made for them: what the callback needs
+/// to know about its caller (C-Blosc2 hands its callbacks the super-chunk).
+/// Cloning shares the value; two contexts are equal when they share it.
+///
+/// ```
+/// use oxiblosc::plugins::CallContext;
+/// let c = CallContext::new(42u32);
+/// assert_eq!(c.get::<u32>(), Some(&42));
+/// assert_eq!(c.get::<u64>(), None);
+/// assert_eq!(c.clone(), c);
+/// assert_ne!(CallContext::new(42u32), c);
+/// ```
+#[derive(Clone)]
+pub struct CallContext(Arc<dyn Any + Send + Sync>);
+
+impl CallContext {
+    /// A context holding `value`.
+    pub fn new<T: Any + Send + Sync>(value: T) -> CallContext {
+        CallContext(Arc::new(value))
+    }
+
+    /// The value, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl PartialEq for CallContext {
+    fn eq(&self, other: &CallContext) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CallContext {}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CallContext({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
 /// What a user filter is told about the block it transforms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FilterCall {
     /// The filter id the chunk records.
@@ -57,6 +108,9 @@ pub struct FilterCall {
     pub meta: u8,
     /// The chunk's (stored) type size.
     pub typesize: usize,
+    /// The caller's context ([`crate::CParams::context`] when compressing,
+    /// [`crate::DParams::context`] when decompressing).
+    pub context: Option<CallContext>,
 }
 
 /// A filter registered by the user: maps a block to a block of the same
@@ -83,18 +137,33 @@ static FILTERS: RwLock<Registry> = RwLock::new(BTreeMap::new());
 pub const USER_CODEC_IDS: RangeInclusive<u8> = 160..=255;
 
 /// What a user codec is told about the stream it codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodecCall {
     /// The codec id the chunk records.
     pub id: u8,
     /// The compression level (0 when decompressing).
     pub clevel: u8,
+    /// The codec's meta byte (`CParams::codec_meta` when compressing, the
+    /// chunk's header byte 23 when decompressing).
+    pub meta: u8,
+    /// The type size (of the parameters when compressing, of the chunk's
+    /// header when decompressing).
+    pub typesize: usize,
+    /// The caller's context ([`crate::CParams::context`] when compressing,
+    /// [`crate::DParams::context`] when decompressing).
+    pub context: Option<CallContext>,
 }
 
 impl CodecCall {
     pub(crate) fn new(id: u8, clevel: u8) -> CodecCall {
-        CodecCall { id, clevel }
+        CodecCall {
+            id,
+            clevel,
+            meta: 0,
+            typesize: 0,
+            context: None,
+        }
     }
 }
 
@@ -330,5 +399,157 @@ mod tests {
         assert!(decompress(&other).is_err());
         assert!(register_codec(5, Arc::new(Arange)).is_err());
         assert_eq!(Codec::from_id(232), None);
+    }
+
+    /// Records what each call was told; filter 190 adds 1 per u32, codec
+    /// 191 stores streams raw behind a one-byte tag.
+    /// (forward, context value, meta, typesize) per codec call.
+    type CodecSeen = (bool, Option<u32>, u8, usize);
+    #[derive(Default)]
+    struct Seen {
+        filter: std::sync::Mutex<Vec<(bool, Option<u32>, usize)>>,
+        codec: std::sync::Mutex<Vec<CodecSeen>>,
+    }
+    struct CtxFilter(Arc<Seen>);
+    impl UserFilter for CtxFilter {
+        fn forward(&self, src: &[u8], dst: &mut [u8], c: &FilterCall) -> Result<()> {
+            let tag = c.context.as_ref().and_then(|x| x.get::<u32>()).copied();
+            self.0.filter.lock().unwrap().push((true, tag, c.typesize));
+            dst.iter_mut()
+                .zip(src)
+                .for_each(|(d, s)| *d = s.wrapping_add(1));
+            Ok(())
+        }
+        fn backward(&self, src: &[u8], dst: &mut [u8], c: &FilterCall) -> Result<()> {
+            let tag = c.context.as_ref().and_then(|x| x.get::<u32>()).copied();
+            self.0.filter.lock().unwrap().push((false, tag, c.typesize));
+            dst.iter_mut()
+                .zip(src)
+                .for_each(|(d, s)| *d = s.wrapping_sub(1));
+            Ok(())
+        }
+    }
+    struct CtxCodec(Arc<Seen>);
+    impl UserCodec for CtxCodec {
+        fn compress(&self, src: &[u8], dst: &mut [u8], c: &CodecCall) -> Result<usize> {
+            let tag = c.context.as_ref().and_then(|x| x.get::<u32>()).copied();
+            self.0
+                .codec
+                .lock()
+                .unwrap()
+                .push((true, tag, c.meta, c.typesize));
+            // Halves a stream whose bytes come in equal pairs.
+            if !src.len().is_multiple_of(2) || src.chunks(2).any(|p| p[0] != p[1]) {
+                return Ok(0);
+            }
+            let n = src.len() / 2;
+            if dst.len() < n {
+                return Ok(0);
+            }
+            dst[..n]
+                .iter_mut()
+                .zip(src.chunks(2))
+                .for_each(|(d, p)| *d = p[0]);
+            Ok(n)
+        }
+        fn decompress(&self, src: &[u8], dst: &mut [u8], c: &CodecCall) -> Result<usize> {
+            let tag = c.context.as_ref().and_then(|x| x.get::<u32>()).copied();
+            self.0
+                .codec
+                .lock()
+                .unwrap()
+                .push((false, tag, c.meta, c.typesize));
+            if dst.len() != 2 * src.len() {
+                return Err(crate::error::corrupt("not a halved stream"));
+            }
+            for (d, &s) in dst.chunks_mut(2).zip(src) {
+                d.fill(s);
+            }
+            Ok(dst.len())
+        }
+    }
+
+    #[test]
+    fn the_context_of_the_params_reaches_every_user_filter_and_codec_call() {
+        let seen = Arc::new(Seen::default());
+        register_filter(190, Arc::new(CtxFilter(seen.clone()))).unwrap();
+        register_codec(191, Arc::new(CtxCodec(seen.clone()))).unwrap();
+        // Pairs of equal bytes, several blocks.
+        let data: Vec<u8> = (0..400_000u32).map(|i| (i / 2 % 7) as u8).collect();
+        for nthreads in [1, 3] {
+            seen.filter.lock().unwrap().clear();
+            seen.codec.lock().unwrap().clear();
+            let mut p = CParams::default()
+                .codec(Codec::User(191))
+                .typesize(2)
+                .blocksize(32 * 1024)
+                .filters(&[Filter::from_id(190, 0).unwrap()])
+                .nthreads(nthreads);
+            p.codec_meta = 42;
+            p.context = Some(CallContext::new(7u32));
+            let chunk = compress(&data, &p).unwrap();
+            assert_eq!((chunk[2] >> 5, chunk[22], chunk[23]), (6, 191, 42));
+            assert!(chunk.len() < data.len() / 2 + 1000, "{}", chunk.len());
+            let mut dp = DParams::default().nthreads(nthreads);
+            dp.context = Some(CallContext::new(9u32));
+            let mut d = Decompressor::new(dp);
+            assert_eq!(d.decompress(&chunk).unwrap(), data);
+            assert_eq!(
+                d.getitem(&chunk, 70_000, 5).unwrap(),
+                data[140_000..140_010]
+            );
+            let f = seen.filter.lock().unwrap().clone();
+            let c = seen.codec.lock().unwrap().clone();
+            // 13 blocks: forward once each, backward once each plus getitem's.
+            assert_eq!(f.iter().filter(|x| x.0).count(), 13);
+            assert!(f.iter().filter(|x| !x.0).count() >= 14);
+            assert!(
+                f.iter()
+                    .all(|&(fwd, tag, ts)| ts == 2 && tag == Some(if fwd { 7 } else { 9 }))
+            );
+            assert!(c.iter().filter(|x| x.0).count() >= 13);
+            assert!(c.iter().all(|&(fwd, tag, meta, ts)| meta == 42
+                && ts == 2
+                && tag == Some(if fwd { 7 } else { 9 })));
+            // Without a context the calls get none (and decoding still works).
+            seen.codec.lock().unwrap().clear();
+            assert_eq!(decompress(&chunk).unwrap(), data);
+            assert!(
+                seen.codec
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .all(|x| x.1.is_none() && x.2 == 42)
+            );
+        }
+        // A super-chunk hands its parameters' contexts to the calls it makes.
+        let mut p = CParams::default()
+            .codec(Codec::User(191))
+            .typesize(2)
+            .filters(&[Filter::from_id(190, 0).unwrap()]);
+        p.context = Some(CallContext::new(11u32));
+        let dp = DParams {
+            context: Some(CallContext::new(12u32)),
+            ..DParams::default()
+        };
+        let mut sc = crate::schunk::SChunk::builder()
+            .cparams(p)
+            .dparams(dp)
+            .build_memory()
+            .unwrap();
+        seen.filter.lock().unwrap().clear();
+        sc.append_buffer(&data[..50_000]).unwrap();
+        assert_eq!(sc.decompress_chunk_vec(0).unwrap(), data[..50_000]);
+        let f = seen.filter.lock().unwrap().clone();
+        assert!(f.iter().any(|x| x.0) && f.iter().any(|x| !x.0));
+        assert!(
+            f.iter()
+                .all(|&(fwd, tag, _)| tag == Some(if fwd { 11 } else { 12 }))
+        );
+        // Two contexts are equal only when they share their value.
+        let a = CallContext::new(1u32);
+        assert_eq!(a, a.clone());
+        assert_ne!(a, CallContext::new(1u32));
+        assert!(format!("{a:?}").starts_with("CallContext("));
     }
 }

@@ -436,6 +436,8 @@ fn own_c_programs() {
         );
         let run = Command::new(work.join(&name))
             .current_dir(&work)
+            // Not a stale dev-profile library cargo test put first.
+            .env("LD_LIBRARY_PATH", &libdir)
             .output()
             .expect("run the program");
         let stdout = String::from_utf8_lossy(&run.stdout);

@@ -9,6 +9,7 @@ use crate::codecs::{CodecCtx, DecDict, DecodedConst};
 use crate::error::{Error, Result, corrupt};
 use crate::filters::Pipeline;
 use crate::parallel::{Scratch, Workers};
+use crate::plugins::{CallContext, CodecCall};
 
 /// Everything the block decoder needs that is the same for all blocks.
 struct Plan<'a> {
@@ -31,7 +32,8 @@ fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(src: &'a [u8]) -> Result<Plan<'a>> {
+    /// `context`: handed to user filters and codecs (`DParams::context`).
+    fn new(src: &'a [u8], context: Option<&CallContext>) -> Result<Plan<'a>> {
         let h = ChunkHeader::parse(src)?;
         if h.is_lazy() {
             return Err(Error::Unsupported(
@@ -44,6 +46,7 @@ impl<'a> Plan<'a> {
             metas: h.filters_meta,
             typesize: usize::from(h.typesize),
             blosc1_bitshuffle: h.version <= 2,
+            context: context.cloned(),
         };
         let nblocks = h.nblocks();
         let mut plan = Plan {
@@ -263,7 +266,16 @@ impl<'a> Plan<'a> {
         // plane (Blosc1 chunks have no run streams): decoded once, filled
         // after. No dictionary: the stream alone decides the output.
         let format = self.h.codec_format();
-        let memo = self.dict.is_none() && payload.len().saturating_mul(64) <= dst.len();
+        // A user codec is not memoised: it may be registered anew.
+        let user = (format == crate::params::FORMAT_UDCODEC).then(|| CodecCall {
+            id: self.h.udcodec,
+            clevel: 0,
+            meta: self.h.compcode_meta,
+            typesize: usize::from(self.h.typesize),
+            context: self.pipeline.context.clone(),
+        });
+        let memo =
+            user.is_none() && self.dict.is_none() && payload.len().saturating_mul(64) <= dst.len();
         let (ud, len) = (self.h.udcodec, dst.len());
         if memo
             && let Some(e) = codecs.decoded_consts.find(|e| {
@@ -273,7 +285,7 @@ impl<'a> Plan<'a> {
             dst.fill(e.value);
             return Ok(());
         }
-        codecs.decompress(format, ud, payload, dst, self.dict.as_ref())?;
+        codecs.decompress(format, ud, payload, dst, self.dict.as_ref(), user.as_ref())?;
         if memo && len > 0 && super::all_equal(dst) {
             codecs.decoded_consts.push(DecodedConst {
                 format,
@@ -350,8 +362,13 @@ fn fill_special(h: &ChunkHeader, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
 }
 
 /// Decompress the chunk in `src` into `dst`; returns the decoded size.
-pub(crate) fn decompress_into(src: &[u8], dst: &mut [u8], workers: &mut Workers) -> Result<usize> {
-    let plan = Plan::new(src)?;
+pub(crate) fn decompress_into(
+    src: &[u8],
+    dst: &mut [u8],
+    workers: &mut Workers,
+    context: Option<&CallContext>,
+) -> Result<usize> {
+    let plan = Plan::new(src, context)?;
     let h = &plan.h;
     let nbytes = h.nbytes;
     if dst.len() < nbytes {
@@ -542,8 +559,12 @@ fn vl_block_spans<'a>(plan: &Plan<'a>) -> Result<Vec<(usize, &'a [u8])>> {
 }
 
 /// Decode the blocks of a VL-block chunk separately.
-pub(crate) fn vl_blocks(src: &[u8], workers: &mut Workers) -> Result<Vec<Vec<u8>>> {
-    let plan = Plan::new(src)?;
+pub(crate) fn vl_blocks(
+    src: &[u8],
+    workers: &mut Workers,
+    context: Option<&CallContext>,
+) -> Result<Vec<Vec<u8>>> {
+    let plan = Plan::new(src, context)?;
     if !plan.h.is_vlblocks() {
         return Err(Error::InvalidParam("not a VL-block chunk".into()));
     }
@@ -569,8 +590,9 @@ pub(crate) fn getitem_into(
     nitems: usize,
     dst: &mut [u8],
     scratch: &mut Scratch,
+    context: Option<&CallContext>,
 ) -> Result<usize> {
-    let plan = Plan::new(src)?;
+    let plan = Plan::new(src, context)?;
     let h = &plan.h;
     if h.is_vlblocks() {
         return Err(Error::InvalidParam(
@@ -661,7 +683,7 @@ pub(crate) fn getitem_into(
 /// (so that a buffer of the declared size is backed by the input; see
 /// [`crate::chunk::validate`]).
 pub(crate) fn validate(src: &[u8]) -> Result<ChunkHeader> {
-    let plan = Plan::new(src)?;
+    let plan = Plan::new(src, None)?;
     if plan.h.is_vlblocks() {
         vl_block_spans(&plan)?;
     } else if plan.h.nbytes > 0 {

@@ -109,6 +109,7 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
             metas,
             typesize,
             blosc1_bitshuffle: false,
+            context: p.context.clone(),
         },
     })
 }
@@ -174,6 +175,7 @@ fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
             metas: [0; 6],
             typesize,
             blosc1_bitshuffle: true,
+            context: p.context.clone(),
         },
     }
 }
@@ -544,7 +546,19 @@ fn write_stream(
                 Some(_) if p.codec == Codec::Zlib => {
                     codecs.compress_zlib_blosc1(p.clevel, stream, out)?
                 }
-                _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
+                _ => match p.codec {
+                    Codec::User(id) => {
+                        let call = crate::plugins::CodecCall {
+                            id,
+                            clevel: p.clevel,
+                            meta: p.codec_meta,
+                            typesize: p.typesize,
+                            context: p.context.clone(),
+                        };
+                        codecs.compress_user(&call, stream, out)?
+                    }
+                    _ => codecs.compress(p.codec, p.clevel, stream, out, dict)?,
+                },
             };
             if let Some(k) = key {
                 let gain = (c > 0 && c < neblock).then(|| out[..c].to_vec());

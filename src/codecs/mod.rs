@@ -245,17 +245,27 @@ impl CodecCtx {
             #[cfg(feature = "zstd")]
             Codec::Zstd => self.zstd.compress(clevel, src, dst, dict),
             Codec::User(id) => {
-                let c = crate::plugins::user_codec(id).ok_or_else(|| {
-                    Error::Unsupported(format!("user codec {id} is not registered"))
-                })?;
-                let call = crate::plugins::CodecCall::new(id, clevel);
-                let n = c.compress(src, dst, &call)?;
-                // More than dst, or no gain: "does not fit" (stored raw).
-                Ok(if n > dst.len() { 0 } else { n })
+                self.compress_user(&crate::plugins::CodecCall::new(id, clevel), src, dst)
             }
             #[allow(unreachable_patterns)]
             other => Err(not_compiled(other)),
         }
+    }
+
+    /// Compress one stream with the user codec `call.id`; `Ok(0)` when it
+    /// does not fit in `dst`.
+    pub(crate) fn compress_user(
+        &mut self,
+        call: &crate::plugins::CodecCall,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let id = call.id;
+        let c = crate::plugins::user_codec(id)
+            .ok_or_else(|| Error::Unsupported(format!("user codec {id} is not registered")))?;
+        let n = c.compress(src, dst, call)?;
+        // More than dst, or no gain: "does not fit" (stored raw).
+        Ok(if n > dst.len() { 0 } else { n })
     }
 
     /// Compress one stream with BloscLZ as C-Blosc 1.21 does (its BloscLZ
@@ -300,6 +310,8 @@ impl CodecCtx {
 
     /// Decompress one stream of codec `format` (`flags >> 5`, or the codec id
     /// for format 6) into exactly `dst.len()` bytes.
+    /// A user codec (format 6) is called with `user`'s meta, type size and
+    /// context (`CodecCall::new(udcodec, 0)` when `None`).
     pub(crate) fn decompress(
         &mut self,
         format: u8,
@@ -307,11 +319,15 @@ impl CodecCtx {
         src: &[u8],
         dst: &mut [u8],
         dict: Option<&DecDict>,
+        user: Option<&crate::plugins::CodecCall>,
     ) -> Result<()> {
         if format == FORMAT_UDCODEC
             && let Some(c) = crate::plugins::user_codec(udcodec)
         {
-            let n = c.decompress(src, dst, &crate::plugins::CodecCall::new(udcodec, 0))?;
+            let n = match user {
+                Some(call) => c.decompress(src, dst, call)?,
+                None => c.decompress(src, dst, &crate::plugins::CodecCall::new(udcodec, 0))?,
+            };
             if n != dst.len() {
                 return Err(Error::Corrupt(format!(
                     "user codec {udcodec} decoded {n} of {} bytes",

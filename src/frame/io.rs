@@ -256,3 +256,139 @@ impl FrameIo for SliceIo<'_> {
         self.0.get(start..end)
     }
 }
+
+/// How [`FileStore::open`] opens a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// An existing file, for reading.
+    Read,
+    /// An existing file, for reading and writing.
+    ReadWrite,
+    /// A new, empty file for reading and writing (an existing one is
+    /// emptied).
+    Create,
+}
+
+/// The files a super-chunk on disk reads and writes through: a
+/// contiguous frame's file, a sparse frame's index file and chunk files.
+/// By default a super-chunk uses the operating system's files directly;
+/// one built or opened with a store ([`crate::schunk::SChunkBuilder::store`],
+/// [`crate::schunk::OpenOptions::store`]) opens, reads, writes and
+/// truncates every such file through it (C-Blosc2's user-defined I/O,
+/// `blosc2_io_cb`). Directory creation, renames and removals have
+/// defaults on the operating system's calls (C-Blosc2 makes those
+/// directly too).
+///
+/// A contiguous frame opened through a store is held as
+/// [`crate::schunk::Storage::Custom`]: changes are written in place, as
+/// atomic as the store's writes. A sparse frame keeps its
+/// [`crate::schunk::Storage::Directory`] and replaces its index file by
+/// writing a temporary file through the store and renaming it, or, for a
+/// store that cannot rename ([`FileStore::can_rename`]), by rewriting it
+/// in place (as C-Blosc2 does).
+///
+/// ```
+/// use std::path::Path;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use oxiblosc::frame::io::{FileStore, FrameIo, OpenMode, StdFileStore};
+/// use oxiblosc::schunk::SChunk;
+///
+/// /// Counts the files opened.
+/// struct Counting(AtomicUsize);
+/// impl FileStore for Counting {
+///     fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Box<dyn FrameIo>> {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///         StdFileStore.open(path, mode)
+///     }
+/// }
+/// let dir = std::env::temp_dir().join(format!("oxiblosc-store-doc-{}", std::process::id()));
+/// let _ = std::fs::remove_dir_all(&dir);
+/// let store = Arc::new(Counting(AtomicUsize::new(0)));
+/// let mut sc = SChunk::builder().store(store.clone()).create_dir(&dir).unwrap();
+/// sc.append_buffer(&[7u8; 4000]).unwrap();
+/// assert!(store.0.load(Ordering::Relaxed) >= 2); // the index file and one chunk file
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub trait FileStore: Send + Sync {
+    /// Open the file at `path` as `mode` says.
+    ///
+    /// # Errors
+    /// The store's I/O error (`NotFound` for a missing file).
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn FrameIo>>;
+    /// Remove the file at `path`.
+    ///
+    /// # Errors
+    /// The I/O error.
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+    /// Rename the file `from` to `to`, replacing `to`.
+    ///
+    /// # Errors
+    /// The I/O error.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    /// Whether [`FileStore::rename`] renames the store's files (the default
+    /// does, for the system's files); a store whose files are not the
+    /// system's returns false, and a sparse frame's index is then
+    /// rewritten in place.
+    fn can_rename(&self) -> bool {
+        true
+    }
+    /// Create the directory `path` (its parent must exist).
+    ///
+    /// # Errors
+    /// The I/O error (`AlreadyExists` when it does).
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::create_dir(path)
+    }
+}
+
+/// The operating system's files as a [`FileStore`] (what a super-chunk
+/// without a store uses).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StdFileStore;
+
+impl FileStore for StdFileStore {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn FrameIo>> {
+        let mut o = std::fs::OpenOptions::new();
+        match mode {
+            OpenMode::Read => o.read(true),
+            OpenMode::ReadWrite => o.read(true).write(true),
+            OpenMode::Create => o.read(true).write(true).create(true).truncate(true),
+        };
+        let file = o.open(path)?;
+        Ok(Box::new(FileIo::with_path(file, 0, path)))
+    }
+}
+
+/// The whole file at `path`, read through `store`.
+///
+/// # Errors
+/// The store's I/O errors.
+pub fn read_file(store: &dyn FileStore, path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = store.open(path, OpenMode::Read)?;
+    let len = f.storage_len()?;
+    let len = usize::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file too large"))?;
+    let mut v = vec![0u8; len];
+    f.read_exact_at(0, &mut v)?;
+    Ok(v)
+}
+
+/// Make the file at `path` hold exactly `bytes`, through `store` (created,
+/// written, truncated to its length, synced when `sync`).
+///
+/// # Errors
+/// The store's I/O errors.
+pub fn write_file(store: &dyn FileStore, path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
+    let mut f = store.open(path, OpenMode::Create)?;
+    f.write_all_at(0, bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    if sync {
+        f.sync()?;
+    }
+    Ok(())
+}

@@ -5,11 +5,10 @@ use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
 
 use super::space::Space;
-use super::storage::at;
-use super::storage::write_replace;
-use super::{Backend, SChunk, SFRAME_INDEX, Storage};
+use super::storage::{DirFrame, StoreRef, at};
+use super::{Backend, SChunk, Storage};
 use crate::error::{Result, invalid_param};
-use crate::frame::io::NamedIo;
+use crate::frame::io::{FileStore, NamedIo, OpenMode};
 use crate::frame::{self, FileIo, FrameHeader, FrameIo, FrameKind, Metalayer, Offsets};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -22,6 +21,7 @@ pub struct SChunkBuilder {
     chunksize: Option<usize>,
     meta: Vec<Metalayer>,
     fsync: bool,
+    store: Option<StoreRef>,
 }
 
 impl Default for SChunkBuilder {
@@ -32,11 +32,20 @@ impl Default for SChunkBuilder {
             chunksize: None,
             meta: Vec::new(),
             fsync: true,
+            store: None,
         }
     }
 }
 
 impl SChunkBuilder {
+    /// Read and write the files of [`SChunkBuilder::create_file`] and
+    /// [`SChunkBuilder::create_dir`] through `store` (see [`FileStore`]:
+    /// a contiguous frame made so is held as [`Storage::Custom`], and an
+    /// existing file at its path is replaced).
+    pub fn store(mut self, store: std::sync::Arc<dyn FileStore>) -> Self {
+        self.store = Some(StoreRef(store));
+        self
+    }
     /// Compression parameters for [`SChunk::append_buffer`] and friends;
     /// their `nthreads` is written as the frame's `tcomp`.
     pub fn cparams(mut self, p: CParams) -> Self {
@@ -148,6 +157,10 @@ impl SChunkBuilder {
     /// As [`SChunkBuilder::build_memory`], plus I/O errors.
     pub fn create_file(self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
+        if let Some(store) = &self.store {
+            let io = store.0.open(path, OpenMode::Create).map_err(at(path))?;
+            return self.build_io(io);
+        }
         let file = FsOpenOptions::new()
             .read(true)
             .write(true)
@@ -197,9 +210,17 @@ impl SChunkBuilder {
     pub fn create_dir(self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
         let (h, bytes) = self.empty_frame(FrameKind::Sparse)?;
-        fs::create_dir(path).map_err(at(path))?;
-        write_replace(&path.join(SFRAME_INDEX), &bytes, self.fsync)?;
-        let backend = Backend::Dir(path.to_path_buf());
+        let dir = DirFrame {
+            path: path.to_path_buf(),
+            store: self.store.clone(),
+        };
+        match &self.store {
+            None => fs::create_dir(path),
+            Some(s) => s.0.create_dir(path),
+        }
+        .map_err(at(path))?;
+        dir.replace_index(&bytes, self.fsync)?;
+        let backend = Backend::Dir(dir);
         Ok(self.finish(backend, h))
     }
 }

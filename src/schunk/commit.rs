@@ -2,11 +2,8 @@
 //! `change_chunks` / `commit`, which write in the crash-safe order the module
 //! documentation of [`super`] describes.
 
-use std::fs::{self, File};
-use std::io::Write;
-
-use super::storage::{at, chunk_file, write_replace};
-use super::{Backend, SChunk, SFRAME_INDEX, Tail};
+use super::storage::DirFrame;
+use super::{Backend, SChunk, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
@@ -14,9 +11,9 @@ use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
 
 /// Remove the chunk files `ids` of a directory frame written by a change
 /// that failed (no index names them).
-fn remove_chunk_files(dir: &std::path::Path, ids: &[i64]) {
+fn remove_chunk_files(dir: &DirFrame, ids: &[i64]) {
     for &id in ids {
-        let _ = fs::remove_file(chunk_file(dir, id as u64));
+        dir.remove_chunk(id as u64);
     }
 }
 
@@ -167,7 +164,7 @@ impl SChunk {
             let live: std::collections::HashSet<i64> = self.offsets.to_vec().into_iter().collect();
             for &g in &garbage {
                 if g >= 0 && !live.contains(&g) {
-                    let _ = fs::remove_file(chunk_file(dir, g as u64));
+                    dir.remove_chunk(g as u64);
                 }
             }
         }
@@ -358,15 +355,11 @@ impl SChunk {
                     if id > i64::from(u32::MAX) {
                         return Err(invalid_param("chunk ids exhausted"));
                     }
-                    let p = chunk_file(&dir, id as u64);
-                    let r = File::create(&p).and_then(|mut f| {
-                        f.write_all(c)?;
-                        if fsync { f.sync_all() } else { Ok(()) }
-                    });
+                    let r = dir.write_chunk(id as u64, c, fsync);
                     locs.push(id);
                     if let Err(e) = r {
                         remove_chunk_files(&dir, &locs);
-                        return Err(at(&p)(e));
+                        return Err(e);
                     }
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
@@ -378,7 +371,7 @@ impl SChunk {
                 bytes.extend_from_slice(&trailer);
                 h.frame_len = bytes.len() as u64;
                 bytes[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-                if let Err(e) = write_replace(&dir.join(SFRAME_INDEX), &bytes, fsync) {
+                if let Err(e) = dir.replace_index(&bytes, fsync) {
                     // The old index still names the old chunk files only.
                     remove_chunk_files(&dir, &locs);
                     return Err(e);

@@ -237,7 +237,7 @@ enum Backend {
         io: Box<dyn FrameIo>,
         storage: Storage,
     },
-    Dir(PathBuf),
+    Dir(storage::DirFrame),
 }
 
 /// A super-chunk. See the [module docs](self).

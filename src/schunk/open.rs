@@ -5,10 +5,10 @@ use std::fs::{self, File, OpenOptions as FsOpenOptions};
 use std::path::Path;
 
 use super::space::Space;
-use super::storage::at;
+use super::storage::{DirFrame, StoreRef, at};
 use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
 use crate::error::{Result, invalid_param};
-use crate::frame::io::NamedIo;
+use crate::frame::io::{FileStore, NamedIo, OpenMode};
 use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -22,6 +22,7 @@ pub struct OpenOptions {
     read_only: bool,
     discard_trailing: bool,
     no_fsync: bool,
+    store: Option<StoreRef>,
 }
 
 /// Bytes of a file frame's start compared before and after an open.
@@ -72,6 +73,14 @@ impl OpenOptions {
         self.discard_trailing = on;
         self
     }
+    /// Read and write the frame's files through `store` (see
+    /// [`FileStore`]: a contiguous frame opened so is held as
+    /// [`Storage::Custom`]). Whether `path` is a directory is still asked of
+    /// the operating system.
+    pub fn store(mut self, store: std::sync::Arc<dyn FileStore>) -> Self {
+        self.store = Some(StoreRef(store));
+        self
+    }
     /// `fsync` at each change (default on).
     pub fn fsync(mut self, on: bool) -> Self {
         self.no_fsync = !on;
@@ -84,12 +93,22 @@ impl OpenOptions {
     /// I/O errors and every frame check of [`Frame::read`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<SChunk> {
         let path = path.as_ref();
-        if fs::metadata(path).map_err(at(path))?.is_dir() {
-            let ipath = path.join(SFRAME_INDEX);
-            let index = fs::read(&ipath).map_err(at(&ipath))?;
+        // Through a store, a path the system does not know is a file of the
+        // store's (only a sparse frame's directory must be the system's).
+        let is_dir = match (fs::metadata(path), &self.store) {
+            (Ok(m), _) => m.is_dir(),
+            (Err(_), Some(_)) => false,
+            (Err(e), None) => return Err(at(path)(e)),
+        };
+        if is_dir {
+            let dir = DirFrame {
+                path: path.to_path_buf(),
+                store: self.store.clone(),
+            };
+            let index = dir.read_index()?;
             let f = Frame::read(&mut frame::io::SliceIo(&index), Some(FrameKind::Sparse))?;
             let trailing = index.len() as u64 - f.header.frame_len;
-            let mut sc = self.assemble(Backend::Dir(path.to_path_buf()), f)?;
+            let mut sc = self.assemble(Backend::Dir(dir), f)?;
             if trailing != 0 {
                 sc.writable = Err(format!("{trailing} stray bytes after {SFRAME_INDEX}"));
             }
@@ -98,6 +117,29 @@ impl OpenOptions {
             }
             sc.live_cbytes = sc.scan_live_cbytes()?;
             return Ok(sc);
+        }
+        if let Some(store) = &self.store {
+            if self.offset != 0 {
+                return Err(invalid_param(
+                    "a frame at an offset cannot be opened through a store",
+                ));
+            }
+            let mode = if self.read_only {
+                OpenMode::Read
+            } else {
+                OpenMode::ReadWrite
+            };
+            let io = match store.0.open(path, mode) {
+                Err(e)
+                    if mode == OpenMode::ReadWrite
+                        && e.kind() == std::io::ErrorKind::PermissionDenied =>
+                {
+                    store.0.open(path, OpenMode::Read)
+                }
+                r => r,
+            }
+            .map_err(at(path))?;
+            return self.open_io(io);
         }
         let file = if self.read_only {
             File::open(path).map_err(at(path))?

@@ -6,14 +6,126 @@ use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::commit::encode_offsets;
 use super::space::Space;
 use super::{Backend, SChunk, SFRAME_INDEX, Storage};
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt};
-use crate::frame::io::NamedIo;
+use crate::frame::io::{FileStore, NamedIo, OpenMode};
 use crate::frame::{self, ChunkEntry, FileIo, Frame, FrameHeader, FrameKind, Offsets};
+
+/// A caller's [`FileStore`] (see [`super::SChunkBuilder::store`]).
+#[derive(Clone)]
+pub(super) struct StoreRef(pub Arc<dyn FileStore>);
+
+impl std::fmt::Debug for StoreRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FileStore")
+    }
+}
+
+/// A sparse frame: its directory, and the store its files are read and
+/// written through (`None`: the operating system's files, with the
+/// symbolic-link and size checks of [`read_chunk_file`]).
+#[derive(Clone, Debug)]
+pub(super) struct DirFrame {
+    pub path: PathBuf,
+    pub store: Option<StoreRef>,
+}
+
+impl std::ops::Deref for DirFrame {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl DirFrame {
+    /// Chunk file `id`, checked as [`read_chunk_file`] checks it.
+    pub(super) fn read_chunk(&self, id: u64) -> Result<Vec<u8>> {
+        let Some(store) = &self.store else {
+            return read_chunk_file(&self.path, id);
+        };
+        let p = chunk_file(&self.path, id);
+        let mut f = store.0.open(&p, OpenMode::Read).map_err(at(&p))?;
+        let len = f.storage_len().map_err(at(&p))?;
+        if !(32..=i32::MAX as u64).contains(&len) {
+            return Err(corrupt(format!("{}: {len} bytes", p.display())));
+        }
+        let mut v = vec![0u8; len as usize];
+        f.read_exact_at(0, &mut v).map_err(at(&p))?;
+        Ok(v)
+    }
+
+    /// The stored size of chunk file `id`.
+    pub(super) fn chunk_len(&self, id: u64) -> Result<u64> {
+        let p = chunk_file(&self.path, id);
+        match &self.store {
+            None => Ok(fs::symlink_metadata(&p)
+                .map_err(|e| corrupt(format!("{}: {e}", p.display())))?
+                .len()),
+            Some(store) => store
+                .0
+                .open(&p, OpenMode::Read)
+                .and_then(|mut f| f.storage_len())
+                .map_err(|e| corrupt(format!("{}: {e}", p.display()))),
+        }
+    }
+
+    /// Write chunk file `id` (a new file).
+    pub(super) fn write_chunk(&self, id: u64, bytes: &[u8], fsync: bool) -> Result<()> {
+        let p = chunk_file(&self.path, id);
+        let r = match &self.store {
+            None => File::create(&p).and_then(|mut f| {
+                f.write_all(bytes)?;
+                if fsync { f.sync_all() } else { Ok(()) }
+            }),
+            Some(store) => frame::io::write_file(store.0.as_ref(), &p, bytes, fsync),
+        };
+        r.map_err(at(&p))
+    }
+
+    /// Remove chunk file `id` (errors ignored: it is garbage either way).
+    pub(super) fn remove_chunk(&self, id: u64) {
+        let p = chunk_file(&self.path, id);
+        let _ = match &self.store {
+            None => fs::remove_file(&p),
+            Some(store) => store.0.remove_file(&p),
+        };
+    }
+
+    /// The index file's bytes.
+    pub(super) fn read_index(&self) -> Result<Vec<u8>> {
+        let p = self.path.join(SFRAME_INDEX);
+        match &self.store {
+            None => fs::read(&p),
+            Some(store) => frame::io::read_file(store.0.as_ref(), &p),
+        }
+        .map_err(at(&p))
+    }
+
+    /// Replace the index file with `bytes` (atomically: a temporary file
+    /// renamed over it; in place for a store that cannot rename).
+    pub(super) fn replace_index(&self, bytes: &[u8], fsync: bool) -> Result<()> {
+        let p = self.path.join(SFRAME_INDEX);
+        let Some(store) = &self.store else {
+            return write_replace(&p, bytes, fsync);
+        };
+        if !store.0.can_rename() {
+            return frame::io::write_file(store.0.as_ref(), &p, bytes, fsync).map_err(at(&p));
+        }
+        let tmp = p.with_extension("b2frame.tmp");
+        let r = frame::io::write_file(store.0.as_ref(), &tmp, bytes, fsync)
+            .and_then(|()| store.0.rename(&tmp, &p));
+        if let Err(e) = r {
+            let _ = store.0.remove_file(&tmp);
+            return Err(at(&p)(e));
+        }
+        Ok(())
+    }
+}
 
 /// An I/O error that names `path`: `'<path>': <cause>` (the kind kept).
 pub(super) fn at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -111,7 +223,7 @@ pub(super) fn load_chunk<'a>(
                 }
             }
             Backend::Dir(dir) => {
-                let v = read_chunk_file(dir, loc)?;
+                let v = dir.read_chunk(loc)?;
                 frame::check_stored_chunk(header, nchunks, &v, i)?;
                 Cow::Owned(v)
             }
@@ -145,7 +257,7 @@ impl SChunk {
                             // Checked as a reader checks it: a corrupt chunk
                             // file is an error here, not a frame that does
                             // not reopen.
-                            let bytes = read_chunk_file(&dir, id)?;
+                            let bytes = dir.read_chunk(id)?;
                             frame::check_stored_chunk(&self.header, n, &bytes, i)?;
                             held += ChunkHeader::parse(&bytes)?.nbytes as u64;
                             offs.push(section.len() as i64);
@@ -181,7 +293,7 @@ impl SChunk {
     pub fn storage(&self) -> Storage {
         match &self.backend {
             Backend::Frame { storage, .. } => storage.clone(),
-            Backend::Dir(p) => Storage::Directory(p.clone()),
+            Backend::Dir(p) => Storage::Directory(p.path.clone()),
         }
     }
 
@@ -244,12 +356,7 @@ impl SChunk {
     pub(super) fn stored_len(&mut self, loc: u64) -> Result<u64> {
         match &mut self.backend {
             Backend::Frame { io, .. } => Ok(self.header.chunk_span(io.as_mut(), loc)?.1),
-            Backend::Dir(dir) => {
-                let p = chunk_file(dir, loc);
-                Ok(fs::symlink_metadata(&p)
-                    .map_err(|e| corrupt(format!("{}: {e}", p.display())))?
-                    .len())
-            }
+            Backend::Dir(dir) => dir.chunk_len(loc),
         }
     }
 
@@ -293,13 +400,12 @@ impl SChunk {
                 }
             }
             Backend::Dir(dir) => {
-                let p = dir.join(SFRAME_INDEX);
-                let mut all = fs::read(&p).map_err(at(&p))?;
+                let mut all = dir.read_index()?;
                 if all.len() < bytes.len() {
                     return Err(corrupt("index file shorter than its header"));
                 }
                 all[..bytes.len()].copy_from_slice(bytes);
-                write_replace(&p, &all, fsync)?;
+                dir.replace_index(&all, fsync)?;
             }
         }
         Ok(())
@@ -401,7 +507,7 @@ impl SChunk {
                 }
                 Ok(())
             }
-            Backend::Dir(dir) => write_replace(&dir.join(SFRAME_INDEX), bytes, fsync),
+            Backend::Dir(dir) => dir.replace_index(bytes, fsync),
         }
     }
 

@@ -2,27 +2,55 @@
 
 use super::*;
 
-/// Run `f` on the handle behind `schunk`, refreshing the C view after.
+/// Run `f` on the engine of the handle behind `schunk`, refreshing the C
+/// view after. `on_null` for null, or for a handle another call is using
+/// (a callback re-entering). While `f` runs, user filter and codec
+/// callbacks get this handle as `cparams->schunk` (module docs).
 pub(super) fn with<T>(
     schunk: *mut blosc2_schunk,
     on_null: T,
     metas: bool,
-    f: impl FnOnce(&mut Handle) -> T,
+    f: impl FnOnce(&mut Engine<'_>) -> T,
 ) -> T {
-    // SAFETY: schunk is null or a live super-chunk from this library.
-    match unsafe { handle(schunk) } {
-        Some(h) => {
-            let reopened = h.refresh_if_stale();
-            let r = f(h);
-            h.stamp = disk_stamp(&h.sc.storage());
-            h.sync(metas || reopened);
-            r
-        }
-        None => on_null,
+    if schunk.is_null() {
+        return on_null;
     }
+    let Ok(_claim) = claim(schunk, Use::Engine) else {
+        return on_null;
+    };
+    let p = schunk as *mut Handle;
+    let (reopened, ctx) = {
+        // SAFETY: schunk is a live super-chunk from this library, claimed:
+        // no other reference to it is live.
+        let h = unsafe { &mut *p };
+        (h.refresh_if_stale(), h.ctx.clone())
+    };
+    let slot = ctx.get::<SchunkSlot>().map(|s| &s.0);
+    if let Some(s) = slot {
+        s.store(schunk, Ordering::Release);
+    }
+    // SAFETY: as above; only these fields are borrowed (the module docs:
+    // callbacks read the others through `View`, shared).
+    let r = f(&mut unsafe {
+        Engine {
+            sc: &mut (*p).sc,
+            data_dirty: &mut (*p).data_dirty,
+            c: &(*p).c,
+            cparams: &(*p).cparams,
+            dparams: &(*p).dparams,
+        }
+    });
+    if let Some(s) = slot {
+        s.store(std::ptr::null_mut(), Ordering::Release);
+    }
+    // SAFETY: as above; the engine's borrows ended.
+    let h = unsafe { &mut *p };
+    h.stamp = disk_stamp(&h.sc.storage());
+    h.sync(metas || reopened);
+    r
 }
 
-pub(super) fn index(h: &Handle, nchunk: i64, inclusive: bool) -> Result<usize, i64> {
+pub(super) fn index(h: &Engine<'_>, nchunk: i64, inclusive: bool) -> Result<usize, i64> {
     let n = h.sc.nchunks() as i64;
     if nchunk < 0 || nchunk > n || (!inclusive && nchunk == n) {
         return Err(i64::from(err::INVALID_PARAM));
@@ -100,7 +128,7 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
             };
             let r = match chunk_arg(chunk) {
                 Ok(c) => r64({
-                    h.data_dirty = true;
+                    *h.data_dirty = true;
                     h.sc.insert_chunk(i, c)
                 }
                 .map(|()| h.sc.nchunks())),
@@ -128,7 +156,7 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
             };
             let r = match chunk_arg(chunk) {
                 Ok(c) => r64({
-                    h.data_dirty = true;
+                    *h.data_dirty = true;
                     h.sc.update_chunk(i, c)
                 }
                 .map(|()| h.sc.nchunks())),
@@ -153,7 +181,7 @@ pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
                 Err(e) => return e,
             };
             r64({
-                h.data_dirty = true;
+                *h.data_dirty = true;
                 h.sc.delete_chunk(i)
             }
             .map(|()| h.sc.nchunks()))
@@ -300,7 +328,7 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
             }
             // SAFETY: buffer holds (stop - start) items.
             let data = unsafe { slice_in(buffer, ((stop - start) * ts) as usize) };
-            h.data_dirty = true;
+            *h.data_dirty = true;
             match h.sc.set_slice((start * ts) as u64, data) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
@@ -423,7 +451,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
             if cparams.is_null() {
                 return err::NULL_POINTER;
             }
-            let mut cp = h.cparams;
+            let mut cp = *h.cparams;
             cp.schunk = schunk as *mut c_void;
             // SAFETY: cparams is non-null and writable.
             unsafe { *cparams = malloc_value(&cp) };
@@ -443,7 +471,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_dparams(
             if dparams.is_null() {
                 return err::NULL_POINTER;
             }
-            let mut dp = h.dparams;
+            let mut dp = *h.dparams;
             dp.schunk = schunk as *mut c_void;
             // SAFETY: dparams is non-null and writable.
             unsafe { *dparams = malloc_value(&dp) };
@@ -473,7 +501,7 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
                 }
                 order.push(v as usize);
             }
-            h.data_dirty = true;
+            *h.data_dirty = true;
             match h.sc.reorder_chunks(&order) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
@@ -502,7 +530,7 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
                 4 => Fill::Uninit,
                 _ => return i64::from(err::INVALID_PARAM),
             };
-            h.data_dirty = true;
+            *h.data_dirty = true;
             match h.sc.fill_special(nitems as u64, fill, chunksize as usize) {
                 Ok(()) => h.sc.nchunks() as i64,
                 Err(e) => i64::from(code_of(&e)),

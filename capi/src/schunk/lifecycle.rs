@@ -21,31 +21,47 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
             return std::ptr::null_mut();
         };
         // SAFETY: io is null or points to C's blosc2_io.
-        if unsafe { st.io.as_ref() }.is_some_and(|io| io.id > 1) {
-            // Only the file-system backends (plain and mmap: same bytes).
+        let io = unsafe { st.io.as_ref() }.copied();
+        // The file-system backends (plain and mmap: same bytes) use the
+        // system's files; a registered set gets every file access.
+        let Ok(store) = CStore::for_io(io.as_ref()) else {
             return std::ptr::null_mut();
-        }
+        };
         let Ok(p) = to_cparams(&cp) else {
             return std::ptr::null_mut();
         };
         let p = schunk_cparams(p);
         let d = DParams::default().nthreads(dp.nthreads.max(1) as usize);
-        let b = SChunk::builder().fsync(false).cparams(p).dparams(d);
+        let mut b = SChunk::builder().fsync(false).cparams(p).dparams(d);
         // SAFETY: urlpath is null or a NUL-terminated string.
         let url = unsafe { str_arg(st.urlpath) }.map(strip_file_scheme);
+        if let (Some(s), Some(_)) = (store, url) {
+            b = b.store(s);
+        }
         let sc = match url {
             None => b.build_memory(),
             Some(u) if st.contiguous => b.create_file(u),
             Some(u) => b.create_dir(u),
         };
         match sc {
-            Ok(sc) => Handle::boxed(sc, cp, dp, url, st.contiguous),
+            Ok(sc) => with_io(Handle::boxed(sc, cp, dp, url, st.contiguous), io),
             Err(e) => {
                 eprintln!("blosc2_schunk_new: {e}");
                 std::ptr::null_mut()
             }
         }
     })
+}
+
+/// Record the storage's `io` in the C view of a new handle.
+fn with_io(s: *mut blosc2_schunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+    if let Some(io) = io
+        // SAFETY: s is null or a handle just made, not yet shared.
+        && let Some((h, _claim)) = unsafe { handle(s) }
+    {
+        h.io = io;
+    }
+    s
 }
 
 pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_schunk {
@@ -90,7 +106,17 @@ pub unsafe extern "C" fn blosc2_schunk_open_udio(
     // SAFETY: udio is null or points to C's blosc2_io.
     if let Some(io) = unsafe { udio.as_ref() } {
         if io.id > 1 {
-            return std::ptr::null_mut();
+            return guard(std::ptr::null_mut(), || {
+                let Ok(Some(store)) = CStore::for_io(Some(io)) else {
+                    return std::ptr::null_mut();
+                };
+                // SAFETY: urlpath is null or a NUL-terminated string.
+                let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+                    return std::ptr::null_mut();
+                };
+                let sc = open_options().store(store).open(url);
+                with_io(wrap_opened(sc, Some(url)), Some(*io))
+            });
         }
         if io.id == 1 && !io.params.is_null() {
             // SAFETY: the params of the mmap backend are a
@@ -172,8 +198,13 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
 pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int {
     guard(err::FAILURE, || {
         if !schunk.is_null() {
+            // Not while a call is using it (a callback freeing the
+            // super-chunk its engine call runs on).
+            let Ok(_claim) = claim(schunk, Use::Exclusive) else {
+                return err::FAILURE;
+            };
             // SAFETY: schunk came from Handle::boxed (Box::into_raw) and is
-            // freed once (C's contract).
+            // freed once (C's contract); no call of ours is using it.
             drop(unsafe { Box::from_raw(schunk as *mut Handle) });
         }
         0
@@ -295,7 +326,7 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
 ) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {
         // SAFETY: schunk is null or live.
-        let Some(h) = (unsafe { handle(schunk) }) else {
+        let Some((h, _claim)) = (unsafe { handle(schunk) }) else {
             return std::ptr::null_mut();
         };
         // SAFETY: storage is null or points to C's storage.

@@ -185,7 +185,7 @@ pub(crate) fn with_locked<T>(
     f: impl FnOnce(&mut SChunk) -> T,
 ) -> Result<T, c_int> {
     // SAFETY: schunk is null or a live super-chunk from this library.
-    let Some(h) = (unsafe { handle(schunk) }) else {
+    let Some((h, _claim)) = (unsafe { handle(schunk) }) else {
         return Err(err::NULL_POINTER);
     };
     let forced = lock_in(h, write)?;
@@ -227,7 +227,7 @@ pub(crate) fn handle_of_opened(sc: SChunk, urlpath: Option<&str>) -> *mut blosc2
 pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: schunk is null or a live super-chunk from this library.
-        let Some(h) = (unsafe { handle(schunk) }) else {
+        let Some((h, _claim)) = (unsafe { handle(schunk) }) else {
             return err::NULL_POINTER;
         };
         match lock_in(h, true) {
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_i
     guard(err::FAILURE, || {
         // SAFETY: schunk is null or a live super-chunk from this library.
         match unsafe { handle(schunk) } {
-            Some(h) => unlock_in(h),
+            Some((h, _claim)) => unlock_in(h),
             None => err::NULL_POINTER,
         }
     })
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_i
 pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: schunk is null or a live super-chunk from this library.
-        let Some(h) = (unsafe { handle(schunk) }) else {
+        let Some((h, _claim)) = (unsafe { handle(schunk) }) else {
             return err::NULL_POINTER;
         };
         let forced = match lock_in(h, false) {

@@ -16,7 +16,7 @@ pub(super) unsafe fn meta_name<'a>(name: *const c_char) -> Result<&'a str, c_int
     Ok(n)
 }
 
-pub(super) fn meta_index(h: &Handle, name: &str) -> c_int {
+pub(super) fn meta_index(h: &Engine<'_>, name: &str) -> c_int {
     h.sc.metalayers()
         .iter()
         .position(|m| m.name == name)
@@ -82,7 +82,7 @@ pub unsafe extern "C" fn blosc2_meta_update(
     })
 }
 
-pub(super) fn vlmeta_index(h: &Handle, name: &str) -> c_int {
+pub(super) fn vlmeta_index(h: &Engine<'_>, name: &str) -> c_int {
     h.sc.vlmetalayers()
         .iter()
         .position(|m| m.name == name)
@@ -96,6 +96,15 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
     name: *const c_char,
 ) -> c_int {
     guard(err::FAILURE, || {
+        // SAFETY: schunk is null or live.
+        if let Some(v) = unsafe { view_in_engine(schunk) } {
+            // A callback of an engine call on this super-chunk.
+            // SAFETY: name is null or a NUL-terminated string.
+            return match unsafe { meta_name(name) } {
+                Ok(n) => v.vlmeta(n).map_or(-16, |(i, _)| i as c_int),
+                Err(e) => e,
+            };
+        }
         with(schunk, err::INVALID_PARAM, false, |h| {
             // SAFETY: name is null or a NUL-terminated string.
             match unsafe { meta_name(name) } {
@@ -179,6 +188,34 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
     content_len: *mut i32,
 ) -> c_int {
     guard(err::FAILURE, || {
+        // SAFETY: schunk is null or live.
+        if let Some(v) = unsafe { view_in_engine(schunk) } {
+            // A callback of an engine call on this super-chunk (C-Blosc2's
+            // test_urcodecs reads its codec's parameters so): from the C
+            // view, which holds each vlmetalayer's stored chunk.
+            // SAFETY: name is null or a NUL-terminated string.
+            let name = match unsafe { meta_name(name) } {
+                Ok(n) => n,
+                Err(e) => return e,
+            };
+            if content.is_null() || content_len.is_null() {
+                return err::INVALID_PARAM;
+            }
+            let Some((i, m)) = v.vlmeta(name) else {
+                return -16;
+            };
+            return match oxiblosc::decompress(m.content()) {
+                Ok(d) => {
+                    // SAFETY: the out-pointers are non-null and writable.
+                    unsafe {
+                        *content = malloc_copy(&d);
+                        *content_len = d.len() as i32;
+                    }
+                    i as c_int
+                }
+                Err(e) => code_of(&e),
+            };
+        }
         with(schunk, err::INVALID_PARAM, false, |h| {
             // SAFETY: name is null or a NUL-terminated string.
             let name = match unsafe { meta_name(name) } {
@@ -237,7 +274,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_get_names(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: schunk is null or live.
-        let Some(h) = (unsafe { handle(schunk) }) else {
+        let Some((h, _claim)) = (unsafe { handle(schunk) }) else {
             return err::INVALID_PARAM;
         };
         if names.is_null() {

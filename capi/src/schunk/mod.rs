@@ -5,11 +5,32 @@
 //! typesize, chunksize, storage, metalayers, vlmetalayers, cctx/dctx, ...),
 //! refreshed after every call that changes the super-chunk, followed by the
 //! Rust super-chunk and the memory the C struct points into.
+//!
+//! Re-entrancy (user filter and codec callbacks get `cparams->schunk` and
+//! may read it, or call `blosc2_vlmeta_get` / `blosc2_meta_get` on it,
+//! while the engine call that runs them is in progress, possibly on pool
+//! threads): a handle is *claimed* ([`claim`], a process-wide table keyed
+//! by address) by every call that uses it. [`with`] claims it for the
+//! engine: it borrows `&mut` only the fields the engine changes
+//! ([`Engine`]: the `SChunk` and `data_dirty`), never the whole `Handle`,
+//! and publishes the handle in the [`SchunkSlot`] the super-chunk's
+//! `CParams::context` / `DParams::context` carry, so callbacks get it.
+//! While so claimed, the C view (`c`, `cparams`, `dparams`, `metas`,
+//! `vlmetas`) is only read: re-entrant calls read it through shared
+//! references to those fields ([`View`]), and every other re-entrant call
+//! (any that would need the `SChunk` or `&mut Handle`) is refused with an
+//! error code, never aliased. Calls that take `&mut Handle` whole
+//! ([`handle`]) claim it exclusively and leave the slot empty (callbacks
+//! they run get `schunk = NULL`).
 
 #![allow(non_camel_case_types)]
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use oxiblosc::plugins::CallContext;
 
 use oxiblosc::schunk::{Fill, SChunk};
 use oxiblosc::{CParams, DParams};
@@ -25,12 +46,17 @@ mod files;
 mod lifecycle;
 mod lock;
 mod meta;
+mod udio;
+
+#[cfg(test)]
+mod reentry_tests;
 
 pub use chunks::*;
 pub use files::*;
 pub use lifecycle::*;
 pub use lock::*;
 pub use meta::*;
+pub use udio::*;
 
 const MAX_METALAYERS: usize = 16;
 const MAX_VLMETALAYERS: usize = 8 * 1024;
@@ -113,13 +139,18 @@ const _: () = assert!(std::mem::size_of::<blosc2_io>() == 24);
 const _: () = assert!(std::mem::size_of::<blosc2_metalayer>() == 24);
 
 /// A metalayer as C sees it, with the memory its pointers point into.
-struct MetaC {
+pub(crate) struct MetaC {
     c: blosc2_metalayer,
     _name: CString,
     _content: Vec<u8>,
 }
 
 impl MetaC {
+    /// The stored content (for a vlmetalayer, its compressed chunk).
+    pub(crate) fn content(&self) -> &[u8] {
+        &self._content
+    }
+
     fn new(name: &str, content: &[u8]) -> MetaC {
         let name = CString::new(name.replace('\0', "")).unwrap_or_default();
         let mut content = content.to_vec();
@@ -159,6 +190,134 @@ pub struct Handle {
     data_dirty: bool,
     /// Identity and change time of the frame on disk when last seen.
     stamp: Option<DiskStamp>,
+    /// The context `sc`'s parameters carry (a [`SchunkSlot`]).
+    ctx: CallContext,
+}
+
+/// The super-chunk handed to user filter and codec callbacks: this handle
+/// while [`with`] runs the engine on it, else null.
+pub(crate) struct SchunkSlot(AtomicPtr<blosc2_schunk>);
+
+/// How a handle is in use (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// [`with`]: only the engine's fields are borrowed; the C view is
+    /// read-only and may be read through a [`View`].
+    Engine,
+    /// `&mut Handle` is live: nothing else may touch the handle.
+    Exclusive,
+}
+
+/// The handles in use (few at a time: a plain list, whose capacity stays,
+/// so a call allocates nothing here).
+static IN_USE: Mutex<Vec<(usize, Use)>> = Mutex::new(Vec::new());
+
+fn in_use() -> std::sync::MutexGuard<'static, Vec<(usize, Use)>> {
+    IN_USE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn use_of(t: &[(usize, Use)], key: usize) -> Option<Use> {
+    t.iter().find(|e| e.0 == key).map(|e| e.1)
+}
+
+/// A claim on a handle, released when dropped.
+pub(crate) struct Claim(usize);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut t = in_use();
+        if let Some(i) = t.iter().position(|e| e.0 == self.0) {
+            t.swap_remove(i);
+        }
+    }
+}
+
+/// Claim the handle at `p` for `how`; `Err` with its current use when a
+/// call (this thread's or a callback's caller) is using it.
+pub(crate) fn claim(p: *mut blosc2_schunk, how: Use) -> Result<Claim, Use> {
+    let key = p as usize;
+    let mut t = in_use();
+    if let Some(u) = use_of(&t, key) {
+        return Err(u);
+    }
+    t.push((key, how));
+    Ok(Claim(key))
+}
+
+/// The fields of a [`Handle`] the engine borrows mutably while [`with`]
+/// runs; everything else stays readable by callbacks.
+pub(super) struct Engine<'a> {
+    pub sc: &'a mut SChunk,
+    pub data_dirty: &'a mut bool,
+    pub c: &'a blosc2_schunk,
+    pub cparams: &'a blosc2_cparams,
+    pub dparams: &'a blosc2_dparams,
+}
+
+/// The C view of a handle, read while an engine call runs on it.
+pub(super) struct View<'a> {
+    pub cparams: &'a blosc2_cparams,
+    pub dparams: &'a blosc2_dparams,
+    pub vlmetas: &'a [MetaC],
+}
+
+impl View<'_> {
+    /// The vlmetalayer `name`: its index and C view.
+    pub(super) fn vlmeta(&self, name: &str) -> Option<(usize, &MetaC)> {
+        self.vlmetas
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m._name.as_bytes() == name.as_bytes())
+    }
+}
+
+/// The C view of the handle at `s` when an engine call ([`with`]) is using
+/// it (a callback re-entering), `None` otherwise.
+///
+/// # Safety
+/// `s` is null or a live super-chunk from this library.
+pub(super) unsafe fn view_in_engine<'a>(s: *mut blosc2_schunk) -> Option<View<'a>> {
+    if s.is_null() || use_of(&in_use(), s as usize) != Some(Use::Engine) {
+        return None;
+    }
+    let p = s as *mut Handle;
+    // SAFETY: the handle is live and claimed by `with`, which borrows only
+    // its `sc` and `data_dirty` fields mutably (and the C view shared) and
+    // writes none of these fields until the engine call (which waits for
+    // its callbacks) returns: shared references to them alias nothing
+    // mutable.
+    unsafe {
+        Some(View {
+            cparams: &(*p).cparams,
+            dparams: &(*p).dparams,
+            vlmetas: &(*p).vlmetas,
+        })
+    }
+}
+
+/// The parameters C-Blosc2 hands a callback run for `context`: the calling
+/// super-chunk's, with `schunk` set, when an engine call is running on it.
+pub(crate) fn callback_params(
+    context: Option<&CallContext>,
+) -> Option<(blosc2_cparams, blosc2_dparams)> {
+    let s = context?.get::<SchunkSlot>()?.0.load(Ordering::Acquire);
+    // SAFETY: the slot holds a handle only while `with` runs the engine on
+    // it (and the callbacks that read it return before it ends).
+    let v = unsafe { view_in_engine(s) }?;
+    let (mut cp, mut dp) = (*v.cparams, *v.dparams);
+    cp.schunk = s as *mut c_void;
+    dp.schunk = s as *mut c_void;
+    Some((cp, dp))
+}
+
+/// Put `ctx` in the parameters of `sc` (callbacks then receive it).
+fn attach_context(sc: &mut SChunk, ctx: &CallContext) {
+    let mut cp = sc.cparams().clone();
+    cp.context = Some(ctx.clone());
+    let _ = sc.set_cparams(cp);
+    let mut dp = sc.dparams().clone();
+    dp.context = Some(ctx.clone());
+    sc.set_dparams(dp);
 }
 
 /// What tells that a frame on disk changed: device, inode, size and
@@ -245,10 +404,13 @@ impl Handle {
             data_ptrs: Vec::new(),
             data_dirty: true,
             stamp: None,
+            ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
         });
         let p = Box::into_raw(h);
         // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
         let h = unsafe { &mut *p };
+        let ctx = h.ctx.clone();
+        attach_context(&mut h.sc, &ctx);
         let mut cp = h.cparams;
         cp.schunk = p as *mut c_void;
         let mut dp = h.dparams;
@@ -286,6 +448,7 @@ impl Handle {
         match reopened {
             Ok(mut sc) => {
                 sc.set_dparams(self.sc.dparams().clone());
+                attach_context(&mut sc, &self.ctx);
                 // The replaced handle's view is stale: it must not tidy the file.
                 self.sc.set_tidy_on_drop(false);
                 self.sc = sc;
@@ -407,12 +570,21 @@ fn strip_file_scheme(u: &str) -> &str {
     u.strip_prefix("file:///").unwrap_or(u)
 }
 
+/// The whole handle at `s`, claimed exclusively (released when the
+/// [`Claim`] drops; use the handle only while it lives). `None` for null,
+/// or for a handle another call is using (a callback re-entering).
+///
 /// # Safety
 /// `s` is null or a live super-chunk from this library.
-unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<&'a mut Handle> {
+unsafe fn handle<'a>(s: *mut blosc2_schunk) -> Option<(&'a mut Handle, Claim)> {
+    if s.is_null() {
+        return None;
+    }
+    let claim = claim(s, Use::Exclusive).ok()?;
     // SAFETY: a non-null blosc2_schunk* from this library points to the
-    // first field of a live Handle (repr(C)).
-    unsafe { (s as *mut Handle).as_mut() }
+    // first field of a live Handle (repr(C)); the claim keeps every other
+    // call of ours from touching it meanwhile.
+    unsafe { (s as *mut Handle).as_mut() }.map(|h| (h, claim))
 }
 
 unsafe extern "C" {

@@ -21,7 +21,7 @@ use crate::common::{
 mod compress;
 mod ctx;
 mod global;
-mod plugins;
+pub(crate) mod plugins;
 mod shuffle;
 mod special;
 mod vlchunk;

@@ -2,11 +2,13 @@
 //! `blosc2_register_codec`) on the engine's registries
 //! (`oxiblosc::plugins`): the C callbacks are wrapped in a `UserFilter` /
 //! `UserCodec`, called once per block (filters) or stream (codecs), with a
-//! `blosc2_cparams` / `blosc2_dparams` whose `schunk` is NULL (the calling
-//! super-chunk is not handed to callbacks: test_urfilters and
-//! test_urcodecs use it, so they stay expected failures). Filters get the
-//! chunk's `typesize` and their slot's meta byte; codecs get `compcode` and
-//! `clevel` (compression) and meta 0.
+//! `blosc2_cparams` / `blosc2_dparams`: the calling super-chunk's, with
+//! `schunk` pointing to it, when a super-chunk call runs them (its handle
+//! travels in the parameters' `CallContext`; see `schunk/mod.rs` for what
+//! callbacks may do with it), else the defaults with `schunk` NULL.
+//! Filters get the chunk's `typesize` and their slot's meta byte; codecs
+//! get `compcode`, `clevel`, `typesize` and the codec meta byte
+//! (`compcode_meta`, from the chunk's header when decompressing).
 
 use std::sync::Arc;
 
@@ -60,7 +62,8 @@ impl UserFilter for CFilter {
     fn forward(&self, src: &[u8], dst: &mut [u8], call: &FilterCall) -> oxiblosc::Result<()> {
         let n = i32::try_from(src.len())
             .map_err(|_| oxiblosc::Error::InvalidParam("block too large".into()))?;
-        let mut cp = CPARAMS_DEFAULTS;
+        let mut cp = crate::schunk::callback_params(call.context.as_ref())
+            .map_or(CPARAMS_DEFAULTS, |(c, _)| c);
         cp.typesize = call.typesize as i32;
         // SAFETY: the registered callback's prototype; src has n readable
         // bytes, dst n writable ones (the pipeline's blocks are equal in
@@ -81,7 +84,8 @@ impl UserFilter for CFilter {
     fn backward(&self, src: &[u8], dst: &mut [u8], call: &FilterCall) -> oxiblosc::Result<()> {
         let n = i32::try_from(src.len())
             .map_err(|_| oxiblosc::Error::InvalidParam("block too large".into()))?;
-        let mut dp = DPARAMS_DEFAULTS;
+        let mut dp = crate::schunk::callback_params(call.context.as_ref())
+            .map_or(DPARAMS_DEFAULTS, |(_, d)| d);
         dp.typesize = call.typesize as i32;
         // SAFETY: as in `forward`.
         let rc = unsafe {
@@ -171,9 +175,12 @@ fn len_i32(n: usize) -> oxiblosc::Result<i32> {
 impl UserCodec for CCodec {
     fn compress(&self, src: &[u8], dst: &mut [u8], call: &CodecCall) -> oxiblosc::Result<usize> {
         let (n, m) = (len_i32(src.len())?, len_i32(dst.len())?);
-        let mut cp = CPARAMS_DEFAULTS;
+        let mut cp = crate::schunk::callback_params(call.context.as_ref())
+            .map_or(CPARAMS_DEFAULTS, |(c, _)| c);
         cp.compcode = call.id;
+        cp.compcode_meta = call.meta;
         cp.clevel = call.clevel;
+        cp.typesize = i32::try_from(call.typesize).unwrap_or(i32::MAX);
         // SAFETY: the registered callback's prototype; src has n readable
         // bytes, dst m writable ones; cp lives for the call; no chunk.
         let rc = unsafe {
@@ -182,7 +189,7 @@ impl UserCodec for CCodec {
                 n,
                 dst.as_mut_ptr(),
                 m,
-                0,
+                call.meta,
                 &mut cp,
                 std::ptr::null(),
             )
@@ -198,7 +205,9 @@ impl UserCodec for CCodec {
 
     fn decompress(&self, src: &[u8], dst: &mut [u8], call: &CodecCall) -> oxiblosc::Result<usize> {
         let (n, m) = (len_i32(src.len())?, len_i32(dst.len())?);
-        let mut dp = DPARAMS_DEFAULTS;
+        let mut dp = crate::schunk::callback_params(call.context.as_ref())
+            .map_or(DPARAMS_DEFAULTS, |(_, d)| d);
+        dp.typesize = i32::try_from(call.typesize).unwrap_or(i32::MAX);
         // SAFETY: as in `compress`.
         let rc = unsafe {
             (self.decoder)(
@@ -206,7 +215,7 @@ impl UserCodec for CCodec {
                 n,
                 dst.as_mut_ptr(),
                 m,
-                0,
+                call.meta,
                 &mut dp,
                 std::ptr::null(),
             )
