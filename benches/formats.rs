@@ -4,19 +4,24 @@
 //! Blosc2 one.
 //!
 //! ```text
-//! cargo bench --bench formats                 # every row (about a minute)
+//! cargo bench --bench formats                 # every row (about two minutes)
 //! cargo bench --bench formats -- 'lz4'        # a subset (regex on the id)
 //! cargo bench --bench formats -- --test       # run each once, as a check
+//! FORMATS_PAIRED=40 cargo bench --bench formats   # interleaved, see `paired`
 //! ```
 //!
 //! Ids are `compress|decompress/CODEC-tsTYPESIZE-FILTER/FORMAT`; throughput
-//! is bytes of input per second, 4 MiB chunks, one thread.
-
+//! is bytes of input per second, 4 MiB chunks, one thread, clevel 5. Each
+//! compress row has a third writer, `blosc2-b1-blocks`: the Blosc2 writer
+//! forced to the Blosc1 chunk's block size and split, i.e. the same codec
+//! calls on the same streams as the Blosc1 writer.
+//!
+//! RESULTS_TABLE
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use oxiblosc::{CParams, ChunkFormat, Codec, Compressor, DParams, Decompressor, Filter};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use oxiblosc::{CParams, ChunkFormat, Codec, Compressor, DParams, Decompressor, Filter, SplitMode};
 
 const LEN: usize = 4 << 20;
 
@@ -44,16 +49,53 @@ fn make_data(ts: usize) -> Vec<u8> {
     out
 }
 
+/// The rows: codec, typesize, filter.
+const ROWS: [(Codec, usize, Filter); 6] = [
+    (Codec::BloscLz, 4, Filter::Shuffle),
+    (Codec::BloscLz, 8, Filter::Shuffle),
+    (Codec::Lz4, 4, Filter::Shuffle),
+    (Codec::Lz4, 8, Filter::BitShuffle),
+    (Codec::Zstd, 4, Filter::Shuffle),
+    (Codec::Zlib, 8, Filter::Shuffle),
+];
+
+/// The compressors of one row: the Blosc2 writer, the Blosc1 writer, and
+/// the Blosc2 writer forced to the Blosc1 chunk's block size and split (read
+/// from its header). The third makes the same codec calls on the same
+/// streams as the Blosc1 writer, so it shows which part of a gap is C-Blosc
+/// 1.21's layout rather than our Blosc1 path.
+fn writers(
+    codec: Codec,
+    ts: usize,
+    filter: Filter,
+    data: &[u8],
+) -> Vec<(&'static str, Compressor)> {
+    let base = CParams::default()
+        .codec(codec)
+        .typesize(ts)
+        .filters(&[filter]);
+    let mut b1 = Compressor::new(base.clone().format(ChunkFormat::Blosc1));
+    let chunk = b1.compress(data).unwrap();
+    let blocksize = u32::from_le_bytes([chunk[8], chunk[9], chunk[10], chunk[11]]) as usize;
+    let split = if chunk[2] & 0x10 == 0 {
+        SplitMode::Always
+    } else {
+        SplitMode::Never
+    };
+    let same_blocks = base
+        .clone()
+        .format(ChunkFormat::Blosc2)
+        .blocksize(blocksize)
+        .splitmode(split);
+    vec![
+        ("blosc2", Compressor::new(base.format(ChunkFormat::Blosc2))),
+        ("blosc1", b1),
+        ("blosc2-b1-blocks", Compressor::new(same_blocks)),
+    ]
+}
+
 fn formats(c: &mut Criterion) {
-    let rows: [(Codec, usize, Filter); 6] = [
-        (Codec::BloscLz, 4, Filter::Shuffle),
-        (Codec::BloscLz, 8, Filter::Shuffle),
-        (Codec::Lz4, 4, Filter::Shuffle),
-        (Codec::Lz4, 8, Filter::BitShuffle),
-        (Codec::Zstd, 4, Filter::Shuffle),
-        (Codec::Zlib, 8, Filter::Shuffle),
-    ];
-    for (codec, ts, filter) in rows {
+    for (codec, ts, filter) in ROWS {
         let data = make_data(ts);
         let row = format!("{codec}-ts{ts}-{}", filter.name());
         let mut g = c.benchmark_group("compress");
@@ -62,15 +104,11 @@ fn formats(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(2))
             .warm_up_time(Duration::from_millis(500));
         let mut chunks = Vec::new();
-        for format in [ChunkFormat::Blosc2, ChunkFormat::Blosc1] {
-            let p = CParams::default()
-                .format(format)
-                .codec(codec)
-                .typesize(ts)
-                .filters(&[filter]);
-            let mut comp = Compressor::new(p);
-            chunks.push((format, comp.compress(&data).unwrap()));
-            g.bench_function(BenchmarkId::new(&row, format.name()), |b| {
+        for (name, mut comp) in writers(codec, ts, filter, &data) {
+            if name != "blosc2-b1-blocks" {
+                chunks.push((name, comp.compress(&data).unwrap()));
+            }
+            g.bench_function(BenchmarkId::new(&row, name), |b| {
                 b.iter(|| comp.compress(black_box(&data)).unwrap())
             });
         }
@@ -80,10 +118,10 @@ fn formats(c: &mut Criterion) {
             .sample_size(20)
             .measurement_time(Duration::from_secs(2))
             .warm_up_time(Duration::from_millis(500));
-        for (format, chunk) in &chunks {
+        for (name, chunk) in &chunks {
             let mut d = Decompressor::new(DParams::default());
             let mut out = vec![0u8; LEN];
-            g.bench_function(BenchmarkId::new(&row, format.name()), |b| {
+            g.bench_function(BenchmarkId::new(&row, name), |b| {
                 b.iter(|| d.decompress_into(black_box(chunk), &mut out).unwrap())
             });
         }
@@ -91,5 +129,48 @@ fn formats(c: &mut Criterion) {
     }
 }
 
+/// `FORMATS_PAIRED=N`: compress every row with the three writers in turn,
+/// one chunk each, N rounds, and print each writer's fastest and median
+/// time and the Blosc1 / Blosc2 throughput ratios. Interleaving keeps the
+/// load of a shared machine (other builds) from landing on one writer only,
+/// as it can between criterion's consecutive measurements.
+fn paired(rounds: usize) {
+    println!("row                    writer            min ms   median ms");
+    for (codec, ts, filter) in ROWS {
+        let data = make_data(ts);
+        let row = format!("{codec}-ts{ts}-{}", filter.name());
+        let mut w = writers(codec, ts, filter, &data);
+        let mut times = vec![Vec::with_capacity(rounds); w.len()];
+        for _ in 0..rounds {
+            for (k, (_, comp)) in w.iter_mut().enumerate() {
+                let t = Instant::now();
+                black_box(comp.compress(black_box(&data)).unwrap());
+                times[k].push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let mut stats = Vec::new();
+        for (k, t) in times.iter_mut().enumerate() {
+            t.sort_by(f64::total_cmp);
+            let (min, med) = (t[0], t[t.len() / 2]);
+            println!("{row:22} {:17} {min:8.3} {med:10.3}", w[k].0);
+            stats.push((min, med));
+        }
+        println!(
+            "{row:22} blosc1/blosc2 throughput: {:.3} (fastest) {:.3} (median)",
+            stats[0].0 / stats[1].0,
+            stats[0].1 / stats[1].1
+        );
+    }
+}
+
+fn main() {
+    if let Some(n) = std::env::var_os("FORMATS_PAIRED") {
+        let rounds = n.to_str().and_then(|s| s.parse().ok()).unwrap_or(40);
+        paired(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
 criterion_group!(benches, formats);
-criterion_main!(benches);

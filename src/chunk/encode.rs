@@ -381,6 +381,11 @@ pub(crate) fn compress_into(
     Ok(ntbytes)
 }
 
+/// A block's first this many streams are checked for being constant right
+/// after its filters run (a block has at most 255 streams, one per byte of
+/// the type size; any further would be checked when written).
+const CHECKED_AHEAD: usize = 256;
+
 /// What every block of a chunk being compressed shares.
 #[derive(Clone, Copy)]
 struct Blocks<'a> {
@@ -450,7 +455,22 @@ impl Blocks<'_> {
         let nstreams = self.nstreams(i);
         let neblock = block.len() / nstreams;
         let mut ntbytes = pos;
-        for stream in filtered.chunks_exact(neblock).take(nstreams) {
+        // Which streams are one repeated byte (run streams, the Blosc1
+        // memo), checked now, while the filter's output is still in cache:
+        // a constant stream is read to its end, and later, once the codec
+        // has run on the streams before it, much of it comes from memory.
+        let mut constant_streams = [false; CHECKED_AHEAD];
+        for (c, stream) in constant_streams
+            .iter_mut()
+            .zip(filtered.chunks_exact(neblock).take(nstreams))
+        {
+            *c = constant(stream);
+        }
+        for (j, stream) in filtered.chunks_exact(neblock).take(nstreams).enumerate() {
+            let is_constant = match constant_streams.get(j) {
+                Some(&c) => c,
+                None => constant(stream),
+            };
             let runs = !self.lay.blosc1;
             // C-Blosc 1.x hands its BloscLZ the chunk's split flag, even for
             // the one stream of a leftover block.
@@ -460,7 +480,7 @@ impl Blocks<'_> {
                 runs,
                 blosc1_split: self.lay.blosc1.then_some(split),
             };
-            match write_stream(stream, dst, ntbytes, &how, codecs, self.dict)? {
+            match write_stream(stream, is_constant, dst, ntbytes, &how, codecs, self.dict)? {
                 Some(end) => ntbytes = end,
                 None => return Ok(None),
             }
@@ -479,9 +499,11 @@ struct StreamCodec<'a> {
 }
 
 /// Write one stream at `pos` (size word, then payload); `None` when it does
-/// not fit in `dst` (the chunk then falls back to memcpy).
+/// not fit in `dst` (the chunk then falls back to memcpy). `is_constant`:
+/// whether every byte of `stream` is its first.
 fn write_stream(
     stream: &[u8],
+    is_constant: bool,
     dst: &mut [u8],
     pos: usize,
     how: &StreamCodec,
@@ -496,7 +518,7 @@ fn write_stream(
         return Ok(None);
     }
     let csize: i32;
-    if how.runs && constant(stream) {
+    if how.runs && is_constant {
         let v = stream[0];
         if v == 0 {
             csize = 0;
@@ -517,7 +539,7 @@ fn write_stream(
         // A constant stream in a Blosc1 chunk (no run streams): with the
         // full room, the same call as an earlier one gives the same bytes.
         let key = (!how.runs && dict.is_none() && maxout == neblock && neblock >= 64)
-            .then(|| constant(stream))
+            .then_some(is_constant)
             .filter(|&constant| constant)
             .map(|_| ConstKey {
                 codec: p.codec,
