@@ -658,9 +658,12 @@ fn getitem_span(size: usize, ts: usize) -> (usize, usize) {
 /// One row's result.
 struct Measured {
     /// Per op: ours through the C ABI, C, and (Blosc2 rows) our engine
-    /// called directly in Rust.
+    /// called directly in Rust, then (Blosc2 decompress and getitem) ours
+    /// through the C ABI on C's chunk.
     samples: [Vec<Sample>; 3],
     csize: [usize; 2],
+    /// Both libraries wrote the same bytes.
+    same_chunk: bool,
     check: Result<(), String>,
 }
 
@@ -753,6 +756,8 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         "C GB/s",
         "ours/C speed",
         "C ABI/engine speed",
+        "ours/C on C's chunk",
+        "same chunk",
         "ours ratio",
         "C ratio",
         "check",
@@ -788,6 +793,9 @@ pub fn run(opts: &Options) -> Result<bool, String> {
             let (o, c) = (&m.samples[op][0], &m.samples[op][1]);
             let ffi_x = m.samples[op].get(2).map(|e| o.speedup_over(e));
             let ffi = ffi_x.map_or("-".to_owned(), |x| format!("{x:.2}"));
+            let on_c = m.samples[op]
+                .get(3)
+                .map_or("-".to_owned(), |x| format!("{:.2}", x.speedup_over(c)));
             let bytes = if op == 2 { k * ts } else { row.size };
             let sp = o.speedup_over(c);
             speedups.push((row.api, op, sp, ffi_x));
@@ -804,6 +812,8 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                 format!("{:.2}", c.gbps(bytes)),
                 format!("{sp:.2}"),
                 ffi,
+                on_c,
+                if m.same_chunk { "yes" } else { "no" }.into(),
                 format!("{:.2}", row.size as f64 / m.csize[0] as f64),
                 format!("{:.2}", row.size as f64 / m.csize[1] as f64),
                 match &m.check {
@@ -818,7 +828,9 @@ pub fn run(opts: &Options) -> Result<bool, String> {
     println!(
         "ours/C speed: above 1, ours is faster (median of the per-round ratios). C ABI/engine \
          speed: our library through its C ABI against our engine called in Rust (same \
-         chunk; 1.00: the FFI layer costs nothing)."
+         chunk; 1.00: the FFI layer costs nothing). ours/C on C's chunk: ours decoding C's \
+         chunk against C decoding it (Blosc2 rows; the decoders alone, whatever each encoder \
+         chose). same chunk: both libraries wrote the same bytes."
     );
     println!();
     let mut summary = Table::new([
@@ -924,6 +936,9 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
             }
             let [c0, c1] = &mut cctx;
             let [d0, d1] = &mut dctx;
+            // Ours on C's chunk, with a context of its own (as a caller
+            // decoding chunks of both libraries would have).
+            let mut dx = apis[0].dctx(row.nthreads)?;
             let (ch0, ch1) = (&chunks[0][..csize[0]], &chunks[1][..csize[1]]);
             let mut bufs = [
                 vec![0u8; cap],
@@ -961,6 +976,9 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                         ed.decompress_into(ch0, &mut b5[..row.size])
                             .expect("decompress");
                     }),
+                    Contestant::new(|| {
+                        dx.decompress(ch1, &mut b4[..row.size]).expect("decompress");
+                    }),
                 ],
             );
             let get = timing::measure(
@@ -978,10 +996,15 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
                         ed.getitem_into(ch0, start, k, &mut b5[..k * ts])
                             .expect("getitem");
                     }),
+                    Contestant::new(|| {
+                        dx.getitem(ch1, start, k, &mut b4[..k * ts])
+                            .expect("getitem");
+                    }),
                 ],
             );
             Ok(Measured {
                 samples: [comp, dec, get],
+                same_chunk: chunks[0][..csize[0]] == chunks[1][..csize[1]],
                 csize,
                 check,
             })
@@ -1053,6 +1076,7 @@ fn measure_row(row: &Row, pair: &Pair<'_>, cfg: &Config) -> Result<Measured, Str
             );
             Ok(Measured {
                 samples: [comp, dec, get],
+                same_chunk: chunks[0][..csize[0]] == chunks[1][..csize[1]],
                 csize,
                 check,
             })

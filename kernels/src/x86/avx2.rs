@@ -98,8 +98,12 @@ fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
 
 // The number after the typesize is how many tiles go together (64 bytes
 // per stream when it is 2 for `__m256i`, 4 for `__m128i`), as measured
-// fastest. The 4-byte unshuffle runs on 16-byte vectors (VEX-encoded): its
-// two zip rounds need no lane fix-up there, and it measured faster.
+// fastest. The unshuffles of 4 and 8 bytes run on `__m256i` (zip rounds,
+// then `vperm2i128` pairs the lanes for 32-byte stores): per 256 bytes of
+// 8-byte elements that is 24 unpacks, 8 lane permutes and 8 stores, where
+// 16-byte vectors need 48 unpacks and 16 stores; on AMD Zen 4 the 16-byte
+// version ran at 0.72-0.83x of the 32-byte one (and of C-Blosc2's AVX2
+// unshuffle), the 4-byte one at 0.94-0.96x (`perf/run kernels`, perf/README.md).
 simd_kernel!("avx2", shuffle_2 = tiles::shuffle_pow2::<__m256i, 2, 2>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", shuffle_4 = tiles::shuffle_pow2::<__m256i, 4, 2>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", shuffle_8 = tiles::shuffle_pow2::<__m256i, 8, 2>, (s: &[u8], d: &mut [u8], n: usize));
@@ -109,8 +113,8 @@ simd_kernel!("avx2", shuffle_5 = gather::shuffle::<5>, (s: &[u8], d: &mut [u8], 
 simd_kernel!("avx2", shuffle_6 = gather::shuffle::<6>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", shuffle_7 = gather::shuffle::<7>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", unshuffle_2 = tiles::unshuffle_pow2::<__m256i, 2, 1>, (s: &[u8], d: &mut [u8], n: usize));
-simd_kernel!("avx2", unshuffle_4 = tiles::unshuffle_pow2::<__m128i, 4, 2>, (s: &[u8], d: &mut [u8], n: usize));
-simd_kernel!("avx2", unshuffle_8 = tiles::unshuffle_pow2::<__m128i, 8, 1>, (s: &[u8], d: &mut [u8], n: usize));
+simd_kernel!("avx2", unshuffle_4 = tiles::unshuffle_pow2::<__m256i, 4, 1>, (s: &[u8], d: &mut [u8], n: usize));
+simd_kernel!("avx2", unshuffle_8 = tiles::unshuffle_pow2::<__m256i, 8, 1>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", unshuffle_16 = tiles::unshuffle_pow2::<__m256i, 16, 1>, (s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", unshuffle_cols = tiles::unshuffle_cols::<__m256i>, (ts: usize, s: &[u8], d: &mut [u8], n: usize));
 simd_kernel!("avx2", unshuffle_3 = gather::unshuffle::<3>, (s: &[u8], d: &mut [u8], n: usize));

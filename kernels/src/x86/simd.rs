@@ -31,8 +31,13 @@
 //!   packed (`packuswb`) into `k` and `k + N/2`; rotates it left by one.
 //!
 //! A shuffle is a left rotation by `t` (or right by 4), an unshuffle a right
-//! rotation by `t`. AVX2 overrides the shuffles of 2, 4 and 8 bytes and the
-//! unshuffle of 8 bytes with `pshufb` + bit swaps (see `avx2_ops`).
+//! rotation by `t`. AVX2 overrides the shuffles of 2, 4 and 8 bytes with
+//! `pshufb` + bit swaps (see `avx2_ops`); its unshuffles are the zip rounds.
+//! (An 8-byte unshuffle as the swaps of the shuffle in reverse plus one
+//! `pshufb` is 56 vector operations per 8 registers where three zip rounds
+//! are 24, plus 8 lane recombinations at the store either way: it measured
+//! 0.72-0.83x of the zip rounds' speed on AMD Zen 4, where blends, shifts and
+//! byte shuffles share the same two vector pipes.)
 
 use core::arch::x86_64::*;
 
@@ -429,12 +434,6 @@ impl Simd for __m256i {
         // SAFETY: AVX2 (trait contract).
         unsafe { avx2_ops::shuf(r) }
     }
-
-    #[inline(always)]
-    unsafe fn unshuf<const T: usize>(r: &mut [Self; T]) {
-        // SAFETY: AVX2 (trait contract).
-        unsafe { avx2_ops::unshuf(r) }
-    }
 }
 
 /// AVX2 byte transposes built on `pshufb` and bit swaps.
@@ -582,33 +581,6 @@ mod avx2_ops {
             swap64::<16, 8>(&mut x);
             for (q, x) in x.iter().enumerate() {
                 r[(q >> 1) | ((q & 1) << 3)] = *x;
-            }
-        }
-    }
-
-    /// See `Simd::unshuf`. `T` = 8: the swaps of [`shuf`] in reverse, then
-    /// one `pshufb` restoring the byte order of each element pair (measured
-    /// faster than three zip rounds); zip rounds for the others (for 16,
-    /// measured no slower than [`tr16`] here).
-    ///
-    /// # Safety
-    /// AVX2 is available.
-    #[inline(always)]
-    pub(super) unsafe fn unshuf<const T: usize>(r: &mut [__m256i; T]) {
-        // SAFETY: AVX2 (caller).
-        unsafe {
-            match T {
-                8 => {
-                    swap16::<T, 1>(r);
-                    swap32::<T, 2>(r);
-                    swap64::<T, 4>(r);
-                    pshufb_all(r, group_mask::<2>());
-                }
-                _ => {
-                    for _ in 0..T.trailing_zeros() {
-                        zip_round(r);
-                    }
-                }
             }
         }
     }
