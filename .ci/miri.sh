@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Miri over the kernels: x86 with AVX2 forced on (Miri reports no AVX2
+# Miri over the kernels and the C ABI's re-entrant handle table. Kernels: x86 with AVX2 forced on (Miri reports no AVX2
 # otherwise; the tests run every available implementation, so this one leg
 # covers generic, SSE2 and AVX2) and NEON (cross-interpreted, no qemu needed).
 # Skipped with a message when no nightly toolchain or Miri can be had.
@@ -29,4 +29,6 @@ if rustup target list --toolchain nightly --installed 2>/dev/null | grep -q aarc
 else
     echo "Miri NEON run skipped: the aarch64 standard library could not be installed for nightly."
 fi
+echo "-- miri: the C ABI's super-chunk handles re-entered from callbacks (capi/src/schunk)"
+MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" cargo +nightly miri test -p oxiblosc-capi --lib reentry
 echo "Miri leg took $((SECONDS - start)) s"
