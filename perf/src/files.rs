@@ -270,6 +270,11 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 a.push(s(&input));
                 a.push(s(&ours_f));
                 let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                // A new file on both sides (see below): replacing the
+                // previous round's frame cost the CLI about 0.35-0.8 s more
+                // (the old file's pages and blocks freed, the mount's
+                // `discard`) than writing a new one.
+                let _ = fs::remove_file(&ours_f);
                 oc.push(run_ours(&bin, &a)?);
                 let _ = fs::remove_file(&theirs_f);
                 let (ns, t) = run_theirs(
