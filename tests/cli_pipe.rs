@@ -331,3 +331,209 @@ fn frames_to_stdout_match_files_and_any_stdin_frame_decodes_and_is_checked() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Where `needle` starts in `hay` (it must be there once).
+fn find_once(hay: &[u8], needle: &[u8]) -> usize {
+    let hits: Vec<usize> = hay
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(hits.len(), 1, "the chunk's bytes are not unique");
+    hits[0]
+}
+
+/// Run the CLI with `args`, `stdin` fed from a file (or nothing), and
+/// `TMPDIR` set to `tmp` (where a frame from stdin is copied).
+fn run_in(
+    tmp: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+    stdin: Option<&std::path::Path>,
+) -> std::process::Output {
+    let input = match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    };
+    Command::new(env!("CARGO_BIN_EXE_oxiblosc"))
+        .args(args)
+        .env("TMPDIR", tmp)
+        .stdin(input)
+        .output()
+        .unwrap()
+}
+
+/// The pipelined decompress (chunks decoded on one thread while a writer
+/// thread writes the earlier ones) stops at a chunk that fails in the
+/// middle of the input, after earlier chunks were already written: the
+/// error names the input and the chunk, exit code 1, no output file (an
+/// existing one is left as it was) and no temporary file, whether the
+/// frame comes from its file or from stdin (through its temporary copy),
+/// and for a Blosc1 chunk sequence too. A writer that fails (`/dev/full`)
+/// stops the decoding thread instead of leaving it waiting.
+#[test]
+fn a_chunk_failing_mid_pipeline_leaves_no_output_and_names_the_chunk() {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-cli-midfail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut input = vec![0u8; 8 << 20];
+    for (i, b) in input.chunks_mut(BLOCK).enumerate() {
+        block(i as u64, b);
+    }
+    let src = dir.join("in.bin");
+    std::fs::write(&src, &input).unwrap();
+    let os = std::ffi::OsStr::new;
+    let no_temps = |what: &str| {
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{what}: temporary files left: {left:?}");
+    };
+    let failed = |o: &std::process::Output, name: &str, chunk: &str, what: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(err.starts_with("oxiblosc: "), "{what}: {err:?}");
+        assert!(err.contains(name), "{what}: {err:?} does not name {name}");
+        assert!(err.contains(chunk), "{what}: {err:?} does not name {chunk}");
+    };
+    // Chunk `k` of `chunks` overwritten with 0xFF from its middle on for
+    // 64 bytes (an LZ4 literal run longer than its block), header intact.
+    let spoil = |good: &std::path::Path, chunk: &[u8], bad: &std::path::Path| {
+        let mut bytes = std::fs::read(good).unwrap();
+        let at = find_once(&bytes, chunk);
+        let h = oxiblosc::ChunkHeader::parse(chunk).unwrap();
+        assert!(h.cbytes > 1000, "chunk 6 is not a compressed chunk");
+        for b in &mut bytes[at + h.cbytes / 2..at + h.cbytes / 2 + 64] {
+            *b = 0xFF;
+        }
+        std::fs::write(bad, &bytes).unwrap();
+    };
+
+    // A frame of 8 chunks of 1 MiB, chunk 6 spoiled.
+    let good = dir.join("good.b2frame");
+    let o = run_in(
+        &dir,
+        &[
+            os("compress"),
+            os("--chunksize"),
+            os("1M"),
+            os("-c"),
+            os("lz4"),
+            os("-t"),
+            os("4"),
+            src.as_os_str(),
+            good.as_os_str(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut sc = oxiblosc::SChunk::open(&good).unwrap();
+    assert_eq!(sc.nchunks(), 8);
+    let chunk6 = sc.get_chunk(6).unwrap().into_owned();
+    drop(sc);
+    let bad = dir.join("bad.b2frame");
+    spoil(&good, &chunk6, &bad);
+
+    let out = dir.join("out.bin");
+    for n in ["1", "2"] {
+        // From the file, to a new output.
+        let o = run_in(
+            &dir,
+            &[
+                os("decompress"),
+                os("-n"),
+                os(n),
+                bad.as_os_str(),
+                out.as_os_str(),
+            ],
+            None,
+        );
+        failed(&o, "bad.b2frame", "(chunk 6)", "frame file");
+        assert!(!out.exists(), "a partial output was left");
+        no_temps("frame file");
+        // Over an existing output (-f): left as it was.
+        std::fs::write(&out, b"old contents").unwrap();
+        let o = run_in(
+            &dir,
+            &[
+                os("decompress"),
+                os("-f"),
+                os("-n"),
+                os(n),
+                bad.as_os_str(),
+                out.as_os_str(),
+            ],
+            None,
+        );
+        failed(&o, "bad.b2frame", "(chunk 6)", "frame file over a file");
+        assert_eq!(std::fs::read(&out).unwrap(), b"old contents");
+        std::fs::remove_file(&out).unwrap();
+        no_temps("frame file over a file");
+        // From stdin: the temporary copy (in TMPDIR = dir) goes too.
+        let o = run_in(
+            &dir,
+            &[os("decompress"), os("-n"), os(n), os("-"), out.as_os_str()],
+            Some(&bad),
+        );
+        failed(&o, "stdin", "(chunk 6)", "frame from stdin");
+        assert!(!out.exists(), "a partial output was left (stdin)");
+        no_temps("frame from stdin");
+    }
+    // The good frame still decodes through the same path, to the input.
+    let o = run_in(
+        &dir,
+        &[os("decompress"), good.as_os_str(), out.as_os_str()],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(&out).unwrap() == input);
+    std::fs::remove_file(&out).unwrap();
+
+    // A Blosc1 chunk sequence (4 MiB chunks: 2 of them), chunk 1 spoiled.
+    let seq = dir.join("good.b1");
+    let o = run_in(
+        &dir,
+        &[
+            os("compress"),
+            os("--format"),
+            os("blosc1"),
+            os("-c"),
+            os("lz4"),
+            os("-t"),
+            os("4"),
+            src.as_os_str(),
+            seq.as_os_str(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&seq).unwrap();
+    let first = oxiblosc::ChunkHeader::parse(&bytes).unwrap().cbytes;
+    let bad_seq = dir.join("bad.b1");
+    spoil(&seq, &bytes[first..], &bad_seq);
+    let o = run_in(
+        &dir,
+        &[os("decompress"), bad_seq.as_os_str(), out.as_os_str()],
+        None,
+    );
+    failed(&o, "bad.b1", "chunk 1", "Blosc1 chunk sequence");
+    assert!(!out.exists(), "a partial output was left (chunk sequence)");
+    no_temps("chunk sequence");
+
+    // A writer that fails stops the pipeline: the error names the output.
+    let o = run_in(
+        &dir,
+        &[
+            os("decompress"),
+            os("-f"),
+            good.as_os_str(),
+            os("/dev/full"),
+        ],
+        None,
+    );
+    failed(&o, "/dev/full", "No space left", "a failing writer");
+    no_temps("a failing writer");
+    let _ = std::fs::remove_dir_all(&dir);
+}

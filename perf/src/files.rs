@@ -12,7 +12,11 @@
 //! file; timed inside Python, so its interpreter start and imports are
 //! *not* counted (in its favour), up to and including an `fsync` of what
 //! it wrote (the CLI syncs its output before renaming it into place; the
-//! time without that `fsync` is shown too). Same codec, clevel 5, shuffle, type size
+//! time without that `fsync` is shown too). The CPU time (user + system,
+//! all threads) of each side is shown beside: ours of the whole process
+//! (`/proc/self/stat`'s children times), theirs of the timed span
+//! (`time.process_time`); on a loaded machine it tells a slower wall time
+//! that comes from the scheduler from one that comes from more work. Same codec, clevel 5, shuffle, type size
 //! 4 and thread count on both sides; rounds interleaved, medians
 //! reported. Every output is checked: both frames decompress to IN.
 //!
@@ -52,6 +56,7 @@ import os, sys, time, blosc2, numpy as np
 mode, src, dst, codec, nthreads, chunksize = sys.argv[1:7]
 nthreads, chunksize = int(nthreads), int(chunksize)
 t0 = time.perf_counter()
+c0 = time.process_time()
 if mode == "compress":
     cp = {"codec": getattr(blosc2.Codec, codec), "clevel": 5, "typesize": 4,
           "nthreads": nthreads,
@@ -81,7 +86,7 @@ else:
             f.write(memoryview(out)[:n])
         t1 = time.perf_counter()
         os.fsync(f.fileno())
-print(t1 - t0, time.perf_counter() - t0)
+print(t1 - t0, time.perf_counter() - t0, time.process_time() - c0)
 "#;
 
 /// The release `oxiblosc` binary, built when missing.
@@ -155,8 +160,25 @@ fn read_full(f: &mut fs::File, buf: &mut [u8]) -> Result<usize, String> {
     Ok(n)
 }
 
-/// Seconds of one run of our CLI.
-fn run_ours(bin: &Path, args: &[&str]) -> Result<f64, String> {
+/// CPU seconds (user + system) of this process's waited-for children,
+/// from `/proc/self/stat` (`cutime` + `cstime`, in 1/100 s).
+fn children_cpu() -> f64 {
+    let Ok(stat) = fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // The fields after the command name: state is field 3, cutime 16.
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    match (tick(16 - 3), tick(17 - 3)) {
+        (Some(u), Some(s)) => (u + s) / 100.0,
+        _ => f64::NAN,
+    }
+}
+
+/// Seconds of one run of our CLI: wall time and CPU time (all threads).
+fn run_ours(bin: &Path, args: &[&str]) -> Result<(f64, f64), String> {
+    let cpu = children_cpu();
     let t = Instant::now();
     let out = Command::new(bin)
         .args(args)
@@ -164,18 +186,20 @@ fn run_ours(bin: &Path, args: &[&str]) -> Result<f64, String> {
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
     let secs = t.elapsed().as_secs_f64();
+    let cpu = children_cpu() - cpu;
     if !out.status.success() {
         return Err(format!(
             "oxiblosc {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(secs)
+    Ok((secs, cpu))
 }
 
 /// Seconds python-blosc2 reports for one run of [`PY`]: without and with
-/// the final `fsync` of what it wrote (the CLI syncs its output).
-fn run_theirs(script: &Path, args: &[&str]) -> Result<(f64, f64), String> {
+/// the final `fsync` of what it wrote (the CLI syncs its output), and the
+/// CPU time of the same span (all threads).
+fn run_theirs(script: &Path, args: &[&str]) -> Result<(f64, f64, f64), String> {
     let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let out = Command::new(&python)
         .arg(script)
@@ -197,7 +221,7 @@ fn run_theirs(script: &Path, args: &[&str]) -> Result<(f64, f64), String> {
         .collect::<Result<_, _>>()
         .map_err(|e| format!("python-blosc2 printed no times: {e}"))?;
     match t[..] {
-        [a, b] => Ok((a, b)),
+        [a, b, c] => Ok((a, b, c)),
         _ => Err(format!("python-blosc2 printed {text:?}")),
     }
 }
@@ -246,10 +270,12 @@ pub fn run(o: &Options) -> Result<bool, String> {
         "compress py s",
         "ours/py",
         "py no fsync s",
+        "CPU ours / py s",
         "decompress ours s",
         "decompress py s",
         "ours/py",
         "py no fsync s",
+        "CPU ours / py s",
         "frame ours B",
         "frame py B",
         "size diff",
@@ -263,6 +289,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
             let pc = py_codec(codec)?;
             let (mut oc, mut pcs, mut od, mut pd) = (vec![], vec![], vec![], vec![]);
             let (mut pcs_ns, mut pd_ns) = (vec![], vec![]);
+            let (mut occ, mut pcc, mut odc, mut pdc) = (vec![], vec![], vec![], vec![]);
             for r in 0..o.rounds {
                 eprintln!("{name} nthreads {n}: round {}/{}", r + 1, o.rounds);
                 let cargs = ["compress", "-q", "-f", "-c", &name, "-t", "4", "-n", &nt];
@@ -270,14 +297,22 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 a.push(s(&input));
                 a.push(s(&ours_f));
                 let a: Vec<&str> = a.iter().map(String::as_str).collect();
-                oc.push(run_ours(&bin, &a)?);
+                // A new file on both sides (see below): replacing the
+                // previous round's frame cost the CLI about 0.35-0.8 s more
+                // (the old file's pages and blocks freed, the mount's
+                // `discard`) than writing a new one.
+                let _ = fs::remove_file(&ours_f);
+                let (t, cpu) = run_ours(&bin, &a)?;
+                oc.push(t);
+                occ.push(cpu);
                 let _ = fs::remove_file(&theirs_f);
-                let (ns, t) = run_theirs(
+                let (ns, t, cpu) = run_theirs(
                     &script,
                     &["compress", &s(&input), &s(&theirs_f), pc, &nt, &chunksize],
                 )?;
                 pcs_ns.push(ns);
                 pcs.push(t);
+                pcc.push(cpu);
                 let d = [
                     "decompress".to_string(),
                     "-q".into(),
@@ -293,9 +328,11 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 // 256 MiB, with `dd` too) while the old file's pages live,
                 // which the CLI's temp-and-rename keeps until it succeeds.
                 let _ = fs::remove_file(&ours_b);
-                od.push(run_ours(&bin, &d)?);
+                let (t, cpu) = run_ours(&bin, &d)?;
+                od.push(t);
+                odc.push(cpu);
                 let _ = fs::remove_file(&theirs_b);
-                let (ns, t) = run_theirs(
+                let (ns, t, cpu) = run_theirs(
                     &script,
                     &[
                         "decompress",
@@ -308,6 +345,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 )?;
                 pd_ns.push(ns);
                 pd.push(t);
+                pdc.push(cpu);
             }
             let good = same_files(&input, &ours_b)? && same_files(&input, &theirs_b)?;
             if !good {
@@ -318,6 +356,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
             let ft = fs::metadata(&theirs_f).map(|m| m.len()).unwrap_or(0);
             let (oc, pcs, od, pd) = (median(oc), median(pcs), median(od), median(pd));
             let (pcs_ns, pd_ns) = (median(pcs_ns), median(pd_ns));
+            let cpus = |a: Vec<f64>, b: Vec<f64>| format!("{:.2} / {:.2}", median(a), median(b));
             let cell = |t: f64| format!("{t:.3} ({:.0} MB/s)", mb / t);
             table.push(vec![
                 name.clone(),
@@ -326,10 +365,12 @@ pub fn run(o: &Options) -> Result<bool, String> {
                 cell(pcs),
                 format!("{:.2}", oc / pcs),
                 cell(pcs_ns),
+                cpus(occ, pcc),
                 cell(od),
                 cell(pd),
                 format!("{:.2}", od / pd),
                 cell(pd_ns),
+                cpus(odc, pdc),
                 fo.to_string(),
                 ft.to_string(),
                 format!(
@@ -347,7 +388,8 @@ pub fn run(o: &Options) -> Result<bool, String> {
          file-backed SChunk (time inside Python, including an fsync of what it wrote, as \
          the CLI syncs its output; also shown without), {} MiB of float32 samples, \
          clevel 5, shuffle, 4 MiB chunks, median of {} rounds; ours/py < 1 means ours is \
-         faster\n",
+         faster; CPU: user + system seconds of all threads (ours: the whole process; \
+         python: the timed span)\n",
         pydeps::PYTHON_BLOSC2,
         o.size >> 20,
         o.rounds

@@ -274,18 +274,50 @@ pub(crate) struct DecoderCore<S> {
     cbuf: Vec<u8>,
     out: Vec<u8>,
     pos: usize,
+    /// Chunks decoded so far (the index of the next one).
+    decoded: u64,
     done: bool,
     broken: bool,
 }
 
-/// Decompress one whole chunk into `out` (resized to its size). The chunk
-/// is checked whole before `out` is sized by its header.
-fn decode(d: &mut Decompressor, chunk: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-    let h = crate::chunk::validate(chunk)?;
-    out.resize(h.nbytes, 0);
-    let n = d.decompress_into(chunk, out)?;
-    out.truncate(n);
-    Ok(())
+/// A chunk of a stream that failed to decode: which one (from 0, in stream
+/// order) and why; the `io::Error` around it keeps the cause's kind.
+#[derive(Debug)]
+struct ChunkFailed {
+    index: u64,
+    cause: crate::Error,
+}
+
+impl std::fmt::Display for ChunkFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "chunk {}: {}", self.index, self.cause)
+    }
+}
+
+impl std::error::Error for ChunkFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+/// Decompress chunk `index` of the stream (whole) into `out` (resized to
+/// its size). The chunk is checked whole before `out` is sized by its
+/// header; an error names the chunk.
+fn decode(d: &mut Decompressor, index: u64, chunk: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    let mut run = |out: &mut Vec<u8>| -> crate::Result<()> {
+        let h = crate::chunk::validate(chunk)?;
+        out.resize(h.nbytes, 0);
+        let n = d.decompress_into(chunk, out)?;
+        out.truncate(n);
+        Ok(())
+    };
+    run(out).map_err(|cause| {
+        let kind = match &cause {
+            crate::Error::Io(e) => e.kind(),
+            _ => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, ChunkFailed { index, cause })
+    })
 }
 
 impl<S: Source> DecoderCore<S> {
@@ -296,6 +328,7 @@ impl<S: Source> DecoderCore<S> {
             cbuf: Vec::new(),
             out: Vec::new(),
             pos: 0,
+            decoded: 0,
             done: false,
             broken: false,
         }
@@ -322,9 +355,10 @@ impl<S: Source> DecoderCore<S> {
                 }
                 Err(e) => return self.fail(e),
             }
-            if let Err(e) = decode(&mut self.d, &self.cbuf, &mut self.out) {
+            if let Err(e) = decode(&mut self.d, self.decoded, &self.cbuf, &mut self.out) {
                 return self.fail(e);
             }
+            self.decoded += 1;
             self.pos = 0;
         }
         let n = buf.len().min(self.out.len() - self.pos);
@@ -361,6 +395,7 @@ impl<S: Source + Send> DecoderCore<S> {
         }
         let source = &mut self.source;
         let d = &mut self.d;
+        let decoded = &mut self.decoded;
         let result = thread::scope(|s| {
             let reader = s.spawn(move || -> io::Result<()> {
                 while let Ok(mut buf) = free_rx.recv() {
@@ -386,10 +421,11 @@ impl<S: Source + Send> DecoderCore<S> {
             let mut main_err = None;
             for c in full_rx.iter() {
                 let Ok(mut o) = ofree_rx.recv() else { break };
-                if let Err(e) = decode(d, &c, &mut o) {
+                if let Err(e) = decode(d, *decoded, &c, &mut o) {
                     main_err = Some(e);
                     break;
                 }
+                *decoded += 1;
                 let _ = free_tx.send(c);
                 if out_tx.send(o).is_err() {
                     break;

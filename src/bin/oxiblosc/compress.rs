@@ -387,7 +387,7 @@ pub(crate) fn compress_frame(
         .create_new(true)
         .open(tmp.path())
         .map_err(|e| format!("cannot write {what}: {e}"))?;
-    let file = io::BufWriter::with_capacity(1 << 20, file);
+    let file = io::BufWriter::with_capacity(1 << 20, files::WritebackFile::new(file));
     let mut enc = FrameEncoder::new_seekable(file, params, chunksize).map_err(setup)?;
     for (name, value) in &args.metas {
         enc.meta(

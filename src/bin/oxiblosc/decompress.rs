@@ -9,14 +9,17 @@ use crate::compress::{OutWrite, explain};
 pub(crate) fn decompress_blp(data: Vec<u8>, name: &str, output: &Place) -> Result<(), String> {
     let r = oxiblosc::bloscpack::Reader::new(data)
         .map_err(|e| format!("cannot open {name} as a Bloscpack file: {e}"))?;
-    let mut out = files::Output::begin(output)?;
-    for i in 0..r.nchunks() {
-        let chunk = r
+    let mut i = 0;
+    write_pipelined(files::Output::begin(output)?, |buf| {
+        if i == r.nchunks() {
+            return Ok(false);
+        }
+        *buf = r
             .decompress_chunk(i)
             .map_err(|e| format!("cannot decompress {name}: {e}"))?;
-        out.write(&chunk)?;
-    }
-    out.finish()
+        i += 1;
+        Ok(true)
+    })
 }
 
 /// Decompress a packed super-chunk (`decompress --format packed`).
@@ -28,14 +31,73 @@ pub(crate) fn decompress_packed(input: &Place, output: &Place) -> Result<(), Str
         .map_err(|e| format!("cannot read {name}: {e}"))?;
     let r = oxiblosc::packed::PackedReader::new(&data)
         .map_err(|e| format!("{name} is not a packed super-chunk: {e}"))?;
-    let mut out = files::Output::begin(output)?;
-    for i in 0..r.nchunks() {
-        let chunk = r
+    let mut i = 0;
+    write_pipelined(files::Output::begin(output)?, |buf| {
+        if i == r.nchunks() {
+            return Ok(false);
+        }
+        *buf = r
             .decompress_chunk(i)
             .map_err(|e| format!("cannot decompress {name} (chunk {i}): {e}"))?;
-        out.write(&chunk)?;
+        i += 1;
+        Ok(true)
+    })
+}
+
+/// Write the pieces `fill` makes into `out`, in order, from a writer thread
+/// while `fill` makes the next ones on this thread: decoding chunk i+1
+/// overlaps writing chunk i. `fill` puts the next piece into the buffer it
+/// is given (`Ok(true)`), or says there is none left (`Ok(false)`).
+///
+/// At most [`oxiblosc::stream::IN_FLIGHT`] pieces wait for the writer, and
+/// the `IN_FLIGHT + 2` buffers go round (one being filled, one being
+/// written): a buffer keeps its length, so filling a chunk of the size it
+/// held before neither allocates nor touches fresh pages. Any error (the
+/// first one: `fill`'s, else the writer's) drops `out` unfinished, which
+/// removes its temporary file and leaves the target as it was; on success
+/// `out` is finished (synced, renamed into place) once everything is
+/// written.
+pub(crate) fn write_pipelined(
+    out: files::Output,
+    mut fill: impl FnMut(&mut Vec<u8>) -> Result<bool, String>,
+) -> Result<(), String> {
+    use crossbeam_channel::bounded;
+    use oxiblosc::stream::IN_FLIGHT;
+    let (full_tx, full_rx) = bounded::<Vec<u8>>(IN_FLIGHT);
+    let (free_tx, free_rx) = bounded::<Vec<u8>>(IN_FLIGHT + 2);
+    for _ in 0..IN_FLIGHT + 2 {
+        let _ = free_tx.send(Vec::new());
     }
-    out.finish()
+    let (made, written) = std::thread::scope(|s| {
+        // Only the writer holds `free_tx` from here on: once it stops, a
+        // `recv` below fails instead of waiting for a buffer forever.
+        let writer = s.spawn(move || -> Result<files::Output, String> {
+            let mut out = out;
+            for buf in full_rx.iter() {
+                out.write(&buf)?;
+                let _ = free_tx.send(buf);
+            }
+            Ok(out)
+        });
+        let made = (|| -> Result<(), String> {
+            while let Ok(mut buf) = free_rx.recv() {
+                if !fill(&mut buf)? {
+                    break;
+                }
+                if full_tx.send(buf).is_err() {
+                    break; // the writer stopped: its error says why
+                }
+            }
+            Ok(())
+        })();
+        drop(full_tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err("the writer thread panicked".to_string()));
+        (made, written)
+    });
+    made?;
+    written?.finish()
 }
 
 /// Decompress every chunk of a frame into `output`, in order.
@@ -52,10 +114,13 @@ pub(crate) fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Re
         }
         None => None,
     };
-    let mut out = files::Output::begin(output)?;
-    let mut buf = Vec::new();
     let mut d = Decompressor::new(sc.dparams().clone());
-    for i in 0..sc.nchunks() {
+    let nchunks = sc.nchunks();
+    let mut i = 0;
+    write_pipelined(files::Output::begin(output)?, |buf| {
+        if i == nchunks {
+            return Ok(false);
+        }
         // Read once; checked whole before the buffer is sized by its
         // header: a corrupt chunk claiming 2 GiB fails here.
         let chunk = sc
@@ -68,7 +133,7 @@ pub(crate) fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Re
             .nbytes;
         buf.resize(n, 0);
         let got = d
-            .decompress_into(&chunk, &mut buf)
+            .decompress_into(&chunk, buf)
             .map_err(|e| undecodable(&e))?;
         if got != n {
             return Err(undecodable(&format_args!("decoded {got} of {n} bytes")));
@@ -77,9 +142,9 @@ pub(crate) fn decompress_frame(mut sc: SChunk, name: &str, output: &Place) -> Re
             d.check(i, &buf[..got])
                 .map_err(|e| format!("{name}: {e}"))?;
         }
-        out.write(&buf[..got])?;
-    }
-    out.finish()
+        i += 1;
+        Ok(true)
+    })
 }
 
 pub(crate) fn decompress(args: DecompressArgs, talk: Talk) -> Result<(), String> {

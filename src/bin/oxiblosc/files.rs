@@ -344,10 +344,81 @@ enum Sink {
     InPlace(File),
     Temp {
         tmp: TempFile,
-        writer: io::BufWriter<File>,
+        writer: io::BufWriter<WritebackFile>,
         target: PathBuf,
         mode: Option<fs::Permissions>,
     },
+}
+
+/// Bytes of output between two writeback hints.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+/// A new output file that starts the kernel's writeback of what is written
+/// to it as it goes (Linux: `posix_fadvise(DONTNEED)` on every
+/// [`WRITEBACK_STEP`] bytes past the last hint, which starts writing the
+/// dirty pages back without waiting and leaves them cached until they are
+/// clean): the disk works while the next chunks are (de)compressed, and
+/// the `fsync` before the rename waits for the last few MiB instead of the
+/// whole file. Only a hint: its errors are ignored (the `fsync` reports a
+/// failed write).
+pub struct WritebackFile {
+    file: File,
+    /// The file position.
+    pos: u64,
+    /// The end of what was written.
+    end: u64,
+    /// Where the last hint ended.
+    hinted: u64,
+}
+
+impl WritebackFile {
+    /// Wrap `file`, positioned at its start.
+    pub fn new(file: File) -> WritebackFile {
+        WritebackFile {
+            file,
+            pos: 0,
+            end: 0,
+            hinted: 0,
+        }
+    }
+
+    /// The file.
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
+    #[cfg(target_os = "linux")]
+    fn hint(&self) {
+        let len = std::num::NonZeroU64::new(self.end - self.hinted);
+        let _ = rustix::fs::fadvise(&self.file, self.hinted, len, rustix::fs::Advice::DontNeed);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn hint(&self) {}
+}
+
+impl Write for WritebackFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.pos += n as u64;
+        self.end = self.end.max(self.pos);
+        if self.end - self.hinted >= WRITEBACK_STEP {
+            self.hint();
+            self.hinted = self.end;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl io::Seek for WritebackFile {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.pos = self.file.seek(to)?;
+        Ok(self.pos)
+    }
 }
 
 impl Output {
@@ -386,7 +457,7 @@ impl Output {
         let mut tmp = TempFile::create(&target)
             .map_err(|e| format!("cannot create a temporary file next to {what}: {e}"))?;
         let file = tmp.file.take().expect("just created");
-        let writer = io::BufWriter::with_capacity(1 << 20, file);
+        let writer = io::BufWriter::with_capacity(1 << 20, WritebackFile::new(file));
         Ok(Output {
             what,
             sink: Sink::Temp {
@@ -423,7 +494,8 @@ impl Output {
             } => {
                 let file = writer
                     .into_inner()
-                    .map_err(|e| format!("cannot write {what}: {}", e.error()))?;
+                    .map_err(|e| format!("cannot write {what}: {}", e.error()))?
+                    .into_file();
                 file.sync_all()
                     .map_err(|e| format!("cannot write {what}: {e}"))?;
                 if let Some(m) = mode {
