@@ -56,6 +56,21 @@ def timeit(fn, min_time=0.25, min_calls=5):
     return statistics.median(times)
 
 
+def timebest(fn, min_time=0.5, min_calls=5):
+    """Fastest seconds per call (as `oxiblosc bench` reports the Rust API's)."""
+    fn()
+    best, calls = float("inf"), 0
+    t_end = time.perf_counter() + min_time
+    while calls < min_calls or time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+        calls += 1
+        if calls >= 200:
+            break
+    return best
+
+
 def fmt_rate(nbytes, t):
     return f"{nbytes / t / 1e9:6.2f}"
 
@@ -200,14 +215,15 @@ def large_vs_rust(cli, arrays, oxiblosc):
     decompress_into` on one chunk of the whole file into reused buffers: the
     Rust API's speed. The Python calls run once into a caller's `dst` (the
     same work plus the call) and once returning a new `bytes` (plus the
-    pages of a fresh object, which numcodecs pays too)."""
+    pages of a fresh object, which numcodecs pays too). Both sides report
+    their fastest call."""
     import os
     import re
     import subprocess
     import tempfile
 
     print("\nlarge buffers: Python calls against the Rust API (lz4 5 shuffle, f8 field, one chunk, "
-          "1 thread; GB/s)")
+          "1 thread; GB/s of the fastest call)")
     print(f"  {'size':>5}  {'Rust API enc/dec':>16}  {'compress2 dst/bytes':>20}  "
           f"{'decompress2 dst/bytes':>22}")
     for size in (4 * MiB, 16 * MiB, 64 * MiB):
@@ -224,12 +240,12 @@ def large_vs_rust(cli, arrays, oxiblosc):
         c = oxiblosc.compress2(a, codec="lz4", clevel=5, typesize=8, nthreads=1)
         cdst = bytearray(len(c) + 1024)
         ddst = bytearray(a.nbytes)
-        t_cd = timeit(lambda: oxiblosc.compress2(a, cdst, codec="lz4", clevel=5, typesize=8,
+        t_cd = timebest(lambda: oxiblosc.compress2(a, cdst, codec="lz4", clevel=5, typesize=8,
                                                  nthreads=1))
-        t_cb = timeit(lambda: oxiblosc.compress2(a, codec="lz4", clevel=5, typesize=8,
+        t_cb = timebest(lambda: oxiblosc.compress2(a, codec="lz4", clevel=5, typesize=8,
                                                  nthreads=1))
-        t_dd = timeit(lambda: oxiblosc.decompress2(c, ddst, nthreads=1))
-        t_db = timeit(lambda: oxiblosc.decompress2(c, nthreads=1))
+        t_dd = timebest(lambda: oxiblosc.decompress2(c, ddst, nthreads=1))
+        t_db = timebest(lambda: oxiblosc.decompress2(c, nthreads=1))
         n = a.nbytes
         print(f"  {size // MiB:>4}M  {r_enc:7.2f} {r_dec:7.2f}  "
               f"{fmt_rate(n, t_cd)} {fmt_rate(n, t_cb)}       {fmt_rate(n, t_dd)} {fmt_rate(n, t_db)}")
