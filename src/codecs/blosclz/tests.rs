@@ -441,6 +441,86 @@ proptest! {
     }
 }
 
+/// A stream of a literal run and then matches of every distance from 1 to
+/// 80 (and some far ones) with lengths from 3 to 300, near and far from the
+/// block's end: the fast decoder's piece copies (32/16/8 bytes, repeated
+/// short patterns) agree with the byte-at-a-time reference.
+#[test]
+fn matches_of_every_distance_and_length_agree_with_the_reference() {
+    fn token(out: &mut Vec<u8>, dist: usize, len: usize) {
+        // len >= 3; (len - 2) < 7 fits the control byte, else extension bytes.
+        let l = len - 2;
+        let (hi, lo) = if dist < 8191 {
+            (dist >> 8, dist & 255)
+        } else {
+            (31, 255)
+        };
+        if l < 7 {
+            out.push(((l << 5) | hi) as u8);
+        } else {
+            out.push(((7 << 5) | hi) as u8);
+            let mut rest = l - 7;
+            while rest >= 255 {
+                out.push(255);
+                rest -= 255;
+            }
+            out.push(rest as u8);
+        }
+        out.push(lo as u8);
+        if dist >= 8191 {
+            let far = dist - 8191;
+            out.extend_from_slice(&[(far >> 8) as u8, far as u8]);
+        }
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut cases = 0;
+    for dist in (0..80).chain([200, 1000, 8190, 8191, 9000]) {
+        for len in [3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 65, 100, 300] {
+            // Enough literals first for the distance, then matches and
+            // literals mixed, the last ones ending exactly at the block's end.
+            let mut stream = Vec::new();
+            let mut produced = 0;
+            while produced <= dist + 40 {
+                let n = 32.min(dist + 41 - produced);
+                stream.push((n - 1) as u8);
+                for _ in 0..n {
+                    stream.push(next() as u8);
+                }
+                produced += n;
+            }
+            for _ in 0..6 {
+                token(&mut stream, dist, len);
+                produced += len;
+                let n = (next() % 5 + 1) as usize;
+                stream.push((n - 1) as u8);
+                for _ in 0..n {
+                    stream.push(next() as u8);
+                }
+                produced += n;
+            }
+            token(&mut stream, dist, len);
+            produced += len;
+            let want = reference_decode(&stream, produced).expect("a valid stream");
+            assert_eq!(want.len(), produced);
+            // The exact size (matches end at the block's end), and room after.
+            for room in [0, 1, 31, 32, 64] {
+                let mut out = vec![0xAAu8; produced + room];
+                let k = decompress(&stream, &mut out).unwrap();
+                assert_eq!(k, produced, "dist {dist} len {len} room {room}");
+                assert!(out[..k] == want[..], "dist {dist} len {len} room {room}");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 85 * 16 * 5);
+}
+
 /// Output limits right around the stream's length, where one room
 /// check more or less decides between a stream and 0.
 #[test]
