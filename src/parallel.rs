@@ -97,6 +97,9 @@ pub(crate) struct Scratch {
     pub a: Vec<u8>,
     pub b: Vec<u8>,
     pub codecs: CodecCtx,
+    /// getitem's block buffer, kept for the next getitem (up to
+    /// `chunk::decode::GETITEM_KEPT` bytes).
+    pub block: Vec<u8>,
 }
 
 impl Scratch {

@@ -659,10 +659,12 @@ pub(crate) fn getitem_into(
     };
     // Sized by the blocks checked above (the first is the longest), not by
     // the header's block size: a short last block may be all that is read.
-    // The buffer is this thread's from the last getitem when it is long
-    // enough: a fresh zeroed one per call cost more than a small getitem
-    // itself (a 256 KiB block: an mmap and 64 page faults, ~2.5 us).
-    let mut block = GETITEM_BLOCK.with_borrow_mut(std::mem::take);
+    // The buffer is the decompressor's from its last getitem when it is
+    // long enough: a fresh zeroed one per call cost more than a small
+    // getitem itself (a 256 KiB block: an mmap and 64 page faults, ~2.5 us).
+    // Taken out of `scratch` for the call (the blocks decode with it); an
+    // error drops it.
+    let mut block = std::mem::take(&mut scratch.block);
     if block.len() < h.block_len(first) {
         block = vec![0u8; h.block_len(first)];
     }
@@ -682,21 +684,15 @@ pub(crate) fn getitem_into(
         dst[from - begin..to - begin].copy_from_slice(&out[from - bstart..to - bstart]);
     }
     if block.len() <= GETITEM_KEPT {
-        GETITEM_BLOCK.set(block);
+        scratch.block = block;
     }
     Ok(len)
 }
 
-/// The largest getitem block buffer a thread keeps for its next getitem
-/// (C-Blosc2 keeps a block-sized buffer in each context, whatever its size).
-const GETITEM_KEPT: usize = 4 << 20;
-
-thread_local! {
-    /// The block buffer of this thread's last getitem (see `getitem_into`).
-    /// Taken out for the call and put back after it: nothing is borrowed
-    /// while a block decodes; an error drops it.
-    static GETITEM_BLOCK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
+/// The largest getitem block buffer a decompressor keeps for its next
+/// getitem (C-Blosc2 keeps a block-sized buffer in each context, whatever
+/// its size).
+pub(crate) const GETITEM_KEPT: usize = 4 << 20;
 
 /// Check a chunk without decoding it: its header, and that every block's
 /// streams lie inside it and can decode to the sizes the header declares
@@ -714,7 +710,8 @@ pub(crate) fn validate(src: &[u8]) -> Result<ChunkHeader> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{CParams, Codec, DParams, Decompressor, Filter};
+    use crate::parallel::Scratch;
+    use crate::{CParams, Codec, Filter};
 
     fn chunk(typesize: usize, blocksize: usize, len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
         let mut x = seed | 1;
@@ -750,7 +747,7 @@ mod tests {
             chunk(8, 32 << 10, 96 << 10, 3),
             chunk(2, 128 << 10, 300 << 10, 4),
         ];
-        let mut d = Decompressor::new(DParams::default());
+        let mut scratch = Scratch::default();
         for round in 0..3 {
             for (k, (src, c)) in chunks.iter().enumerate() {
                 let ts = [8, 4, 8, 2][k];
@@ -762,7 +759,10 @@ mod tests {
                     (1000 + round, n / 3),
                     (0, n),
                 ] {
-                    let got = d.getitem(c, start, nitems).unwrap();
+                    let mut got = vec![0u8; nitems * ts];
+                    let n = super::getitem_into(c, start, nitems, &mut got, &mut scratch, None)
+                        .unwrap();
+                    assert_eq!(n, got.len());
                     assert_eq!(
                         got,
                         src[start * ts..(start + nitems) * ts],
@@ -771,7 +771,8 @@ mod tests {
                 }
             }
         }
-        super::GETITEM_BLOCK.with_borrow(|b| assert!(b.len() >= 128 << 10));
+        // Kept between calls: the largest block seen (128 KiB) is still there.
+        assert!(scratch.block.len() >= 128 << 10);
     }
 
     /// A block above the kept size is not kept for the next call.
@@ -780,10 +781,10 @@ mod tests {
         let (src, c) = chunk(8, 8 << 20, 8 << 20, 5);
         let h = crate::ChunkHeader::parse(&c).unwrap();
         assert!(h.blocksize > super::GETITEM_KEPT && !h.is_memcpyed());
-        let got = Decompressor::new(DParams::default())
-            .getitem(&c, 7, 1000)
-            .unwrap();
+        let mut scratch = Scratch::default();
+        let mut got = vec![0u8; 8000];
+        super::getitem_into(&c, 7, 1000, &mut got, &mut scratch, None).unwrap();
         assert_eq!(got, src[56..56 + 8000]);
-        super::GETITEM_BLOCK.with_borrow(|b| assert!(b.len() <= super::GETITEM_KEPT));
+        assert!(scratch.block.is_empty());
     }
 }

@@ -450,7 +450,7 @@ impl Blocks<'_> {
         let block = self.block(i);
         let reference = (i > 0).then_some(self.reference0);
         scratch.reserve(block.len());
-        let Scratch { a, b, codecs } = scratch;
+        let Scratch { a, b, codecs, .. } = scratch;
         let filtered = self.lay.pipeline.forward(self.k, block, reference, a, b)?;
         let nstreams = self.nstreams(i);
         let neblock = block.len() / nstreams;

@@ -123,7 +123,7 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
         dst[hlen + 4 * i..hlen + 4 * i + 4].copy_from_slice(&(pos as i32).to_le_bytes());
         dst[pos..need].copy_from_slice(&(size as i32).to_le_bytes());
         scratch.reserve(size);
-        let Scratch { a, b, codecs } = &mut scratch;
+        let Scratch { a, b, codecs, .. } = &mut scratch;
         let filtered = lay.pipeline.forward(k, block, None, a, b)?;
         let room = (dst.len() - need).min(size);
         let c = if p.clevel == 0 || room == 0 {
