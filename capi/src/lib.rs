@@ -14,6 +14,7 @@
 pub mod b2nd;
 pub mod common;
 pub mod engines;
+pub mod internal;
 pub mod schunk;
 pub mod stdio;
 pub mod v1;

@@ -119,6 +119,44 @@ fn blosc2_include() -> PathBuf {
     dir.join("blosc2/include")
 }
 
+/// The include directory handed to the peer runner: the real header(s)
+/// (`real_headers`, linked by name) and our own internal headers from
+/// `capi/peer-include/<suite>/` (the declarations C-Blosc's and C-Blosc2's
+/// internal-header tests include, such as `frame.h` or `../blosc/shuffle.h`,
+/// written for our library), side by side in a directory named `blosc`, so
+/// that both `"frame.h"` and `"../blosc/frame.h"` resolve in it. The real
+/// header is never replaced: our directory may not hold a file of the same
+/// name.
+fn composed_include(suite: &str, real_headers: &[(&str, PathBuf)]) -> PathBuf {
+    let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("peer-include")
+        .join(suite);
+    let dir = tempdir(&format!("include-{suite}")).join("blosc");
+    std::fs::create_dir_all(&dir).expect("create include dir");
+    for (name, target) in real_headers {
+        assert!(target.exists(), "{} is missing", target.display());
+        std::os::unix::fs::symlink(target, dir.join(name)).expect("link a real header");
+    }
+    if let Ok(entries) = std::fs::read_dir(&ours) {
+        for e in entries {
+            let path = e.expect("read peer-include").path();
+            if path.file_name().is_some_and(|n| n == ".keep") {
+                continue;
+            }
+            let name = path.file_name().expect("file name").to_owned();
+            assert!(
+                !real_headers
+                    .iter()
+                    .any(|(n, _)| std::ffi::OsStr::new(n) == name),
+                "{} would shadow the real header",
+                path.display()
+            );
+            std::os::unix::fs::symlink(&path, dir.join(&name)).expect("link our header");
+        }
+    }
+    dir
+}
+
 /// `PASS`/`XFAIL` lists of an expected-results file.
 fn expected(name: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -256,11 +294,12 @@ fn tempdir(tag: &str) -> PathBuf {
 #[test]
 fn c_blosc1_suite_on_libblosc_so_1() {
     let _serial = serial();
-    let include = PathBuf::from("/usr/include");
+    let real = PathBuf::from("/usr/include/blosc.h");
     assert!(
-        include.join("blosc.h").exists(),
+        real.exists(),
         "/usr/include/blosc.h is missing: install libblosc-dev (capi/ci.sh does)"
     );
+    let include = composed_include("c-blosc", &[("blosc.h", real)]);
     run_suite(
         Some("c-blosc-1.21.6"),
         &include,
@@ -274,7 +313,16 @@ fn c_blosc1_suite_on_libblosc_so_1() {
 #[test]
 fn c_blosc2_suite_on_libblosc2_so() {
     let _serial = serial();
-    run_suite(None, &blosc2_include(), "blosc2", "expected-c-blosc2.txt");
+    let real = blosc2_include();
+    let include = composed_include(
+        "c-blosc2",
+        &[
+            ("blosc2.h", real.join("blosc2.h")),
+            ("b2nd.h", real.join("b2nd.h")),
+            ("blosc2", real.join("blosc2")),
+        ],
+    );
+    run_suite(None, &include, "blosc2", "expected-c-blosc2.txt");
 }
 
 /// Debian's python3-numcodecs runs its own test_blosc.py with our
