@@ -1,0 +1,23 @@
+/* oxiblosc's own declarations for C-Blosc 1.21.6's internal-header tests:
+   the AVX2 shuffle kernels of our libblosc.so.1 (checked at run time: a CPU
+   without AVX2 gets the best kernel it has, which writes the same bytes). */
+#ifndef OXIBLOSC_PEER_SHUFFLE_AVX2_H
+#define OXIBLOSC_PEER_SHUFFLE_AVX2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void blosc_internal_shuffle_avx2(const size_t bytesoftype, const size_t blocksize,
+                                 const uint8_t* const _src, uint8_t* const _dest);
+void blosc_internal_unshuffle_avx2(const size_t bytesoftype, const size_t blocksize,
+                                   const uint8_t* const _src, uint8_t* const _dest);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
