@@ -2,7 +2,17 @@
 //! suites' internal-header tests (`capi/peer-include/*/context.h`,
 //! `threading.h`, `shuffle*.h`).
 //!
+//! * [`pool`]: `struct blosc_shared_pool`, the thread pools contexts share
+//!   (the context itself, `struct blosc2_context_s`, is
+//!   `crate::v2::blosc2_context`);
 //! * [`shuffle`]: the shuffle entry points of C-Blosc's `shuffle*.h` and
 //!   C-Blosc2's `shuffle-generic.h`.
+//!
+//! C-Blosc2's `threading.h` needs nothing of ours: on POSIX its
+//! `blosc2_pthread_*` names are the system's pthreads.
 
+pub mod pool;
 pub mod shuffle;
+
+#[cfg(test)]
+mod tests;

@@ -23,6 +23,8 @@ pub(super) fn with<T>(
         // SAFETY: schunk is a live super-chunk from this library, claimed:
         // no other reference to it is live.
         let h = unsafe { &mut *p };
+        // SAFETY: the handle's own contexts, not borrowed elsewhere.
+        unsafe { crate::v2::sync_schunk_threads(h.c.cctx, h.c.dctx, &mut h.sc) };
         (h.refresh_if_stale(), h.ctx.clone())
     };
     let slot = ctx.get::<SchunkSlot>().map(|s| &s.0);

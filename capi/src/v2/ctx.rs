@@ -1,19 +1,127 @@
 //! Contexts.
+//!
+//! A `blosc2_context` starts with the fields our `context.h` declares for
+//! C (`capi/peer-include/c-blosc2/context.h`, the C-Blosc2 test programs
+//! read and write them): `nthreads`, `new_nthreads` (a count written there
+//! is applied at the context's next call), `use_dict` and `thread_pool`
+//! (the [`SharedPool`] of its thread count, shared by every context with
+//! that count). The library's own state follows; C only ever holds the
+//! pointer.
+
+use std::sync::Arc;
 
 use super::*;
+use crate::internal::ctx::pool::{self, SharedPool};
 
 // ---------------------------------------------------------------------------
 // Contexts.
+
+/// `struct blosc2_context_s`: the C-visible head, then our own fields.
+#[repr(C)]
+pub struct blosc2_context {
+    /// Threads the context runs with.
+    pub nthreads: i16,
+    /// A thread count written here by C is applied at the next call.
+    pub new_nthreads: i16,
+    /// Compression: chunks get a dictionary. Decompression: the last
+    /// chunk decoded had one.
+    pub use_dict: c_int,
+    /// The shared pool of `nthreads` (null with one thread or before the
+    /// first call).
+    pub thread_pool: *const SharedPool,
+    pool: Option<Arc<SharedPool>>,
+    pub(super) cparams: Option<blosc2_cparams>,
+    pub(super) dparams: Option<blosc2_dparams>,
+    pub(super) maskout: Option<Vec<bool>>,
+}
+
+impl blosc2_context {
+    fn new(cparams: Option<blosc2_cparams>, dparams: Option<blosc2_dparams>) -> blosc2_context {
+        let n = match (&cparams, &dparams) {
+            (Some(c), _) => c.nthreads,
+            (None, Some(d)) => d.nthreads,
+            (None, None) => 1,
+        }
+        .max(1);
+        blosc2_context {
+            nthreads: n,
+            new_nthreads: n,
+            use_dict: cparams.map_or(0, |c| c_int::from(c.use_dict != 0)),
+            thread_pool: std::ptr::null(),
+            pool: None,
+            cparams,
+            dparams,
+            maskout: None,
+        }
+    }
+
+    /// What every call does first: apply a thread count C wrote to
+    /// `new_nthreads` (`BLOSC2_ERROR_INVALID_PARAM` for one below 1, as
+    /// C-Blosc2), and attach the context to the shared pool of its count
+    /// (none with one thread).
+    pub(crate) fn begin_call(&mut self) -> Result<(), c_int> {
+        if self.new_nthreads != self.nthreads {
+            if self.new_nthreads < 1 {
+                return Err(err::INVALID_PARAM);
+            }
+            self.nthreads = self.new_nthreads;
+            if let Some(c) = self.cparams.as_mut() {
+                c.nthreads = self.nthreads;
+            }
+            if let Some(d) = self.dparams.as_mut() {
+                d.nthreads = self.nthreads;
+            }
+        }
+        let n = self.nthreads.max(1) as usize;
+        if n == 1 {
+            self.pool = None;
+        } else if self.pool.as_ref().is_none_or(|p| p.nthreads() != n) {
+            self.pool = Some(pool::acquire(n));
+        }
+        self.thread_pool = self.pool.as_ref().map_or(std::ptr::null(), Arc::as_ptr);
+        Ok(())
+    }
+}
+
+/// Before each call on a super-chunk: a thread count C wrote to its
+/// `cctx->new_nthreads` / `dctx->new_nthreads` (C-Blosc2's way to change
+/// them between calls) is applied to the contexts and to the super-chunk's
+/// compressor / decompressor. A count below 1 is left unapplied (the
+/// super-chunk keeps its threads).
+///
+/// # Safety
+/// `cctx` and `dctx` are null or the super-chunk's own live contexts, not
+/// borrowed elsewhere while this runs.
+pub(crate) unsafe fn sync_schunk_threads(
+    cctx: *mut blosc2_context,
+    dctx: *mut blosc2_context,
+    sc: &mut oxiblosc::SChunk,
+) {
+    // SAFETY: the caller's contract.
+    if let Some(c) = unsafe { ctx_mut(cctx) }
+        && c.begin_call().is_ok()
+    {
+        let n = c.nthreads.max(1) as usize;
+        if sc.cparams().nthreads != n {
+            let _ = sc.set_cparams(sc.cparams().clone().nthreads(n));
+        }
+    }
+    // SAFETY: the caller's contract.
+    if let Some(d) = unsafe { ctx_mut(dctx) }
+        && d.begin_call().is_ok()
+    {
+        let n = d.nthreads.max(1) as usize;
+        if sc.dparams().nthreads != n {
+            sc.set_dparams(sc.dparams().clone().nthreads(n));
+        }
+    }
+}
 
 /// A compression context for `cparams` (checked when used).
 #[unsafe(no_mangle)]
 pub extern "C" fn blosc2_create_cctx(cparams: blosc2_cparams) -> *mut blosc2_context {
     guard(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(blosc2_context {
-            cparams: Some(cparams),
-            dparams: None,
-            maskout: None,
-        }))
+        Box::into_raw(Box::new(blosc2_context::new(Some(cparams), None)))
     })
 }
 
@@ -21,15 +129,11 @@ pub extern "C" fn blosc2_create_cctx(cparams: blosc2_cparams) -> *mut blosc2_con
 #[unsafe(no_mangle)]
 pub extern "C" fn blosc2_create_dctx(dparams: blosc2_dparams) -> *mut blosc2_context {
     guard(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(blosc2_context {
-            cparams: None,
-            dparams: Some(dparams),
-            maskout: None,
-        }))
+        Box::into_raw(Box::new(blosc2_context::new(None, Some(dparams))))
     })
 }
 
-/// Free a context (null is ignored).
+/// Free a context (null is ignored); it leaves its shared pool.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_free_ctx(context: *mut blosc2_context) {
     guard((), || {
@@ -39,6 +143,20 @@ pub unsafe extern "C" fn blosc2_free_ctx(context: *mut blosc2_context) {
             drop(unsafe { Box::from_raw(context) });
         }
     })
+}
+
+/// The context at `ctx` for a call, after [`blosc2_context::begin_call`]:
+/// `BLOSC2_ERROR_NULL_POINTER` for null, or the error of `begin_call`.
+///
+/// # Safety
+/// `ctx` is null or a live context from `blosc2_create_*ctx`.
+pub(crate) unsafe fn ctx_call<'a>(
+    ctx: *mut blosc2_context,
+) -> Result<&'a mut blosc2_context, c_int> {
+    // SAFETY: the caller's contract.
+    let c = unsafe { ctx_mut(ctx) }.ok_or(err::NULL_POINTER)?;
+    c.begin_call()?;
+    Ok(c)
 }
 
 /// # Safety
@@ -127,8 +245,9 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: context is a live context or null.
-        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
-            return err::NULL_POINTER;
+        let ctx = match unsafe { ctx_call(context) } {
+            Ok(c) => c,
+            Err(e) => return e,
         };
         let Some(cp) = ctx.cparams else {
             return err::INVALID_PARAM;
@@ -225,8 +344,9 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: context is a live context or null.
-        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
-            return err::NULL_POINTER;
+        let ctx = match unsafe { ctx_call(context) } {
+            Ok(c) => c,
+            Err(e) => return e,
         };
         let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
         if destsize < 0 {
@@ -236,6 +356,11 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             Ok(c) => c,
             Err(e) => return e,
         };
+        if ctx.cparams.is_none() {
+            // A decompression context tells whether the chunk it decodes
+            // has a dictionary (C-Blosc2's `dctx->use_dict`).
+            ctx.use_dict = ChunkHeader::parse(chunk).map_or(0, |h| c_int::from(h.use_dict()));
+        }
         let maskout = ctx.maskout.take();
         if maskout.is_none() && dp.postfilter.is_none() {
             return decompress_raw(chunk, dest, destsize as usize, dp.nthreads);
@@ -328,8 +453,9 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: context is a live context or null.
-        let Some(ctx) = (unsafe { ctx_mut(context) }) else {
-            return err::NULL_POINTER;
+        let ctx = match unsafe { ctx_call(context) } {
+            Ok(c) => c,
+            Err(e) => return e,
         };
         let chunk = match chunk_sized(src, srcsize) {
             Ok(c) => c,

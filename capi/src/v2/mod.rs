@@ -194,12 +194,7 @@ pub const DPARAMS_DEFAULTS: blosc2_dparams = blosc2_dparams {
     typesize: 8,
 };
 
-/// A compression or decompression context (opaque to C).
-pub struct blosc2_context {
-    cparams: Option<blosc2_cparams>,
-    dparams: Option<blosc2_dparams>,
-    maskout: Option<Vec<bool>>,
-}
+// `blosc2_context` (C-visible head declared by our `context.h`) is in ctx.rs.
 
 fn splitmode_of(code: i32) -> Option<SplitMode> {
     Some(match code {

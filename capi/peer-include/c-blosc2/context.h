@@ -1,0 +1,39 @@
+/* oxiblosc's own declarations for C-Blosc2 3.3.2's internal-header tests
+   (written for our libblosc2.so, not copied from C-Blosc2).
+
+   The C-visible head of a context (blosc2_context, made by
+   blosc2_create_cctx / blosc2_create_dctx, or a super-chunk's cctx / dctx).
+   Only these fields are declared: the library's own state follows them, so
+   a context is only ever used through the pointer the library hands out
+   (never allocated, copied or embedded by the caller). */
+#ifndef OXIBLOSC_PEER_CONTEXT_H
+#define OXIBLOSC_PEER_CONTEXT_H
+
+#include <stdint.h>
+#include "blosc2.h"
+#include "threading.h"
+
+/* A pool of worker threads, shared by every context that runs with the same
+   number of threads (oxiblosc runs all of them on the engine's one
+   process-wide pool of that size).  Opaque: compare the pointers.  It lives
+   while a context is attached to it. */
+struct blosc_shared_pool;
+
+struct blosc2_context_s {
+  /* Threads the context runs with (from its cparams / dparams, then from
+     new_nthreads).  Read-only for callers. */
+  int16_t nthreads;
+  /* Write a thread count here to change it: the context's next call
+     (compress, decompress, getitem, or a super-chunk call for the
+     super-chunk's cctx / dctx) runs with it and moves to its pool. */
+  int16_t new_nthreads;
+  /* Compression context: whether chunks are made with a dictionary.
+     Decompression context: whether the last chunk decoded had one. */
+  int use_dict;
+  /* The shared pool the context is attached to: NULL while it runs with
+     one thread (or before its first call with more). */
+  struct blosc_shared_pool *thread_pool;
+  /* ... the library's own fields follow. */
+};
+
+#endif
