@@ -19,13 +19,29 @@ pub(super) fn with<T>(
         return on_null;
     };
     let p = schunk as *mut Handle;
-    let (reopened, ctx) = {
+    let (reopened, ctx, locked) = {
         // SAFETY: schunk is a live super-chunk from this library, claimed:
         // no other reference to it is live.
         let h = unsafe { &mut *p };
         // SAFETY: the handle's own contexts, not borrowed elsewhere.
         unsafe { crate::v2::sync_schunk_threads(h.c.cctx, h.c.dctx, &mut h.sc) };
-        (h.refresh_if_stale(), h.ctx.clone())
+        // With locking on, the call holds the frame's lock (lock.rs).
+        let locked = match lock::begin_call(h) {
+            Ok(l) => l,
+            Err(_) => return on_null,
+        };
+        let forced = locked == Some(true);
+        (
+            forced || h.refresh_if_stale(),
+            h.ctx.clone(),
+            locked.is_some(),
+        )
+    };
+    let before = if locked {
+        // SAFETY: as above.
+        disk_stamp(&unsafe { &*p }.sc.storage())
+    } else {
+        None
     };
     let slot = ctx.get::<SchunkSlot>().map(|s| &s.0);
     if let Some(s) = slot {
@@ -49,6 +65,9 @@ pub(super) fn with<T>(
     let h = unsafe { &mut *p };
     h.stamp = disk_stamp(&h.sc.storage());
     h.sync(metas || reopened);
+    if locked {
+        lock::end_call(h, h.stamp != before);
+    }
     r
 }
 

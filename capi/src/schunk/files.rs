@@ -21,6 +21,10 @@ pub unsafe extern "C" fn blosc2_remove_urlpath(path: *const c_char) -> c_int {
         } else {
             Ok(())
         };
+        // A frame file's lock sidecar (lock.rs) goes with it.
+        let mut side = p.as_os_str().to_os_string();
+        side.push(".b2lock");
+        let _ = std::fs::remove_file(side);
         if r.is_ok() { 0 } else { -31 }
     })
 }

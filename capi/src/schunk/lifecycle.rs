@@ -60,8 +60,41 @@ fn with_io(s: *mut blosc2_schunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
         && let Some((h, _claim)) = unsafe { handle(s) }
     {
         h.io = io;
+        if lock::io_requests_locking(Some(&io)) {
+            lock::request_locking(s);
+        }
     }
     s
+}
+
+/// Open the frame file or directory at `url` with the file-system backend
+/// (`io`: its parameters; locking when they or `BLOSC_LOCKING` ask). A
+/// locked open reads the frame under the shared lock, retries a frame
+/// caught half-way through a change, then follows the lock's generation at
+/// once (C-Blosc2 guards the first read the same way).
+fn open_fs(url: &str, io: Option<&blosc2_io>) -> *mut blosc2_schunk {
+    let requested = lock::io_requests_locking(io);
+    let locking = requested || lock::locking_on_env();
+    let sc = open_locked_if(requested, url, || {
+        if Path::new(url).is_dir() {
+            open_options().open(url)
+        } else {
+            lock::read_frame(url, 0, locking)
+        }
+    });
+    let s = wrap_opened(sc, Some(url));
+    if requested {
+        lock::request_locking(s);
+    }
+    if locking && !s.is_null() && !lock::guard_first_read(s) {
+        // SAFETY: s is a handle just made, not shared.
+        unsafe { blosc2_schunk_free(s) };
+        return std::ptr::null_mut();
+    }
+    match io {
+        Some(io) => with_io(s, Some(*io)),
+        None => s,
+    }
 }
 
 pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_schunk {
@@ -91,7 +124,7 @@ pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blos
         if !Path::new(url).exists() {
             return std::ptr::null_mut();
         }
-        wrap_opened(open_locked(url, || open_options().open(url)), Some(url))
+        open_fs(url, None)
     })
 }
 
@@ -136,6 +169,19 @@ pub unsafe extern "C" fn blosc2_schunk_open_udio(
                 });
             }
         }
+    }
+    // SAFETY: udio is null or points to C's blosc2_io.
+    if let Some(io) = unsafe { udio.as_ref() }.filter(|io| lock::io_requests_locking(Some(io))) {
+        return guard(std::ptr::null_mut(), || {
+            // SAFETY: urlpath is null or a NUL-terminated string.
+            let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
+                return std::ptr::null_mut();
+            };
+            if !Path::new(url).exists() {
+                return std::ptr::null_mut();
+            }
+            open_fs(url, Some(io))
+        });
     }
     // SAFETY: same contract as blosc2_schunk_open.
     unsafe { blosc2_schunk_open(urlpath) }

@@ -41,10 +41,51 @@ fn locking_enabled() -> bool {
     std::env::var_os("BLOSC_LOCKING").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Whether `BLOSC_LOCKING` turns locking on.
+pub(crate) fn locking_on_env() -> bool {
+    locking_enabled()
+}
+
+/// Handles (by address) whose I/O asked for locking
+/// (`blosc2_stdio_params.locking` of the file-system backend).
+static REQUESTED: std::sync::LazyLock<Mutex<std::collections::HashSet<usize>>> =
+    std::sync::LazyLock::new(|| Mutex::new(std::collections::HashSet::new()));
+
+/// Whether `io` (the file-system backend, id 0) asks for locking through
+/// its `blosc2_stdio_params` (whose first field is `bool locking`).
+pub(crate) fn io_requests_locking(io: Option<&blosc2_io>) -> bool {
+    match io {
+        // SAFETY: the params of the file-system backend are null or a
+        // blosc2_stdio_params (C's contract), whose first field is a bool.
+        Some(io) if io.id == 0 && !io.params.is_null() => unsafe { *(io.params as *const bool) },
+        _ => false,
+    }
+}
+
+/// Lock the frame behind `s` from now on (its I/O asked for it).
+pub(crate) fn request_locking(s: *mut blosc2_schunk) {
+    if !s.is_null() {
+        REQUESTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(s as usize);
+    }
+}
+
+/// Whether calls on `h` lock its frame: `BLOSC_LOCKING`, or its I/O's
+/// `locking`.
+pub(crate) fn locking_on(h: &Handle) -> bool {
+    locking_enabled()
+        || REQUESTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(h as *const Handle as usize))
+}
+
 /// The sidecar lock file of a handle on disk, when locking is on.
 fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
     use oxiblosc::schunk::Storage;
-    if !locking_enabled() {
+    if !locking_on(h) {
         return None;
     }
     match h.sc.storage() {
@@ -61,6 +102,12 @@ fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
 /// Take (or nest in) the handle's lock. `Ok(true)` when the frame was
 /// reopened because another holder changed it.
 fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
+    lock_in_as(h, exclusive, exclusive)
+}
+
+/// [`lock_in`], bumping the generation (telling other handles to reopen)
+/// only when `bump`.
+fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool) -> Result<bool, c_int> {
     let Some(path) = lock_path(h) else {
         return Ok(false);
     };
@@ -108,7 +155,7 @@ fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
             return Err(ERR_LOCK);
         }
     };
-    if exclusive
+    if bump
         && s.file
             .write_at(&(seq + 1).to_le_bytes(), SEQ_OFFSET)
             .is_err()
@@ -117,7 +164,7 @@ fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
         return Err(ERR_LOCK);
     }
     let changed = seq != s.seq;
-    s.seq = if exclusive { seq + 1 } else { seq };
+    s.seq = if bump { seq + 1 } else { seq };
     s.depth = 1;
     drop(map);
     Ok(changed && h.reopen())
@@ -138,12 +185,97 @@ fn unlock_in(h: &mut Handle) -> c_int {
     }
 }
 
+/// Around one call on a handle (`with`): the exclusive lock of its frame
+/// when locking is on (`Ok(None)`: off), following another holder's
+/// changes first; the generation is bumped by [`end_call`] only when the
+/// call changed the frame.
+pub(crate) fn begin_call(h: &mut Handle) -> Result<Option<bool>, c_int> {
+    if lock_path(h).is_none() {
+        return Ok(None);
+    }
+    lock_in_as(h, true, false).map(Some)
+}
+
+/// The end of a call [`begin_call`] locked: bump the generation when the
+/// frame `changed`, then release the lock.
+pub(crate) fn end_call(h: &mut Handle, changed: bool) {
+    let key = h as *mut Handle as usize;
+    let mut map = locks();
+    if changed
+        && let Some(s) = map.get_mut(&key)
+        && s.depth > 0
+    {
+        let mut b = [0u8; 8];
+        // A new sidecar is empty: generation 0.
+        if let Ok(n) = s.file.read_at(&mut b, SEQ_OFFSET) {
+            let seq = if n == 8 { u64::from_le_bytes(b) } else { 0 } + 1;
+            if s.file.write_at(&seq.to_le_bytes(), SEQ_OFFSET).is_ok() {
+                s.seq = seq;
+            }
+        }
+    }
+    drop(map);
+    unlock_in(h);
+}
+
+/// After a locked open of `s`: take the shared lock and, when the frame's
+/// generation is not the one the new handle knows (none: a frame written
+/// under locking), read the frame again under it (C-Blosc2 guards the
+/// first read the same way). False when that read fails (the open fails).
+pub(crate) fn guard_first_read(s: *mut blosc2_schunk) -> bool {
+    // SAFETY: s is null or a handle just made, not yet shared.
+    let Some((h, _claim)) = (unsafe { handle(s) }) else {
+        return false;
+    };
+    if lock_path(h).is_none() {
+        return true;
+    }
+    let key = h as *mut Handle as usize;
+    locks().remove(&key);
+    let r = lock_in_as(h, false, false);
+    let seq = locks().get(&key).map_or(0, |s| s.seq);
+    let ok = match r {
+        Ok(true) => {
+            h.sync(true);
+            true
+        }
+        Ok(false) => seq == 0,
+        Err(_) => false,
+    };
+    unlock_in(h);
+    ok
+}
+
+/// Read the frame at `offset` of `path` (an open or a reopen). With
+/// `locking`, a frame that does not read is retried (50 times, 1 ms apart,
+/// as C-Blosc2 does), absorbing a writer caught half-way; each read is
+/// announced to the open-race test hook
+/// (`crate::internal::ctx::open_race`).
+pub(crate) fn read_frame(path: &str, offset: u64, locking: bool) -> oxiblosc::Result<SChunk> {
+    let tries = if locking { 50 } else { 1 };
+    let mut n = 0;
+    loop {
+        crate::internal::ctx::open_race::before_frame_read(Path::new(path), offset);
+        let r = open_options().offset(offset).open(path);
+        n += 1;
+        if r.is_ok() || n >= tries {
+            return r;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Run `f` (opening the frame at `path`) under a shared lock of its
 /// sidecar when locking is on, so that no locked writer is half-way
 /// through changing the frame meanwhile.
 pub(crate) fn open_locked<T>(path: &str, f: impl FnOnce() -> T) -> T {
+    open_locked_if(false, path, f)
+}
+
+/// [`open_locked`], locking also when `requested` (the I/O asked for it).
+pub(crate) fn open_locked_if<T>(requested: bool, path: &str, f: impl FnOnce() -> T) -> T {
     let p = Path::new(path);
-    if !locking_enabled() || !p.exists() {
+    if !(requested || locking_enabled()) || !p.exists() {
         return f();
     }
     let side: std::path::PathBuf = if p.is_dir() {
@@ -173,6 +305,10 @@ pub(crate) fn open_locked<T>(path: &str, f: impl FnOnce() -> T) -> T {
 /// lock if held).
 pub(crate) fn forget_lock(schunk: *mut blosc2_schunk) {
     locks().remove(&(schunk as usize));
+    REQUESTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(schunk as usize));
 }
 
 /// Run `f` on the super-chunk behind `schunk` under its lock (exclusive

@@ -341,6 +341,7 @@ impl Drop for Handle {
         // C-Blosc2 never rewrites a frame when freeing it; other processes
         // may hold it under their own lock (BLOSC_LOCKING).
         self.sc.set_tidy_on_drop(false);
+        lock::forget_lock(self as *mut Handle as *mut blosc2_schunk);
         // SAFETY: the contexts were made by blosc2_create_cctx/dctx for this
         // handle and are freed only here.
         unsafe {
@@ -441,7 +442,10 @@ impl Handle {
     fn reopen(&mut self) -> bool {
         use oxiblosc::schunk::Storage;
         let reopened = match &self.sc.storage() {
-            Storage::File { path, offset } => open_options().offset(*offset).open(path),
+            Storage::File { path, offset } => match path.to_str() {
+                Some(p) => lock::read_frame(p, *offset, lock::locking_on(self)),
+                None => open_options().offset(*offset).open(path),
+            },
             Storage::Directory(dir) => open_options().open(dir),
             _ => return false,
         };
