@@ -278,6 +278,54 @@ pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
     unsafe { blosc2_schunk_get_chunk(schunk, nchunk, chunk, needs_free) }
 }
 
+/// `blosc2_schunk_get_vlblock`: block `nblock` of the VL-block chunk
+/// `nchunk`, decoded into a malloc'ed `*dest` (`*destsize` bytes; the
+/// caller frees it) with the super-chunk's decompression context; its
+/// size, or a negative code (`BLOSC2_ERROR_INVALID_PARAM` for a chunk
+/// number or block number out of range, or a chunk without VL blocks).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    nblock: i32,
+    dest: *mut *mut u8,
+    destsize: *mut i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        with(schunk, err::NULL_POINTER, false, |h| {
+            if dest.is_null() || destsize.is_null() {
+                return err::NULL_POINTER;
+            }
+            let i = match index(h, nchunk, false) {
+                Ok(i) => i,
+                Err(e) => return e as c_int,
+            };
+            let dctx = h.c.dctx;
+            match h.sc.get_chunk(i) {
+                Ok(c) => {
+                    let Ok(len) = i32::try_from(c.len()) else {
+                        return err::INVALID_PARAM;
+                    };
+                    // SAFETY: dctx is this handle's live decompression
+                    // context; the chunk is `len` readable bytes; dest and
+                    // destsize are non-null and writable.
+                    unsafe {
+                        crate::v2::blosc2_vldecompress_block_ctx(
+                            dctx,
+                            c.as_ptr() as *const c_void,
+                            len,
+                            nblock,
+                            dest,
+                            destsize,
+                        )
+                    }
+                }
+                Err(e) => code_of(&e),
+            }
+        })
+    })
+}
+
 /// Items `[start, stop)` of the flat content into `buffer`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(

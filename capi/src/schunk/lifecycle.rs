@@ -66,7 +66,15 @@ fn with_io(s: *mut blosc2_schunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
 
 pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_schunk {
     match sc {
-        Ok(sc) => {
+        Ok(mut sc) => {
+            // C-Blosc2 gives an opened super-chunk the global thread count
+            // (blosc2_get_nthreads) for both contexts, not the `tcomp` /
+            // `tdecomp` its frame records.
+            let n = usize::try_from(crate::v2::blosc2_get_nthreads())
+                .unwrap_or(1)
+                .max(1);
+            let _ = sc.set_cparams(sc.cparams().clone().nthreads(n));
+            sc.set_dparams(sc.dparams().clone().nthreads(n));
             let cp = cparams_of_rust(sc.cparams());
             let mut dp = DPARAMS_DEFAULTS;
             dp.nthreads = sc.dparams().nthreads.min(i16::MAX as usize) as i16;
