@@ -184,12 +184,15 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset(
     })
 }
 
-/// A super-chunk from a contiguous frame in memory (always copied).
+/// A super-chunk from a contiguous frame in memory (always copied). As in
+/// C-Blosc2, with `copy` every chunk's size is checked at once; without,
+/// a chunk that does not fit the frame fails only when it is read (the
+/// super-chunk is then read-only).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_from_buffer(
     cframe: *mut u8,
     len: i64,
-    _copy: bool,
+    copy: bool,
 ) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {
         if cframe.is_null() || len <= 0 {
@@ -197,7 +200,10 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
         }
         // SAFETY: cframe holds len readable bytes.
         let bytes = unsafe { slice_in(cframe as *const c_void, len as usize) }.to_vec();
-        wrap_opened(SChunk::from_cframe(bytes), None)
+        let opened = oxiblosc::OpenOptions::new()
+            .defer_chunk_checks(!copy)
+            .from_cframe(bytes);
+        wrap_opened(opened, None)
     })
 }
 
