@@ -341,7 +341,9 @@ fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
     let at = f.header.header_len as usize + loc as usize + 12;
     bytes[at..at + 4].copy_from_slice(&i32::MAX.to_le_bytes());
 
-    let strict = SChunk::from_cframe(bytes.clone()).err().expect("strict open refuses it");
+    let strict = SChunk::from_cframe(bytes.clone())
+        .err()
+        .expect("strict open refuses it");
     assert!(matches!(strict, oxiblosc::Error::Corrupt(_)), "{strict}");
 
     let check = |sc: &mut SChunk| {
@@ -372,5 +374,9 @@ fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
         .unwrap();
     check(&mut lazy);
     drop(lazy);
-    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file is untouched");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the file is untouched"
+    );
 }
