@@ -11,6 +11,12 @@
 //! * [`sframe_open_chunk`]: a sparse frame's chunk file, opened through the
 //!   I/O callbacks the caller's `blosc2_io` names.
 //!
+//! * [`lazy_vl_chunk`] / [`materialize_lazy`]: the lazy form
+//!   `blosc2_schunk_get_lazychunk` gives of a VL-block chunk of a frame on
+//!   disk (as C-Blosc2's: the header with the lazy bit, the block starts,
+//!   then `i32 nchunk | i64 offset | i32 block_csizes[nblocks]`), and the
+//!   whole chunk again, checked against it, for the calls that decode one.
+//!
 //! `blosc-private.h`'s byte-order helpers and
 //! `blosc2_nchunks_to_offsets_nbytes` are `static inline` in the header:
 //! nothing to export for them.
@@ -20,8 +26,11 @@ use std::path::Path;
 
 use oxiblosc::schunk::Storage;
 
+use oxiblosc::ChunkHeader;
+
 use crate::common::{guard, str_arg};
 use crate::schunk::{CStore, blosc2_io, blosc2_schunk, io_cb, open_options, strip_file_scheme};
+use crate::v2::err;
 
 /// `blosc2_frame_s` as our `frame.h` declares it.
 #[repr(C)]
@@ -200,9 +209,176 @@ pub unsafe extern "C" fn sframe_open_chunk(
     })
 }
 
+/// `blosc2_flags` bit of a lazy chunk.
+const LAZY: u8 = 0x08;
+/// Byte of `blosc2_flags` in a chunk header.
+const BLOSC2_FLAGS: usize = 31;
+/// The extended (32-byte) header's length.
+const HEADER_LEN: usize = 32;
+
+/// The lazy form of `chunk`, chunk number `nchunk` of its super-chunk, when
+/// it is a VL-block chunk with blocks (not memcpyed, not special): its
+/// header with the lazy bit set, its block starts, then C-Blosc2's lazy
+/// trailer `i32 nchunk | i64 offset | i32 block_csizes[nblocks]` (little
+/// endian, as C writes it on such hosts). `offset` is -1: this library
+/// reads the chunk again by its number ([`materialize_lazy`]). `None` for
+/// any other chunk.
+pub(crate) fn lazy_vl_chunk(chunk: &[u8], nchunk: i64) -> Option<Vec<u8>> {
+    let h = ChunkHeader::parse(chunk).ok()?;
+    if !h.is_vlblocks() || h.is_memcpyed() || h.special().is_some() || h.is_lazy() {
+        return None;
+    }
+    let n = h.nblocks();
+    let nchunk = i32::try_from(nchunk).ok()?;
+    let bend = n.checked_mul(4)?.checked_add(HEADER_LEN)?;
+    let cbytes = h.cbytes;
+    if n == 0 || bend > chunk.len() || cbytes > chunk.len() {
+        return None;
+    }
+    let starts: Vec<usize> = chunk[HEADER_LEN..bend]
+        .chunks_exact(4)
+        .map(|b| usize::try_from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok())
+        .collect::<Option<_>>()?;
+    // A block's compressed size runs to the next block start (in stored
+    // order: threads may have written them out of order), the last to the
+    // chunk's end.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| starts[i]);
+    let mut csizes = vec![0i32; n];
+    for (k, &i) in order.iter().enumerate() {
+        let end = order.get(k + 1).map_or(cbytes, |&j| starts[j]);
+        csizes[i] = i32::try_from(end.checked_sub(starts[i])?).ok()?;
+    }
+    let mut out = Vec::with_capacity(bend + 12 + 4 * n);
+    out.extend_from_slice(&chunk[..bend]);
+    out[BLOSC2_FLAGS] |= LAZY;
+    out.extend_from_slice(&nchunk.to_le_bytes());
+    out.extend_from_slice(&(-1i64).to_le_bytes());
+    for c in csizes {
+        out.extend_from_slice(&c.to_le_bytes());
+    }
+    Some(out)
+}
+
+/// When `src` is a lazy chunk: the whole chunk it stands for, read again
+/// from `schunk` (the decompression context's super-chunk) by the number
+/// its trailer holds, after checking that `src` is exactly the lazy form of
+/// that chunk (header, block starts, trailer). `Ok(None)` for a chunk that
+/// is not lazy. Errors: `BLOSC2_ERROR_READ_BUFFER` for a lazy chunk cut
+/// short, `BLOSC2_ERROR_INVALID_HEADER` for one that does not describe the
+/// chunk (a tampered block size, a lazy chunk of another kind),
+/// `BLOSC2_ERROR_INVALID_PARAM` without a super-chunk, or the error reading
+/// the chunk gave.
+pub(crate) fn materialize_lazy(
+    src: &[u8],
+    schunk: *mut std::ffi::c_void,
+) -> Result<Option<Vec<u8>>, c_int> {
+    let Ok(h) = ChunkHeader::parse(src) else {
+        return Ok(None);
+    };
+    if !h.is_lazy() {
+        return Ok(None);
+    }
+    if !h.is_vlblocks() {
+        return Err(err::INVALID_HEADER);
+    }
+    let n = h.nblocks();
+    let need = n
+        .checked_mul(8)
+        .and_then(|b| b.checked_add(HEADER_LEN + 12))
+        .ok_or(err::INVALID_HEADER)?;
+    if src.len() < need {
+        return Err(err::READ_BUFFER);
+    }
+    let at = HEADER_LEN + 4 * n;
+    let nchunk = i32::from_le_bytes([src[at], src[at + 1], src[at + 2], src[at + 3]]);
+    if schunk.is_null() {
+        return Err(err::INVALID_PARAM);
+    }
+    let mut p: *mut u8 = std::ptr::null_mut();
+    let mut needs_free = false;
+    // SAFETY: schunk is the context's super-chunk (a live handle of this
+    // library, C's contract for decoding lazy chunks); the out-pointers
+    // are valid locals.
+    let rc = unsafe {
+        crate::schunk::blosc2_schunk_get_chunk(
+            schunk as *mut blosc2_schunk,
+            i64::from(nchunk),
+            &mut p,
+            &mut needs_free,
+        )
+    };
+    if rc < 0 || p.is_null() {
+        return Err(if rc < 0 { rc } else { err::READ_BUFFER });
+    }
+    // SAFETY: get_chunk returned a malloc'ed chunk of rc bytes, ours to free.
+    let full = unsafe { std::slice::from_raw_parts(p, rc as usize) }.to_vec();
+    if needs_free {
+        // SAFETY: as above; freed once, not used after.
+        unsafe { libc::free(p as *mut std::ffi::c_void) };
+    }
+    match lazy_vl_chunk(&full, i64::from(nchunk)) {
+        Some(expect) if expect.len() == need && expect[..] == src[..need] => Ok(Some(full)),
+        _ => Err(err::INVALID_HEADER),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lazy_form_of_vl_chunks_only() {
+        let blocks: [&[u8]; 3] = [b"red", &[7u8; 300], b"blue-blue-blue"];
+        let p = oxiblosc::CParams::default().typesize(1);
+        let chunk = oxiblosc::chunk::vl_compress(&blocks, &p).unwrap();
+        let lazy = lazy_vl_chunk(&chunk, 5).unwrap();
+        let n = 3;
+        assert_eq!(lazy.len(), HEADER_LEN + 4 * n + 12 + 4 * n);
+        assert_eq!(lazy[BLOSC2_FLAGS] & LAZY, LAZY);
+        assert_eq!(&lazy[..BLOSC2_FLAGS], &chunk[..BLOSC2_FLAGS]);
+        assert_eq!(
+            &lazy[HEADER_LEN..HEADER_LEN + 4 * n],
+            &chunk[HEADER_LEN..HEADER_LEN + 4 * n]
+        );
+        let at = HEADER_LEN + 4 * n;
+        let i32_at = |o: usize| i32::from_le_bytes(lazy[o..o + 4].try_into().unwrap());
+        assert_eq!(i32_at(at), 5);
+        assert_eq!(
+            i64::from_le_bytes(lazy[at + 4..at + 12].try_into().unwrap()),
+            -1
+        );
+        // Each block's compressed size: to the next start, the last to cbytes.
+        let start =
+            |i: usize| i32::from_le_bytes(chunk[32 + 4 * i..36 + 4 * i].try_into().unwrap());
+        for i in 0..n {
+            let end = if i + 1 < n {
+                start(i + 1)
+            } else {
+                chunk.len() as i32
+            };
+            assert_eq!(i32_at(at + 12 + 4 * i), end - start(i));
+        }
+        // A lazy chunk, a regular chunk and a short buffer have no lazy form.
+        assert!(lazy_vl_chunk(&lazy, 5).is_none());
+        let regular = oxiblosc::Compressor::new(p).compress(&[1u8; 1000]).unwrap();
+        assert!(lazy_vl_chunk(&regular, 0).is_none());
+        assert!(lazy_vl_chunk(&chunk[..20], 0).is_none());
+
+        // Materializing: not lazy -> nothing to do; lazy without a
+        // super-chunk, or cut short -> the C library's error codes.
+        let none = std::ptr::null_mut();
+        assert_eq!(materialize_lazy(&chunk, none), Ok(None));
+        assert_eq!(materialize_lazy(&regular, none), Ok(None));
+        assert_eq!(materialize_lazy(&lazy, none), Err(err::INVALID_PARAM));
+        assert_eq!(
+            materialize_lazy(&lazy[..lazy.len() - 1], none),
+            Err(err::READ_BUFFER)
+        );
+        let mut other = regular.clone();
+        other[BLOSC2_FLAGS] |= LAZY;
+        assert_eq!(materialize_lazy(&other, none), Err(err::INVALID_HEADER));
+    }
 
     #[test]
     fn chunk_file_names_cover_u32_only() {

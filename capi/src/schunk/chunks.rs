@@ -275,7 +275,39 @@ pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
     needs_free: *mut bool,
 ) -> c_int {
     // SAFETY: same contract as blosc2_schunk_get_chunk.
-    unsafe { blosc2_schunk_get_chunk(schunk, nchunk, chunk, needs_free) }
+    let rc = unsafe { blosc2_schunk_get_chunk(schunk, nchunk, chunk, needs_free) };
+    if rc <= 0 {
+        return rc;
+    }
+    // As C-Blosc2: a VL-block chunk of a frame on disk comes lazy (header,
+    // block starts and the lazy trailer); the VL decoders read the chunk
+    // again through the context's super-chunk (internal::frame).
+    guard(rc, || {
+        let on_disk = with(schunk, false, false, |h| {
+            !matches!(h.sc.storage(), oxiblosc::schunk::Storage::Memory)
+        });
+        // SAFETY: get_chunk stored a malloc'ed chunk of rc bytes at *chunk
+        // (chunk is non-null: get_chunk checked it).
+        let full = unsafe { std::slice::from_raw_parts(*chunk, rc as usize) };
+        let lazy = match crate::internal::frame::lazy_vl_chunk(full, nchunk) {
+            Some(l) if on_disk => l,
+            _ => return rc,
+        };
+        let p = malloc_copy(&lazy);
+        if p.is_null() {
+            return rc;
+        }
+        // SAFETY: the whole chunk was malloc'ed by get_chunk for the caller,
+        // who now gets the lazy one instead; freed once.
+        unsafe {
+            free(*chunk as *mut c_void);
+            *chunk = p;
+            if !needs_free.is_null() {
+                *needs_free = true;
+            }
+        }
+        lazy.len() as c_int
+    })
 }
 
 /// `blosc2_schunk_get_vlblock`: block `nblock` of the VL-block chunk

@@ -40,6 +40,10 @@ pub unsafe extern "C" fn blosc2_vlchunk_get_nblocks(
 }
 
 pub(super) fn vl_blocks(dp: &blosc2_dparams, chunk: &[u8]) -> Result<Vec<Vec<u8>>, c_int> {
+    // A lazy chunk (blosc2_schunk_get_lazychunk): the whole chunk, read
+    // again through the context's super-chunk and checked against it.
+    let whole = crate::internal::frame::materialize_lazy(chunk, dp.schunk)?;
+    let chunk = whole.as_deref().unwrap_or(chunk);
     let mut d = Decompressor::new(DParams::default().nthreads(dp.nthreads.max(1) as usize));
     d.vl_blocks(chunk).map_err(|e| code_of(&e))
 }
