@@ -380,6 +380,95 @@ mod tests {
         assert_eq!(materialize_lazy(&other, none), Err(err::INVALID_HEADER));
     }
 
+    /// A fresh directory under the system's temporary directory.
+    fn scratch_dir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("oxiblosc-capi-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn cstr(p: &Path) -> CString {
+        CString::new(p.to_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn frames_from_files_and_sparse_chunk_files() {
+        let dir = scratch_dir("frame-from-file");
+        let data = vec![3u8; 4000];
+        // A contiguous frame in a file, then the same after 100 bytes.
+        let file = dir.join("f.b2frame");
+        let mut sc = oxiblosc::SChunk::builder().create_file(&file).unwrap();
+        sc.append_buffer(&data).unwrap();
+        sc.append_buffer(&data).unwrap();
+        drop(sc);
+        let bytes = std::fs::read(&file).unwrap();
+        let shifted = dir.join("shifted.bin");
+        let mut v = vec![0xAAu8; 100];
+        v.extend_from_slice(&bytes);
+        std::fs::write(&shifted, &v).unwrap();
+        // SAFETY: valid NUL-terminated paths, a null io (the file system);
+        // every non-null frame is freed once.
+        unsafe {
+            let f = frame_from_file_offset(cstr(&file).as_ptr(), std::ptr::null(), 0);
+            assert!(!f.is_null());
+            assert_eq!((*f).len, bytes.len() as i64);
+            assert_eq!(((*f).file_offset, (*f).sframe), (0, false));
+            assert!((*f).schunk.is_null());
+            assert_eq!(str_arg((*f).urlpath), file.to_str());
+            assert_eq!(frame_free(f), 0);
+
+            let g = frame_from_file_offset(cstr(&shifted).as_ptr(), std::ptr::null(), 100);
+            assert!(!g.is_null());
+            assert_eq!(((*g).len, (*g).file_offset), (bytes.len() as i64, 100));
+            assert_eq!(frame_free(g), 0);
+            // Not a frame there, a negative offset, no path, no file.
+            for (path, off) in [(&shifted, 0), (&shifted, 99), (&file, -1)] {
+                let p = cstr(path);
+                assert!(frame_from_file_offset(p.as_ptr(), std::ptr::null(), off).is_null());
+            }
+            assert!(frame_from_file_offset(std::ptr::null(), std::ptr::null(), 0).is_null());
+            let missing = cstr(&dir.join("missing"));
+            assert!(frame_from_file_offset(missing.as_ptr(), std::ptr::null(), 0).is_null());
+            assert_eq!(frame_free(std::ptr::null_mut()), 0);
+        }
+
+        // A sparse frame: the directory opens as a frame, its chunk files
+        // open by number (within 0..=UINT32_MAX only).
+        let sdir = dir.join("s.b2frame");
+        let mut sc = oxiblosc::SChunk::builder().create_dir(&sdir).unwrap();
+        sc.append_buffer(&data).unwrap();
+        drop(sc);
+        let rb = c"rb";
+        // SAFETY: as above; streams are closed by the backend's close.
+        unsafe {
+            let f = frame_from_file_offset(cstr(&sdir).as_ptr(), std::ptr::null(), 0);
+            assert!(!f.is_null());
+            assert!((*f).sframe);
+            assert_eq!(frame_free(f), 0);
+            let d = cstr(&sdir);
+            let fp = sframe_open_chunk(d.as_ptr(), 0, rb.as_ptr(), std::ptr::null());
+            assert!(!fp.is_null());
+            assert_eq!(crate::stdio::blosc2_stdio_size(fp), {
+                std::fs::metadata(sdir.join("00000000.chunk"))
+                    .unwrap()
+                    .len() as i64
+            });
+            assert_eq!(crate::stdio::blosc2_stdio_close(fp), 0);
+            for n in [1, -1, i64::from(u32::MAX) + 1] {
+                assert!(sframe_open_chunk(d.as_ptr(), n, rb.as_ptr(), std::ptr::null()).is_null());
+            }
+            assert!(sframe_open_chunk(d.as_ptr(), 0, std::ptr::null(), std::ptr::null()).is_null());
+            let io = blosc2_io {
+                id: 200,
+                name: std::ptr::null(),
+                params: std::ptr::null_mut(),
+            };
+            assert!(sframe_open_chunk(d.as_ptr(), 0, rb.as_ptr(), &io).is_null());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn chunk_file_names_cover_u32_only() {
         assert_eq!(chunk_file_name(0).as_deref(), Some("00000000.chunk"));
