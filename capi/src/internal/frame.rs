@@ -220,10 +220,12 @@ const HEADER_LEN: usize = 32;
 /// it is a VL-block chunk with blocks (not memcpyed, not special): its
 /// header with the lazy bit set, its block starts, then C-Blosc2's lazy
 /// trailer `i32 nchunk | i64 offset | i32 block_csizes[nblocks]` (little
-/// endian, as C writes it on such hosts). `offset` is -1: this library
-/// reads the chunk again by its number ([`materialize_lazy`]). `None` for
-/// any other chunk.
-pub(crate) fn lazy_vl_chunk(chunk: &[u8], nchunk: i64) -> Option<Vec<u8>> {
+/// endian, as C writes it on such hosts). `offset` is where the chunk
+/// lives (a contiguous frame: its byte from the frame start, as C; a
+/// sparse frame: its chunk file id, where C repeats the id in `nchunk`
+/// too: this library reads the chunk again by its number, see
+/// [`materialize_lazy`]). `None` for any other chunk.
+pub(crate) fn lazy_vl_chunk(chunk: &[u8], nchunk: i64, offset: i64) -> Option<Vec<u8>> {
     let h = ChunkHeader::parse(chunk).ok()?;
     if !h.is_vlblocks() || h.is_memcpyed() || h.special().is_some() || h.is_lazy() {
         return None;
@@ -253,7 +255,7 @@ pub(crate) fn lazy_vl_chunk(chunk: &[u8], nchunk: i64) -> Option<Vec<u8>> {
     out.extend_from_slice(&chunk[..bend]);
     out[BLOSC2_FLAGS] |= LAZY;
     out.extend_from_slice(&nchunk.to_le_bytes());
-    out.extend_from_slice(&(-1i64).to_le_bytes());
+    out.extend_from_slice(&offset.to_le_bytes());
     for c in csizes {
         out.extend_from_slice(&c.to_le_bytes());
     }
@@ -317,7 +319,10 @@ pub(crate) fn materialize_lazy(
         // SAFETY: as above; freed once, not used after.
         unsafe { libc::free(p as *mut std::ffi::c_void) };
     }
-    match lazy_vl_chunk(&full, i64::from(nchunk)) {
+    // The trailer's offset is where the chunk was when the lazy chunk was
+    // made; the rest must describe the chunk read now.
+    let offset = i64::from_le_bytes(src[at + 4..at + 12].try_into().unwrap_or([0; 8]));
+    match lazy_vl_chunk(&full, i64::from(nchunk), offset) {
         Some(expect) if expect.len() == need && expect[..] == src[..need] => Ok(Some(full)),
         _ => Err(err::INVALID_HEADER),
     }
@@ -332,7 +337,7 @@ mod tests {
         let blocks: [&[u8]; 3] = [b"red", &[7u8; 300], b"blue-blue-blue"];
         let p = oxiblosc::CParams::default().typesize(1);
         let chunk = oxiblosc::chunk::vl_compress(&blocks, &p).unwrap();
-        let lazy = lazy_vl_chunk(&chunk, 5).unwrap();
+        let lazy = lazy_vl_chunk(&chunk, 5, 97).unwrap();
         let n = 3;
         assert_eq!(lazy.len(), HEADER_LEN + 4 * n + 12 + 4 * n);
         assert_eq!(lazy[BLOSC2_FLAGS] & LAZY, LAZY);
@@ -346,7 +351,7 @@ mod tests {
         assert_eq!(i32_at(at), 5);
         assert_eq!(
             i64::from_le_bytes(lazy[at + 4..at + 12].try_into().unwrap()),
-            -1
+            97
         );
         // Each block's compressed size: to the next start, the last to cbytes.
         let start =
@@ -360,10 +365,10 @@ mod tests {
             assert_eq!(i32_at(at + 12 + 4 * i), end - start(i));
         }
         // A lazy chunk, a regular chunk and a short buffer have no lazy form.
-        assert!(lazy_vl_chunk(&lazy, 5).is_none());
+        assert!(lazy_vl_chunk(&lazy, 5, 0).is_none());
         let regular = oxiblosc::Compressor::new(p).compress(&[1u8; 1000]).unwrap();
-        assert!(lazy_vl_chunk(&regular, 0).is_none());
-        assert!(lazy_vl_chunk(&chunk[..20], 0).is_none());
+        assert!(lazy_vl_chunk(&regular, 0, 0).is_none());
+        assert!(lazy_vl_chunk(&chunk[..20], 0, 0).is_none());
 
         // Materializing: not lazy -> nothing to do; lazy without a
         // super-chunk, or cut short -> the C library's error codes.

@@ -283,15 +283,27 @@ pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
     // block starts and the lazy trailer); the VL decoders read the chunk
     // again through the context's super-chunk (internal::frame).
     guard(rc, || {
-        let on_disk = with(schunk, false, false, |h| {
-            !matches!(h.sc.storage(), oxiblosc::schunk::Storage::Memory)
+        use oxiblosc::schunk::Storage;
+        // Where the chunk lives: a contiguous frame's byte (from the frame
+        // start), a sparse frame's chunk file id; None in memory.
+        let offset = with(schunk, None, false, |h| {
+            let loc =
+                h.sc.chunk_info(usize::try_from(nchunk).ok()?)
+                    .ok()?
+                    .location?;
+            let loc = i64::try_from(loc).ok()?;
+            match h.sc.storage() {
+                Storage::Memory => None,
+                Storage::Directory(_) => Some(loc),
+                _ => loc.checked_add(i64::from(h.sc.frame_header().header_len)),
+            }
         });
+        let Some(offset) = offset else { return rc };
         // SAFETY: get_chunk stored a malloc'ed chunk of rc bytes at *chunk
         // (chunk is non-null: get_chunk checked it).
         let full = unsafe { std::slice::from_raw_parts(*chunk, rc as usize) };
-        let lazy = match crate::internal::frame::lazy_vl_chunk(full, nchunk) {
-            Some(l) if on_disk => l,
-            _ => return rc,
+        let Some(lazy) = crate::internal::frame::lazy_vl_chunk(full, nchunk, offset) else {
+            return rc;
         };
         let p = malloc_copy(&lazy);
         if p.is_null() {
