@@ -321,3 +321,63 @@ fn edits_of_a_huge_repeated_index_are_refused() {
     let largest = counting::largest();
     assert!(largest <= small_bound(frame.len()), "allocated {largest}");
 }
+
+/// A cframe whose second chunk claims `cbytes` = i32::MAX (far past the
+/// chunks section) fails to open by default; with
+/// `OpenOptions::defer_chunk_checks` (C-Blosc2's `from_buffer(copy=false)`)
+/// it opens read-only, its good chunk reads, and the bad one fails when
+/// read, in memory and in a file.
+#[test]
+fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
+    let data = support::data(4096, 7);
+    let mut sc = SChunk::new(oxiblosc::CParams::default().typesize(4)).unwrap();
+    sc.append_buffer(&data).unwrap();
+    sc.append_buffer(&data).unwrap();
+    let mut bytes = sc.to_cframe().unwrap();
+    let f = Frame::parse(&bytes).unwrap();
+    let oxiblosc::frame::ChunkEntry::Stored(loc) = f.entry(1).unwrap() else {
+        panic!("chunk 1 is not stored");
+    };
+    let at = f.header.header_len as usize + loc as usize + 12;
+    bytes[at..at + 4].copy_from_slice(&i32::MAX.to_le_bytes());
+
+    match SChunk::from_cframe(bytes.clone()) {
+        Err(oxiblosc::Error::Corrupt(_)) => {}
+        Err(e) => panic!("strict open: {e}"),
+        Ok(_) => panic!("strict open accepts a chunk outside the section"),
+    }
+
+    let check = |sc: &mut SChunk| {
+        assert_eq!(sc.nchunks(), 2);
+        assert_eq!(sc.decompress_chunk_vec(0).unwrap(), data);
+        let e = sc.decompress_chunk_vec(1).unwrap_err();
+        assert!(matches!(e, oxiblosc::Error::Corrupt(_)), "{e}");
+        assert!(sc.get_chunk(1).is_err());
+        assert!(sc.get_slice(0, 2 * data.len() as u64).is_err());
+        assert!(sc.check_writable().is_err());
+        assert!(sc.append_buffer(&data).is_err());
+        assert!(sc.delete_chunk(0).is_err());
+        assert_eq!(sc.nchunks(), 2);
+    };
+    let mut lazy = OpenOptions::new()
+        .defer_chunk_checks(true)
+        .from_cframe(bytes.clone())
+        .unwrap();
+    check(&mut lazy);
+
+    let dir = support::tempdir("deferred-chunk-checks");
+    let path = dir.join("bad.b2frame");
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(SChunk::open(&path).is_err());
+    let mut lazy = OpenOptions::new()
+        .defer_chunk_checks(true)
+        .open(&path)
+        .unwrap();
+    check(&mut lazy);
+    drop(lazy);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the file is untouched"
+    );
+}

@@ -565,3 +565,36 @@ fn vl_blocks_interop_with_c_blosc2() {
     );
     assert_eq!(a, b, "our VL-block chunk differs from C-Blosc2's");
 }
+
+/// VL-block chunks with a dictionary (LZ4, LZ4HC, ZSTD): our
+/// `libblosc2.so` and C-Blosc2 3.3.5 each decode what the other wrote, and
+/// write the same bytes (capi/tests/c-interop/vl_dict.c).
+#[test]
+fn vl_dict_blocks_interop_with_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/vl_dict.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("vl-dict-interop");
+    compile_interop("vl_dict", &lib_dir(), "blosc2", &work, "vd_ours");
+    compile_interop("vl_dict", &real, ":libblosc2.so.9", &work, "vd_c");
+    for codec in ["1", "2", "5"] {
+        let (ours, c) = (format!("ours{codec}.bin"), format!("c{codec}.bin"));
+        run_ok(&work, "vd_ours", &["write", codec, &ours]);
+        run_ok(&work, "vd_c", &["write", codec, &c]);
+        run_ok(&work, "vd_c", &["read", codec, &ours]);
+        run_ok(&work, "vd_ours", &["read", codec, &c]);
+        let (a, b) = (
+            std::fs::read(work.join(&ours)).unwrap(),
+            std::fs::read(work.join(&c)).unwrap(),
+        );
+        assert_eq!(
+            a, b,
+            "codec {codec}: our VL-block chunk differs from C-Blosc2's"
+        );
+    }
+}

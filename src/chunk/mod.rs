@@ -10,7 +10,7 @@ mod vlblocks;
 use crate::error::{Error, Result};
 use crate::params::CParams;
 pub use header::{ChunkHeader, SpecialValue, cbuffer_sizes};
-pub use vlblocks::{vl_compress, vl_compress_into, vl_max_len};
+pub use vlblocks::{VL_MAX_DICT_OVERHEAD, vl_compress, vl_compress_into, vl_max_len};
 
 /// Check a chunk without decoding it, and return its header: the header
 /// checks of [`ChunkHeader::parse`], plus, for regular and VL-block chunks,

@@ -9,15 +9,25 @@
 //! `i32` block start per block, then per block `i32 uncompressed size |
 //! payload`, the payload stored raw when the codec does not shrink it. Each
 //! block runs through the filters as a block 0 of its own; there are no
-//! run streams, no memcpyed or special form and no dictionary.
+//! run streams and no memcpyed or special form.
+//!
+//! Dictionaries (`CParams::use_dict`, ZSTD and LZ4/LZ4HC), as C-Blosc2 3.3
+//! makes them: only for 8 blocks or more, with a dictionary of at most
+//! min(32 KiB, nbytes / 20) bytes (256 at least) and nbytes / nblocks / 16 >
+//! 0; ZSTD trains on the filtered blocks (one sample each), LZ4 takes their
+//! first bytes. It is stored after the block starts (`i32 size | bytes`),
+//! `blosc2_flags` gets the dictionary bit, and every block is compressed
+//! with it. Otherwise (or when ZSTD training fails) the chunk is made
+//! without one.
 
 use oxiblosc_kernels::Kernels;
 
 use super::encode::layout;
-use super::header::{EXTENDED_HEADER_LEN, flags};
+use super::header::{EXTENDED_HEADER_LEN, bflags, flags};
+use crate::codecs::EncDict;
 use crate::error::{Error, Result};
 use crate::parallel::Scratch;
-use crate::params::{CParams, ChunkFormat, MAX_BUFFERSIZE};
+use crate::params::{CParams, ChunkFormat, Codec, MAX_BUFFERSIZE};
 
 /// The version byte of VL-block chunks.
 const VERSION_VL_BLOCKS: u8 = 6;
@@ -25,10 +35,19 @@ const VERSION_VL_BLOCKS: u8 = 6;
 const FLAGS2_VL_BLOCKS: u8 = 0x01;
 
 /// The largest chunk [`vl_compress_into`] can write for blocks totalling
-/// `nbytes` bytes in `nblocks` blocks (every block stored raw).
+/// `nbytes` bytes in `nblocks` blocks (every block stored raw) without a
+/// dictionary; a dictionary adds at most [`VL_MAX_DICT_OVERHEAD`] bytes.
 pub fn vl_max_len(nbytes: usize, nblocks: usize) -> usize {
     EXTENDED_HEADER_LEN + 8 * nblocks + nbytes
 }
+
+/// The most a dictionary adds to a VL-block chunk (its size field and a
+/// 32 KiB dictionary).
+pub const VL_MAX_DICT_OVERHEAD: usize = 4 + MAX_DICT;
+/// `BLOSC2_MAXDICTSIZE`.
+const MAX_DICT: usize = 32 * 1024;
+/// `BLOSC2_MINUSEFULDICT`.
+const MIN_USEFUL_DICT: usize = 256;
 
 /// Compress `blocks` into one VL-block chunk with `p` (codec, level,
 /// filters, typesize), serially.
@@ -45,7 +64,8 @@ pub fn vl_max_len(nbytes: usize, nblocks: usize) -> usize {
 /// As [`vl_compress_into`].
 pub fn vl_compress(blocks: &[&[u8]], p: &CParams) -> Result<Vec<u8>> {
     let nbytes = blocks.iter().map(|b| b.len()).sum();
-    let mut out = vec![0u8; vl_max_len(nbytes, blocks.len())];
+    let room = if p.use_dict { VL_MAX_DICT_OVERHEAD } else { 0 };
+    let mut out = vec![0u8; vl_max_len(nbytes, blocks.len()) + room];
     let n = vl_compress_into(blocks, &mut out, p)?;
     out.truncate(n);
     Ok(out)
@@ -55,9 +75,9 @@ pub fn vl_compress(blocks: &[&[u8]], p: &CParams) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for no blocks, an empty block, more than
-/// `i32::MAX` blocks, a total beyond the chunk maximum, the Blosc1 format
-/// or a dictionary (VL-block chunks are Blosc2 chunks; dictionaries are not
-/// written); [`Error::DstTooSmall`] when the chunk does not fit in `dst`
+/// `i32::MAX` blocks, a total beyond the chunk maximum or the Blosc1
+/// format (VL-block chunks are Blosc2 chunks); [`Error::DstTooSmall`] when
+/// the chunk does not fit in `dst`
 /// (a VL-block chunk has no memcpyed fallback); the parameter checks of
 /// [`CParams::validate`].
 pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result<usize> {
@@ -85,11 +105,6 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
             "VL-block chunks are Blosc2 chunks (not ChunkFormat::Blosc1)".into(),
         ));
     }
-    if p.use_dict {
-        return Err(Error::InvalidParam(
-            "dictionaries are not written in VL-block chunks".into(),
-        ));
-    }
     // The header and filter slots of a regular chunk of these bytes, then
     // what makes it a VL-block chunk.
     let lay = layout(p, nbytes)?;
@@ -111,6 +126,25 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
     let k = Kernels::selected()?;
     let mut scratch = Scratch::default();
     scratch.codecs.warm_compress(p.codec, p.clevel)?;
+    let dict = if p.use_dict {
+        vl_dict(&lay, p, blocks, nbytes, k, &mut scratch)?
+    } else {
+        None
+    };
+    if let Some((raw, _)) = &dict {
+        let end = pos + 4 + raw.len();
+        if end > dst.len() {
+            return Err(Error::DstTooSmall {
+                needed: end,
+                available: dst.len(),
+            });
+        }
+        dst[pos..pos + 4].copy_from_slice(&(raw.len() as i32).to_le_bytes());
+        dst[pos + 4..end].copy_from_slice(raw);
+        pos = end;
+        h.blosc2_flags = bflags::USE_DICT;
+    }
+    let enc_dict = dict.as_ref().map(|(_, d)| d);
     for (i, block) in blocks.iter().enumerate() {
         let size = block.len();
         let need = pos + 4;
@@ -134,7 +168,7 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
                 p.clevel,
                 filtered,
                 &mut dst[need..need + room],
-                None,
+                enc_dict,
             )?
         };
         let end = if c == 0 || c >= size {
@@ -155,6 +189,60 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
     h.cbytes = pos;
     h.write(dst);
     Ok(pos)
+}
+
+/// The dictionary of a VL-block chunk of `blocks` (`nbytes` in all):
+/// `(bytes stored in the chunk, digested form)`, or `None` when C-Blosc2
+/// makes the chunk without one (see the module docs).
+fn vl_dict(
+    lay: &super::encode::Layout,
+    p: &CParams,
+    blocks: &[&[u8]],
+    nbytes: usize,
+    k: &Kernels,
+    scratch: &mut Scratch,
+) -> Result<Option<(Vec<u8>, EncDict)>> {
+    let nblocks = blocks.len();
+    let maxsize = MAX_DICT.min(nbytes / 20);
+    if maxsize < MIN_USEFUL_DICT || nblocks < 8 || nbytes / nblocks / 16 == 0 {
+        return Ok(None);
+    }
+    if !matches!(p.codec, Codec::Lz4 | Codec::Lz4Hc) && !cfg!(feature = "zstd") {
+        return Ok(None);
+    }
+    // The filtered blocks, concatenated (C's training pass).
+    let mut samples = Vec::with_capacity(nbytes);
+    for block in blocks {
+        scratch.reserve(block.len());
+        let Scratch { a, b, .. } = scratch;
+        samples.extend_from_slice(lay.pipeline.forward(k, block, None, a, b)?);
+    }
+    match p.codec {
+        Codec::Lz4 | Codec::Lz4Hc => {
+            let len = nbytes.min(maxsize);
+            let mut raw = samples[..len].to_vec();
+            // C writes the dictionary size over its sample area (after the
+            // block starts) before copying the dictionary out of it.
+            let at = 4 * nblocks;
+            if at + 4 <= raw.len() {
+                raw[at..at + 4].copy_from_slice(&(len as i32).to_le_bytes());
+            }
+            let d = EncDict::Lz4(raw.clone());
+            Ok(Some((raw, d)))
+        }
+        #[cfg(feature = "zstd")]
+        Codec::Zstd => {
+            let sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
+            match crate::codecs::zstd::train(&samples, &sizes, maxsize) {
+                Some(raw) if !raw.is_empty() => {
+                    let cdict = crate::codecs::zstd::CDict::new(&raw)?;
+                    Ok(Some((raw, EncDict::Zstd(cdict))))
+                }
+                _ => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -205,6 +293,46 @@ mod tests {
                     if clevel > 0 && filters.is_empty() {
                         assert!(chunk.len() < whole.len(), "{codec:?} compresses");
                     }
+                }
+            }
+        }
+    }
+
+    /// 64 JSON-like records (C-Blosc2's test_vlblocks dictionary inputs).
+    fn records(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "{{\"id\":\"en:ingredient-{i:03}\",\"vegan\":\"{}\",\"text\":\"INGREDIENT \
+                     NUMBER {i:03}\",\"from_palm_oil\":null,\"processing\":null,\"labels\":null}}",
+                    if i % 3 == 0 { "maybe" } else { "yes" }
+                )
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dictionaries_for_eight_blocks_or_more() {
+        for codec in [Codec::Zstd, Codec::Lz4, Codec::Lz4Hc] {
+            for n in [64usize, 8, 7, 1] {
+                let owned = records(n);
+                let blocks: Vec<&[u8]> = owned.iter().map(|b| &b[..]).collect();
+                let p = CParams::default().codec(codec).typesize(1).use_dict(true);
+                let chunk = vl_compress(&blocks, &p).unwrap();
+                let h = ChunkHeader::parse(&chunk).unwrap();
+                let nbytes: usize = owned.iter().map(|b| b.len()).sum();
+                // C's rule: 8 blocks or more, and a dictionary of 256 bytes
+                // at least (nbytes / 20).
+                let expect = n >= 8 && nbytes / 20 >= MIN_USEFUL_DICT;
+                assert_eq!(h.use_dict(), expect, "{codec:?} {n} blocks");
+                crate::chunk::validate(&chunk).unwrap();
+                let mut d = Decompressor::new(DParams::default());
+                assert_eq!(d.vl_blocks(&chunk).unwrap(), owned, "{codec:?} {n}");
+                assert_eq!(d.decompress(&chunk).unwrap(), owned.concat());
+                if expect {
+                    let plain = vl_compress(&blocks, &p.clone().use_dict(false)).unwrap();
+                    assert!(chunk.len() < plain.len(), "{codec:?}: the dictionary pays");
                 }
             }
         }

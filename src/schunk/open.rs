@@ -23,6 +23,7 @@ pub struct OpenOptions {
     discard_trailing: bool,
     no_fsync: bool,
     store: Option<StoreRef>,
+    defer_chunk_checks: bool,
 }
 
 /// Bytes of a file frame's start compared before and after an open.
@@ -86,6 +87,16 @@ impl OpenOptions {
         self.no_fsync = !on;
         self
     }
+    /// Off by default: a stored chunk whose size (the `cbytes` of its
+    /// header) runs outside the frame's chunks section fails the open. On:
+    /// such a frame opens read-only (every change fails), and reading that
+    /// chunk fails with the error the open would have given; the other
+    /// chunks read as usual. (C-Blosc2 opens a frame in memory without
+    /// copying it, `blosc2_schunk_from_buffer(..., copy=false)`, so.)
+    pub fn defer_chunk_checks(mut self, on: bool) -> Self {
+        self.defer_chunk_checks = on;
+        self
+    }
 
     /// Open a file (cframe) or directory (sframe).
     ///
@@ -115,7 +126,7 @@ impl OpenOptions {
             if self.read_only && sc.writable.is_ok() {
                 sc.writable = Err("opened read-only".into());
             }
-            sc.live_cbytes = sc.scan_live_cbytes()?;
+            sc.live_cbytes = sc.scan_live_cbytes(self.defer_chunk_checks)?;
             return Ok(sc);
         }
         if let Some(store) = &self.store {
@@ -198,7 +209,7 @@ impl OpenOptions {
         if self.read_only && sc.writable.is_ok() {
             sc.writable = Err("opened read-only".into());
         }
-        sc.live_cbytes = sc.scan_live_cbytes()?;
+        sc.live_cbytes = sc.scan_live_cbytes(self.defer_chunk_checks)?;
         Ok(sc)
     }
 
@@ -226,7 +237,7 @@ impl OpenOptions {
         if self.read_only && sc.writable.is_ok() {
             sc.writable = Err("opened read-only".into());
         }
-        sc.live_cbytes = sc.scan_live_cbytes()?;
+        sc.live_cbytes = sc.scan_live_cbytes(self.defer_chunk_checks)?;
         Ok(sc)
     }
 
@@ -252,7 +263,7 @@ impl OpenOptions {
         if self.read_only && sc.writable.is_ok() {
             sc.writable = Err("opened read-only".into());
         }
-        sc.live_cbytes = sc.scan_live_cbytes()?;
+        sc.live_cbytes = sc.scan_live_cbytes(self.defer_chunk_checks)?;
         Ok(sc)
     }
 

@@ -299,15 +299,33 @@ impl SChunk {
 
     /// Sum of the stored chunk sizes; for a cframe of variable-size chunks
     /// also checks that the chunks' sizes add up to the header's nbytes.
-    pub(super) fn scan_live_cbytes(&mut self) -> Result<u64> {
+    ///
+    /// With `defer`, a stored chunk whose size does not fit (a
+    /// [`Error::Corrupt`](crate::Error::Corrupt) from its span) is left out
+    /// instead of failing: the super-chunk is then read-only, and reading
+    /// that chunk fails with the same error (see
+    /// [`OpenOptions::defer_chunk_checks`](crate::OpenOptions::defer_chunk_checks)).
+    pub(super) fn scan_live_cbytes(&mut self, defer: bool) -> Result<u64> {
         let mut total = 0u64;
         let mut nbytes = 0u64;
         let variable = self.header.chunksize == 0;
         let mut spans = Vec::new();
+        let mut bad: Option<crate::Error> = None;
+        let mut span_of = |sc: &mut SChunk, loc: u64| -> Result<Option<u64>> {
+            match sc.stored_len(loc) {
+                Ok(len) => Ok(Some(len)),
+                Err(e @ crate::Error::Corrupt(_)) if defer => {
+                    bad.get_or_insert(e);
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        };
         if let Offsets::Repeated { value, .. } = self.offsets
             && let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(value)?
+            && let Some(len) = span_of(self, loc)?
         {
-            spans.push((loc, self.stored_len(loc)?));
+            spans.push((loc, len));
         }
         if let Offsets::Explicit(v) = &self.offsets {
             let v = v.clone();
@@ -320,7 +338,9 @@ impl SChunk {
                     let chunk_nbytes = match seen.get(&loc) {
                         Some(&nb) => nb,
                         None => {
-                            let len = self.stored_len(loc)?;
+                            let Some(len) = span_of(self, loc)? else {
+                                continue;
+                            };
                             total += len;
                             spans.push((loc, len));
                             let mut nb = 0;
@@ -338,7 +358,9 @@ impl SChunk {
                 }
             }
         }
-        if variable
+        if let Some(e) = bad {
+            self.writable = Err(format!("a chunk does not fit its frame ({e}): read-only"));
+        } else if variable
             && matches!(self.backend, Backend::Frame { .. })
             && nbytes != self.header.nbytes as u64
         {

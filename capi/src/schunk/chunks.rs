@@ -296,7 +296,99 @@ pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
     needs_free: *mut bool,
 ) -> c_int {
     // SAFETY: same contract as blosc2_schunk_get_chunk.
-    unsafe { blosc2_schunk_get_chunk(schunk, nchunk, chunk, needs_free) }
+    let rc = unsafe { blosc2_schunk_get_chunk(schunk, nchunk, chunk, needs_free) };
+    if rc <= 0 {
+        return rc;
+    }
+    // As C-Blosc2: a VL-block chunk of a frame on disk comes lazy (header,
+    // block starts and the lazy trailer); the VL decoders read the chunk
+    // again through the context's super-chunk (internal::frame).
+    guard(rc, || {
+        use oxiblosc::schunk::Storage;
+        // Where the chunk lives: a contiguous frame's byte (from the frame
+        // start), a sparse frame's chunk file id; None in memory.
+        let offset = with(schunk, None, false, |h| {
+            let loc =
+                h.sc.chunk_info(usize::try_from(nchunk).ok()?)
+                    .ok()?
+                    .location?;
+            let loc = i64::try_from(loc).ok()?;
+            match h.sc.storage() {
+                Storage::Memory => None,
+                Storage::Directory(_) => Some(loc),
+                _ => loc.checked_add(i64::from(h.sc.frame_header().header_len)),
+            }
+        });
+        let Some(offset) = offset else { return rc };
+        // SAFETY: get_chunk stored a malloc'ed chunk of rc bytes at *chunk
+        // (chunk is non-null: get_chunk checked it).
+        let full = unsafe { std::slice::from_raw_parts(*chunk, rc as usize) };
+        let Some(lazy) = crate::internal::frame::lazy_vl_chunk(full, nchunk, offset) else {
+            return rc;
+        };
+        let p = malloc_copy(&lazy);
+        if p.is_null() {
+            return rc;
+        }
+        // SAFETY: the whole chunk was malloc'ed by get_chunk for the caller,
+        // who now gets the lazy one instead; freed once.
+        unsafe {
+            free(*chunk as *mut c_void);
+            *chunk = p;
+            if !needs_free.is_null() {
+                *needs_free = true;
+            }
+        }
+        lazy.len() as c_int
+    })
+}
+
+/// `blosc2_schunk_get_vlblock`: block `nblock` of the VL-block chunk
+/// `nchunk`, decoded into a malloc'ed `*dest` (`*destsize` bytes; the
+/// caller frees it) with the super-chunk's decompression context; its
+/// size, or a negative code (`BLOSC2_ERROR_INVALID_PARAM` for a chunk
+/// number or block number out of range, or a chunk without VL blocks).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    nblock: i32,
+    dest: *mut *mut u8,
+    destsize: *mut i32,
+) -> c_int {
+    guard(err::FAILURE, || {
+        with(schunk, err::NULL_POINTER, false, |h| {
+            if dest.is_null() || destsize.is_null() {
+                return err::NULL_POINTER;
+            }
+            let i = match index(h, nchunk, false) {
+                Ok(i) => i,
+                Err(e) => return e as c_int,
+            };
+            let dctx = h.c.dctx;
+            match h.sc.get_chunk(i) {
+                Ok(c) => {
+                    let Ok(len) = i32::try_from(c.len()) else {
+                        return err::INVALID_PARAM;
+                    };
+                    // SAFETY: dctx is this handle's live decompression
+                    // context; the chunk is `len` readable bytes; dest and
+                    // destsize are non-null and writable.
+                    unsafe {
+                        crate::v2::blosc2_vldecompress_block_ctx(
+                            dctx,
+                            c.as_ptr() as *const c_void,
+                            len,
+                            nblock,
+                            dest,
+                            destsize,
+                        )
+                    }
+                }
+                Err(e) => code_of(&e),
+            }
+        })
+    })
 }
 
 /// Items `[start, stop)` of the flat content into `buffer`.

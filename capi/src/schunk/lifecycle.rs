@@ -99,7 +99,15 @@ fn open_fs(url: &str, io: Option<&blosc2_io>) -> *mut blosc2_schunk {
 
 pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *mut blosc2_schunk {
     match sc {
-        Ok(sc) => {
+        Ok(mut sc) => {
+            // C-Blosc2 gives an opened super-chunk the global thread count
+            // (blosc2_get_nthreads) for both contexts, not the `tcomp` /
+            // `tdecomp` its frame records.
+            let n = usize::try_from(crate::v2::blosc2_get_nthreads())
+                .unwrap_or(1)
+                .max(1);
+            let _ = sc.set_cparams(sc.cparams().clone().nthreads(n));
+            sc.set_dparams(sc.dparams().clone().nthreads(n));
             let cp = cparams_of_rust(sc.cparams());
             let mut dp = DPARAMS_DEFAULTS;
             dp.nthreads = sc.dparams().nthreads.min(i16::MAX as usize) as i16;
@@ -222,12 +230,15 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset(
     })
 }
 
-/// A super-chunk from a contiguous frame in memory (always copied).
+/// A super-chunk from a contiguous frame in memory (always copied). As in
+/// C-Blosc2, with `copy` every chunk's size is checked at once; without,
+/// a chunk that does not fit the frame fails only when it is read (the
+/// super-chunk is then read-only).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_from_buffer(
     cframe: *mut u8,
     len: i64,
-    _copy: bool,
+    copy: bool,
 ) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {
         if cframe.is_null() || len <= 0 {
@@ -235,7 +246,10 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
         }
         // SAFETY: cframe holds len readable bytes.
         let bytes = unsafe { slice_in(cframe as *const c_void, len as usize) }.to_vec();
-        wrap_opened(SChunk::from_cframe(bytes), None)
+        let opened = oxiblosc::OpenOptions::new()
+            .defer_chunk_checks(!copy)
+            .from_cframe(bytes);
+        wrap_opened(opened, None)
     })
 }
 

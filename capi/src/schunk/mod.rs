@@ -192,6 +192,8 @@ pub struct Handle {
     stamp: Option<DiskStamp>,
     /// The context `sc`'s parameters carry (a [`SchunkSlot`]).
     ctx: CallContext,
+    /// What `c.frame` points to when the super-chunk has a frame.
+    frame: crate::internal::frame::blosc2_frame_s,
 }
 
 /// The super-chunk handed to user filter and codec callbacks: this handle
@@ -406,6 +408,7 @@ impl Handle {
             data_dirty: true,
             stamp: None,
             ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
+            frame: crate::internal::frame::blosc2_frame_s::EMPTY,
         });
         let p = Box::into_raw(h);
         // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
@@ -526,7 +529,11 @@ impl Handle {
         self.storage.io = &mut self.io;
         c.storage = &mut self.storage;
         c.frame = if self.urlpath.is_some() || self.storage.contiguous {
-            self_ptr as *mut c_void
+            self.frame
+                .describe(&self.sc.storage(), self.sc.frame_header().frame_len);
+            self.frame.urlpath = self.storage.urlpath;
+            self.frame.schunk = self_ptr as *mut blosc2_schunk;
+            &mut self.frame as *mut crate::internal::frame::blosc2_frame_s as *mut c_void
         } else {
             std::ptr::null_mut()
         };
@@ -565,12 +572,12 @@ impl Handle {
 
 /// How frames on disk are opened: C-Blosc2 does not `fsync` after each
 /// change, and neither do we (a super-chunk's files are as durable as C's).
-fn open_options() -> oxiblosc::OpenOptions {
+pub(crate) fn open_options() -> oxiblosc::OpenOptions {
     oxiblosc::OpenOptions::new().fsync(false)
 }
 
 /// C-Blosc2 takes `file:///PATH` for `PATH`.
-fn strip_file_scheme(u: &str) -> &str {
+pub(crate) fn strip_file_scheme(u: &str) -> &str {
     u.strip_prefix("file:///").unwrap_or(u)
 }
 

@@ -40,6 +40,10 @@ pub unsafe extern "C" fn blosc2_vlchunk_get_nblocks(
 }
 
 pub(super) fn vl_blocks(dp: &blosc2_dparams, chunk: &[u8]) -> Result<Vec<Vec<u8>>, c_int> {
+    // A lazy chunk (blosc2_schunk_get_lazychunk): the whole chunk, read
+    // again through the context's super-chunk and checked against it.
+    let whole = crate::internal::frame::materialize_lazy(chunk, dp.schunk)?;
+    let chunk = whole.as_deref().unwrap_or(chunk);
     let mut d = Decompressor::new(DParams::default().nthreads(dp.nthreads.max(1) as usize));
     d.vl_blocks(chunk).map_err(|e| code_of(&e))
 }
@@ -131,7 +135,8 @@ pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
 /// bytes, each at least 1) into one VL-block chunk in `dest`, with the
 /// context's cparams; the chunk's size, or a negative code
 /// (`BLOSC2_ERROR_WRITE_BUFFER` when it does not fit: VL-block chunks have
-/// no memcpyed form). Prefilters and dictionaries are refused.
+/// no memcpyed form). Prefilters are refused; with `use_dict` (ZSTD, LZ4,
+/// LZ4HC) chunks of 8 blocks or more carry a dictionary, as C-Blosc2 makes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_vlcompress_ctx(
     context: *mut blosc2_context,
