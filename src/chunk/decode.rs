@@ -79,7 +79,7 @@ impl<'a> Plan<'a> {
             let raw = chunk
                 .get(start..start + dsize as usize)
                 .ok_or_else(|| corrupt("dictionary runs past the end of the chunk"))?;
-            plan.dict = Some(DecDict::new(plan.h.codec_format(), raw)?);
+            plan.dict = DecDict::new(plan.h.codec_format(), raw)?;
         }
         Ok(plan)
     }
@@ -733,6 +733,50 @@ mod tests {
         p.filters[5] = Some(Filter::Shuffle);
         let c = crate::Compressor::new(p).compress(&src).unwrap();
         (src, c)
+    }
+
+    /// A chunk of a codec that decodes without a dictionary but carries one
+    /// (C-Blosc2 3.3 writes such VL-block chunks for ZLIB with `use_dict`):
+    /// the dictionary is passed over, as C-Blosc2's decoder does, and the
+    /// chunk decodes (whole and by getitem) to its data.
+    #[test]
+    fn a_dictionary_a_codec_does_not_use_is_passed_over() {
+        for codec in [Codec::Zlib, Codec::BloscLz] {
+            let src: Vec<u8> = (0..64 << 10)
+                .map(|i| (i / 96) as u8 ^ (i % 7) as u8)
+                .collect();
+            let p = CParams {
+                codec,
+                typesize: 1,
+                blocksize: 16 << 10,
+                ..CParams::default()
+            };
+            let c = crate::Compressor::new(p).compress(&src).unwrap();
+            let nblocks = 4;
+            let bstarts_end = 32 + 4 * nblocks;
+            // Insert [i32 size | dictionary] after the block starts and move
+            // every block start past it.
+            let dict: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+            let shift = 4 + dict.len();
+            let mut d = c[..bstarts_end].to_vec();
+            for b in 0..nblocks {
+                let at = 32 + 4 * b;
+                let v = i32::from_le_bytes(d[at..at + 4].try_into().unwrap());
+                d[at..at + 4].copy_from_slice(&(v + shift as i32).to_le_bytes());
+            }
+            d.extend_from_slice(&(dict.len() as i32).to_le_bytes());
+            d.extend_from_slice(&dict);
+            d.extend_from_slice(&c[bstarts_end..]);
+            d[31] |= super::super::header::bflags::USE_DICT;
+            let cbytes = d.len() as i32;
+            d[12..16].copy_from_slice(&cbytes.to_le_bytes());
+            let mut dec = crate::Decompressor::new(crate::DParams::default());
+            assert_eq!(dec.decompress(&d).unwrap(), src, "{codec:?}");
+            let mut out = vec![0u8; 1000];
+            let mut scratch = Scratch::default();
+            super::getitem_into(&d, 20_000, 1000, &mut out, &mut scratch, None).unwrap();
+            assert_eq!(out, src[20_000..21_000], "{codec:?} getitem");
+        }
     }
 
     /// getitem reuses one block buffer per thread: alternating chunks with

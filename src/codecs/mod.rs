@@ -45,15 +45,21 @@ pub(crate) enum DecDict<'a> {
 }
 
 impl<'a> DecDict<'a> {
-    /// Prepare the dictionary stored in a chunk for its codec format.
-    pub(crate) fn new(format: u8, raw: &'a [u8]) -> Result<DecDict<'a>> {
+    /// Prepare the dictionary stored in a chunk for its codec format:
+    /// `None` for a codec that decodes without one. C-Blosc2's decoders use
+    /// the dictionary only for ZSTD and LZ4 / LZ4HC and pass it over for the
+    /// others, and C-Blosc2 3.3 does store one in VL-block chunks of other
+    /// codecs (e.g. ZLIB with `use_dict`): those chunks must still decode.
+    pub(crate) fn new(format: u8, raw: &'a [u8]) -> Result<Option<DecDict<'a>>> {
         match format {
-            1 => Ok(DecDict::Lz4(raw)),
+            1 => Ok(Some(DecDict::Lz4(raw))),
             #[cfg(feature = "zstd")]
-            4 => Ok(DecDict::Zstd(zstd::DDict::new(raw)?)),
-            _ => Err(Error::Unsupported(format!(
-                "dictionary for codec format {format}"
-            ))),
+            4 => Ok(Some(DecDict::Zstd(zstd::DDict::new(raw)?))),
+            #[cfg(not(feature = "zstd"))]
+            4 => Err(Error::Unsupported(
+                "dictionary of a ZSTD chunk (built without the zstd feature)".into(),
+            )),
+            _ => Ok(None),
         }
     }
 }

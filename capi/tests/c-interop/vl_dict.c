@@ -1,6 +1,6 @@
 /* VL-block chunks with a dictionary across libraries: `vl_dict write CODEC
    FILE` writes 64 JSON-like blocks (typesize 1, use_dict) with
-   blosc2_vlcompress_ctx and codec CODEC (1 lz4, 2 lz4hc, 5 zstd), checking
+   blosc2_vlcompress_ctx and codec CODEC (1 lz4, 2 lz4hc, 4 zlib, 5 zstd), checking
    that the chunk has the dictionary flag; `vl_dict read CODEC FILE` decodes
    it with blosc2_vldecompress_ctx and blosc2_decompress_ctx and checks every
    byte. Built once against our libblosc2 and once against C-Blosc2's, each
