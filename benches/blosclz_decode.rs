@@ -60,9 +60,24 @@ fn runs(len: usize) -> Vec<u8> {
 
 fn blosclz_decode(c: &mut Criterion) {
     let rows: [(&str, Vec<u8>, usize, ChunkFormat); 4] = [
-        ("linspace-f64-32KiB", linspace(32 << 10), 8, ChunkFormat::Blosc2),
-        ("linspace-f64-256KiB", linspace(256 << 10), 8, ChunkFormat::Blosc2),
-        ("sine-f32-blosc1-4MiB", sine(4 << 20), 4, ChunkFormat::Blosc1),
+        (
+            "linspace-f64-32KiB",
+            linspace(32 << 10),
+            8,
+            ChunkFormat::Blosc2,
+        ),
+        (
+            "linspace-f64-256KiB",
+            linspace(256 << 10),
+            8,
+            ChunkFormat::Blosc2,
+        ),
+        (
+            "sine-f32-blosc1-4MiB",
+            sine(4 << 20),
+            4,
+            ChunkFormat::Blosc1,
+        ),
         ("runs-i64-4MiB", runs(4 << 20), 8, ChunkFormat::Blosc2),
     ];
     let mut g = c.benchmark_group("decompress");
