@@ -110,7 +110,7 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 #[inline(always)]
 fn next_candidate<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut Table<'_>,
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
@@ -127,7 +127,7 @@ fn next_candidate<const SHIFT: usize>(
 #[inline(never)]
 fn scan<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut Table<'_>,
     hashlog: u32,
     mut a: usize,
     iplimit: usize,
@@ -138,8 +138,8 @@ fn scan<const SHIFT: usize>(
     while a < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
-        let r = table[h] as usize;
-        table[h] = a as u32;
+        let r = table.get(h);
+        table.set(h, a);
         // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
         // then the first `2 * SHIFT - 1` bytes.
         if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
@@ -161,7 +161,7 @@ fn scan<const SHIFT: usize>(
 #[inline(always)]
 fn next_match<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut Table<'_>,
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
@@ -275,6 +275,34 @@ impl Backend for BloscLz {
 #[derive(Default)]
 pub(crate) struct BloscLz {
     table: Vec<u32>,
+    /// Every slot holds less: the `base` of the next pass.
+    next: u32,
+}
+
+/// One pass's view of the hash table. C zeroes its table (64 KiB at
+/// hashlog 14) before each pass, twice per stream (probe and main pass),
+/// as much work as encoding a 32 KiB chunk's 4 KiB byte planes. Here a
+/// pass stores `position + base` with a `base` above every value stored
+/// before, and a slot below `base` reads as 0, what C's zeroed slot
+/// holds: the same candidates, hence the same bytes, and the table is
+/// zeroed only when the bases run out (every 4 GiB of input).
+struct Table<'a> {
+    slots: &'a mut [u32; TABLE],
+    base: u32,
+}
+
+impl Table<'_> {
+    /// The position in slot `h` (0 if this pass has not written it).
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        self.slots[h].saturating_sub(self.base) as usize
+    }
+
+    /// Store position `pos` (below the pass's length) in slot `h`.
+    #[inline(always)]
+    fn set(&mut self, h: usize, pos: usize) {
+        self.slots[h] = self.base + pos as u32;
+    }
 }
 
 impl BloscLz {
@@ -282,15 +310,30 @@ impl BloscLz {
     fn alloc_table(&mut self) {
         if self.table.len() != TABLE {
             self.table = vec![0; TABLE];
+            self.next = 0;
         }
     }
 
-    /// The hash table with its first `1 << hashlog` slots zeroed.
-    fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
+    /// The hash table for a pass over `n` bytes (positions below `n`),
+    /// every slot reading as 0.
+    fn table(&mut self, n: usize) -> Table<'_> {
         self.alloc_table();
-        let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
-        table[..1 << hashlog].fill(0);
-        table
+        // (Streams are below 2 GiB; a longer one wraps as `as u32` did.)
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let base = match self.next.checked_add(n) {
+            Some(next) => {
+                let base = self.next;
+                self.next = next;
+                base
+            }
+            None => {
+                self.table.fill(0);
+                self.next = n;
+                0
+            }
+        };
+        let slots: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
+        Table { slots, base }
     }
 
     /// The entropy probe: a dry run of the encoder over (a part of) the end
@@ -310,7 +353,7 @@ impl BloscLz {
         }
         let win = &src[n - maxlen..][..limit];
         let iplimit = limit - 12;
-        let table = self.table(hashlog);
+        let table = &mut self.table(win.len());
         let mut oc: usize = 5;
         let mut lit = 4usize;
         let mut ip = 0usize;
@@ -333,7 +376,7 @@ impl BloscLz {
             }
             oc += if dist < MAX_DISTANCE { 2 } else { 4 };
             let p = a + len;
-            table[hash(read_u32(win, p), hashlog)] = p as u32;
+            table.set(hash(read_u32(win, p), hashlog), p);
             ip = p + 2;
             run = ip;
             oc += 1;
@@ -406,7 +449,7 @@ impl BloscLz {
         }
         let win = &src[n - maxlen..][..limit];
         let iplimit = limit - 12;
-        let table = self.table(HASHLOG_PROBE);
+        let table = &mut self.table(win.len());
         let mut oc: usize = 5;
         let mut lit = 4usize;
         let mut ip = 0usize;
@@ -428,7 +471,7 @@ impl BloscLz {
             }
             oc += if dist < MAX_DISTANCE { 2 } else { 4 };
             let p = a + len;
-            table[hash(read_u32(win, p), HASHLOG_PROBE)] = p as u32;
+            table.set(hash(read_u32(win, p), HASHLOG_PROBE), p);
             ip = p + 2;
             run = ip;
             oc += 1;
@@ -452,7 +495,7 @@ impl BloscLz {
         let n = src.len();
         let maxout = dst.len();
         let hashlog = HASHLOG[clevel];
-        let table = self.table(hashlog);
+        let table = &mut self.table(n);
         let iplimit = n - 12;
         dst[0] = (MAX_COPY - 1) as u8;
         dst[1..5].copy_from_slice(&src[..4]);
@@ -522,9 +565,9 @@ impl BloscLz {
                 }
             }
             let x = read_u32(src, p);
-            table[hash(x, hashlog)] = p as u32;
+            table.set(hash(x, hashlog), p);
             if clevel == 9 {
-                table[hash(x >> 8, hashlog)] = (p + 1) as u32;
+                table.set(hash(x >> 8, hashlog), p + 1);
             }
             ip = p + 2;
             pending = ip;

@@ -631,3 +631,44 @@ fn tiny_and_incompressible_inputs_are_refused() {
     let mut dst = vec![0u8; 4096];
     assert_eq!(z.compress_stream(5, &random, &mut dst).unwrap(), 0);
 }
+
+/// One encoder over many streams in a row (its hash table is never zeroed
+/// between them: slots of earlier passes must read as C's zeroed ones), of
+/// both encoders and every clevel, also across the point where the table's
+/// bases run out and it is zeroed: the same bytes as a fresh encoder's and
+/// the reference's.
+#[test]
+fn a_reused_encoder_writes_the_bytes_of_a_fresh_one() {
+    let mut z = BloscLz::default();
+    let mut checked = 0;
+    for start in [0, u32::MAX - 300_000, u32::MAX - 5] {
+        z.alloc_table();
+        z.next = start;
+        for (i, (kind, len)) in [(0u8, 5000), (1, 20_000), (2, 4096), (3, 70_000), (4, 300)]
+            .into_iter()
+            .cycle()
+            .take(12)
+            .enumerate()
+        {
+            let src = shapes(kind, len, i as u64);
+            let clevel = (i % 9 + 1) as u8;
+            let mut got = vec![0u8; len + 64];
+            let n = z.compress_stream(clevel, &src, &mut got).unwrap();
+            let want = reference_compress(clevel, &src, len + 64);
+            assert_eq!(n, want.len(), "start {start} stream {i}");
+            assert!(got[..n] == want[..], "start {start} stream {i}");
+            let mut fresh = vec![0u8; len + 64];
+            let split = i % 2 == 0;
+            let m = z.compress_blosc1(clevel, &src, &mut fresh, split).unwrap();
+            let k = BloscLz::default()
+                .compress_blosc1(clevel, &src, &mut got, split)
+                .unwrap();
+            assert_eq!(m, k, "blosc1, start {start} stream {i}");
+            assert!(fresh[..m] == got[..k], "blosc1, start {start} stream {i}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 36);
+    // The last round ran through the end of the bases.
+    assert!(z.next < u32::MAX - 300_000);
+}
