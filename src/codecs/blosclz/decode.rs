@@ -6,6 +6,7 @@ use crate::error::{Result, corrupt};
 /// overlap (`op - from` is the match distance): byte runs become a fill,
 /// short repeating patterns are copied in doubling non-overlapping pieces.
 /// The exact path, used where the block has no room after the match.
+#[inline(always)]
 fn copy_match(dst: &mut [u8], from: usize, op: usize, len: usize) {
     let d = op - from;
     if d >= len {
