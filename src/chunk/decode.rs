@@ -24,7 +24,9 @@ struct Plan<'a> {
 fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
     buf.get(off..off + 4)
         .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
-        .ok_or(Error::Truncated {
+        // Built only when needed: an `ok_or` built and dropped an `Error`
+        // (an out-of-line drop) for every stream and block start read.
+        .ok_or_else(|| Error::Truncated {
             what,
             needed: off + 4,
             available: buf.len(),
@@ -65,7 +67,7 @@ impl<'a> Plan<'a> {
             .checked_mul(4)
             .and_then(|n| n.checked_add(hlen))
             .filter(|&e| e <= chunk.len())
-            .ok_or(Error::Truncated {
+            .ok_or_else(|| Error::Truncated {
                 what: "block start table",
                 needed: hlen.saturating_add(nblocks.saturating_mul(4)),
                 available: chunk.len(),

@@ -27,6 +27,8 @@ const MAX_FARDISTANCE: usize = 65535 + MAX_DISTANCE - 1;
 /// Hash table slots for the largest `hashlog` (14).
 const TABLE: usize = 1 << 14;
 
+/// Hash table size (log2) of C-Blosc 1.21's probe.
+const HASHLOG_PROBE: u32 = 12;
 /// Hash table size (log2) per clevel.
 const HASHLOG: [u32; 10] = [12, 12, 13, 14, 14, 14, 14, 14, 14, 14];
 /// Minimum probe ratio per clevel below which the block is not compressed.
@@ -110,7 +112,7 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
 #[inline(always)]
 fn next_candidate<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut impl Slots,
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
@@ -127,7 +129,7 @@ fn next_candidate<const SHIFT: usize>(
 #[inline(never)]
 fn scan<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut impl Slots,
     hashlog: u32,
     mut a: usize,
     iplimit: usize,
@@ -138,8 +140,8 @@ fn scan<const SHIFT: usize>(
     while a < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
-        let r = table[h] as usize;
-        table[h] = a as u32;
+        let r = table.get(h);
+        table.set(h, a);
         // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
         // then the first `2 * SHIFT - 1` bytes.
         if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
@@ -161,7 +163,7 @@ fn scan<const SHIFT: usize>(
 #[inline(always)]
 fn next_match<const SHIFT: usize>(
     buf: &[u8],
-    table: &mut [u32; TABLE],
+    table: &mut impl Slots,
     hashlog: u32,
     ip: &mut usize,
     iplimit: usize,
@@ -275,6 +277,74 @@ impl Backend for BloscLz {
 #[derive(Default)]
 pub(crate) struct BloscLz {
     table: Vec<u32>,
+    /// Every slot holds less: the `base` of the next pass.
+    next: u32,
+}
+
+/// One pass's view of the hash table: [`Plain`] or [`Tagged`].
+trait Slots {
+    /// The position in slot `h` (0 if this pass has not written it).
+    fn get(&self, h: usize) -> usize;
+    /// Store position `pos` (below the pass's stream length) in slot `h`.
+    fn set(&mut self, h: usize, pos: usize);
+}
+
+/// A table zeroed before the pass, as C's: the slots hold positions.
+struct Plain<'a>(&'a mut [u32; TABLE]);
+
+impl Slots for Plain<'_> {
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        self.0[h] as usize
+    }
+
+    #[inline(always)]
+    fn set(&mut self, h: usize, pos: usize) {
+        self.0[h] = pos as u32;
+    }
+}
+
+/// A table not zeroed: the pass stores `position + base`, with a `base`
+/// above every value stored before, and a slot below `base` reads as 0,
+/// what C's zeroed slot holds (the same candidates, so the same bytes).
+/// For short streams: C zeroes its table (64 KiB at hashlog 14) before
+/// each pass, twice per stream (probe and main pass), about as much work as
+/// encoding a 4 KiB byte plane; the base costs a subtraction per lookup,
+/// more than the zeroing on long streams.
+struct Tagged<'a> {
+    slots: &'a mut [u32; TABLE],
+    base: u32,
+}
+
+impl Slots for Tagged<'_> {
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        self.slots[h].saturating_sub(self.base) as usize
+    }
+
+    #[inline(always)]
+    fn set(&mut self, h: usize, pos: usize) {
+        self.slots[h] = self.base + pos as u32;
+    }
+}
+
+/// Streams up to this long are encoded with a [`Tagged`] table, longer
+/// ones with a zeroed [`Plain`] one.
+const TAGGED_MAX: usize = 4096;
+
+/// Run `$body` with `$t` bound to a fresh table for a pass over the
+/// stream `$src` at `$hashlog`: tagged for short streams, else zeroed.
+macro_rules! with_table {
+    ($z:expr, $src:expr, $hashlog:expr, |$t:ident| $body:expr) => {{
+        let n = $src.len();
+        if n <= TAGGED_MAX {
+            let $t = &mut $z.tagged(n);
+            $body
+        } else {
+            let $t = &mut $z.plain($hashlog, n);
+            $body
+        }
+    }};
 }
 
 impl BloscLz {
@@ -282,20 +352,52 @@ impl BloscLz {
     fn alloc_table(&mut self) {
         if self.table.len() != TABLE {
             self.table = vec![0; TABLE];
+            self.next = 0;
         }
     }
 
-    /// The hash table with its first `1 << hashlog` slots zeroed.
-    fn table(&mut self, hashlog: u32) -> &mut [u32; TABLE] {
+    /// A [`Tagged`] table for a pass over `n` bytes (positions below `n`).
+    fn tagged(&mut self, n: usize) -> Tagged<'_> {
         self.alloc_table();
-        let table: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
-        table[..1 << hashlog].fill(0);
-        table
+        // (Streams are below 2 GiB; a longer one wraps as `as u32` does.)
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let base = match self.next.checked_add(n) {
+            Some(next) => {
+                let base = self.next;
+                self.next = next;
+                base
+            }
+            None => {
+                self.table.fill(0);
+                self.next = n;
+                0
+            }
+        };
+        let slots: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
+        Tagged { slots, base }
+    }
+
+    /// A [`Plain`] table for a pass over `n` bytes at `hashlog`: its first
+    /// `1 << hashlog` slots (all the pass reads) zeroed.
+    fn plain(&mut self, hashlog: u32, n: usize) -> Plain<'_> {
+        self.alloc_table();
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.next = self.next.max(n);
+        let slots: &mut [u32; TABLE] = self.table.as_mut_slice().try_into().unwrap();
+        slots[..1 << hashlog].fill(0);
+        Plain(slots)
     }
 
     /// The entropy probe: a dry run of the encoder over (a part of) the end
     /// of the block that counts output bytes; `ip / oc` estimates the ratio.
     fn probe_ratio(&mut self, clevel: usize, src: &[u8]) -> f64 {
+        with_table!(self, src, HASHLOG[clevel], |table| Self::probe_ratio_in(
+            table, clevel, src
+        ))
+    }
+
+    /// [`Self::probe_ratio`] with its table.
+    fn probe_ratio_in<T: Slots>(table: &mut T, clevel: usize, src: &[u8]) -> f64 {
         let n = src.len();
         let hashlog = HASHLOG[clevel];
         let maxlen = match clevel {
@@ -310,7 +412,6 @@ impl BloscLz {
         }
         let win = &src[n - maxlen..][..limit];
         let iplimit = limit - 12;
-        let table = self.table(hashlog);
         let mut oc: usize = 5;
         let mut lit = 4usize;
         let mut ip = 0usize;
@@ -333,7 +434,7 @@ impl BloscLz {
             }
             oc += if dist < MAX_DISTANCE { 2 } else { 4 };
             let p = a + len;
-            table[hash(read_u32(win, p), hashlog)] = p as u32;
+            table.set(hash(read_u32(win, p), hashlog), p);
             ip = p + 2;
             run = ip;
             oc += 1;
@@ -397,7 +498,13 @@ impl BloscLz {
     /// the main pass writes them up to where the scan stops; the estimate
     /// is `ip / oc`.
     fn probe_ratio_blosc1(&mut self, src: &[u8]) -> f64 {
-        const HASHLOG_PROBE: u32 = 12;
+        with_table!(self, src, HASHLOG_PROBE, |table| {
+            Self::probe_ratio_blosc1_in(table, src)
+        })
+    }
+
+    /// [`Self::probe_ratio_blosc1`] with its table.
+    fn probe_ratio_blosc1_in<T: Slots>(table: &mut T, src: &[u8]) -> f64 {
         let n = src.len();
         let maxlen = n / 4;
         let limit = maxlen.min(1 << HASHLOG_PROBE);
@@ -406,7 +513,6 @@ impl BloscLz {
         }
         let win = &src[n - maxlen..][..limit];
         let iplimit = limit - 12;
-        let table = self.table(HASHLOG_PROBE);
         let mut oc: usize = 5;
         let mut lit = 4usize;
         let mut ip = 0usize;
@@ -428,7 +534,7 @@ impl BloscLz {
             }
             oc += if dist < MAX_DISTANCE { 2 } else { 4 };
             let p = a + len;
-            table[hash(read_u32(win, p), HASHLOG_PROBE)] = p as u32;
+            table.set(hash(read_u32(win, p), HASHLOG_PROBE), p);
             ip = p + 2;
             run = ip;
             oc += 1;
@@ -449,10 +555,21 @@ impl BloscLz {
         src: &[u8],
         dst: &mut [u8],
     ) -> Option<usize> {
+        with_table!(self, src, HASHLOG[clevel], |table| {
+            Self::encode_in::<SHIFT, _>(table, clevel, src, dst)
+        })
+    }
+
+    /// [`Self::encode`] with its table.
+    fn encode_in<const SHIFT: usize, T: Slots>(
+        table: &mut T,
+        clevel: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
         let n = src.len();
         let maxout = dst.len();
         let hashlog = HASHLOG[clevel];
-        let table = self.table(hashlog);
         let iplimit = n - 12;
         dst[0] = (MAX_COPY - 1) as u8;
         dst[1..5].copy_from_slice(&src[..4]);
@@ -522,9 +639,9 @@ impl BloscLz {
                 }
             }
             let x = read_u32(src, p);
-            table[hash(x, hashlog)] = p as u32;
+            table.set(hash(x, hashlog), p);
             if clevel == 9 {
-                table[hash(x >> 8, hashlog)] = (p + 1) as u32;
+                table.set(hash(x >> 8, hashlog), p + 1);
             }
             ip = p + 2;
             pending = ip;

@@ -508,8 +508,10 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
             produced += len;
             let want = reference_decode(&stream, produced).expect("a valid stream");
             assert_eq!(want.len(), produced);
-            // The exact size (matches end at the block's end), and room after.
-            for room in [0, 1, 31, 32, 64] {
+            // The exact size (matches end at the block's end), and room
+            // after: 16 bytes past a match is where the decoder starts
+            // copying it in wild pieces.
+            for room in [0, 1, 15, 16, 17, 31, 32, 64] {
                 let mut out = vec![0xAAu8; produced + room];
                 let k = decompress(&stream, &mut out).unwrap();
                 assert_eq!(k, produced, "dist {dist} len {len} room {room}");
@@ -518,7 +520,7 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
             }
         }
     }
-    assert_eq!(cases, 85 * 16 * 5);
+    assert_eq!(cases, 85 * 16 * 8);
 }
 
 /// Output limits right around the stream's length, where one room
@@ -628,4 +630,45 @@ fn tiny_and_incompressible_inputs_are_refused() {
     let random = shapes(4, 4096, 7);
     let mut dst = vec![0u8; 4096];
     assert_eq!(z.compress_stream(5, &random, &mut dst).unwrap(), 0);
+}
+
+/// One encoder over many streams in a row (its hash table is never zeroed
+/// between them: slots of earlier passes must read as C's zeroed ones), of
+/// both encoders and every clevel, also across the point where the table's
+/// bases run out and it is zeroed: the same bytes as a fresh encoder's and
+/// the reference's.
+#[test]
+fn a_reused_encoder_writes_the_bytes_of_a_fresh_one() {
+    let mut z = BloscLz::default();
+    let mut checked = 0;
+    for start in [0, u32::MAX - 300_000, u32::MAX - 5] {
+        z.alloc_table();
+        z.next = start;
+        for (i, (kind, len)) in [(0u8, 5000), (1, 20_000), (2, 4096), (3, 70_000), (4, 300)]
+            .into_iter()
+            .cycle()
+            .take(12)
+            .enumerate()
+        {
+            let src = shapes(kind, len, i as u64);
+            let clevel = (i % 9 + 1) as u8;
+            let mut got = vec![0u8; len + 64];
+            let n = z.compress_stream(clevel, &src, &mut got).unwrap();
+            let want = reference_compress(clevel, &src, len + 64);
+            assert_eq!(n, want.len(), "start {start} stream {i}");
+            assert!(got[..n] == want[..], "start {start} stream {i}");
+            let mut fresh = vec![0u8; len + 64];
+            let split = i % 2 == 0;
+            let m = z.compress_blosc1(clevel, &src, &mut fresh, split).unwrap();
+            let k = BloscLz::default()
+                .compress_blosc1(clevel, &src, &mut got, split)
+                .unwrap();
+            assert_eq!(m, k, "blosc1, start {start} stream {i}");
+            assert!(fresh[..m] == got[..k], "blosc1, start {start} stream {i}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 36);
+    // The last round ran through the end of the bases.
+    assert!(z.next < u32::MAX - 300_000);
 }
