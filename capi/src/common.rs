@@ -188,3 +188,147 @@ pub unsafe fn chunk_at<'a>(src: *const c_void) -> Option<&'a [u8]> {
     // SAFETY: the caller promises `cbytes` readable bytes at src.
     Some(unsafe { slice_in(src, cbytes) })
 }
+
+/// getitem of a memcpyed chunk (the items stored right after the header):
+/// copies items from `start` into `out` (`out.len()` bytes) and returns
+/// true, without the engine's second header parse and decompressor lookup,
+/// most of the cost of a getitem of a few items. False (nothing written)
+/// when the chunk is not a plain memcpyed one or the range is not in it:
+/// the engine's path then decides.
+pub fn memcpyed_items(
+    chunk: &[u8],
+    h: &oxiblosc::ChunkHeader,
+    start: usize,
+    out: &mut [u8],
+) -> bool {
+    if !h.is_memcpyed() || h.special().is_some() || h.is_lazy() || h.is_vlblocks() {
+        return false;
+    }
+    let at = (usize::from(h.typesize).max(1))
+        .checked_mul(start)
+        .and_then(|b| b.checked_add(h.header_len()));
+    // A chunk shorter than its cbytes goes to the engine (which refuses it).
+    let items = at.and_then(|at| chunk.get(..h.cbytes)?.get(at..at.checked_add(out.len())?));
+    match items {
+        Some(items) => {
+            out.copy_from_slice(items);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::c_void;
+
+    /// getitem of memcpyed chunks (clevel 0) through both ABIs takes the
+    /// direct copy: every range gives the input's items; a range past the
+    /// end is refused as before; a chunk whose cbytes is cut short still
+    /// goes through the engine's checks (an error, not a short copy).
+    #[test]
+    fn memcpyed_getitem_copies_the_items_and_refuses_what_is_outside() {
+        let src: Vec<u8> = (0..4000u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+        let mut chunk = vec![0u8; src.len() + 64];
+        // SAFETY: the buffers have the sizes given.
+        let n = unsafe {
+            crate::v2::blosc2_compress(
+                0,
+                1,
+                4,
+                src.as_ptr().cast(),
+                src.len() as i32,
+                chunk.as_mut_ptr().cast(),
+                chunk.len() as i32,
+            )
+        };
+        assert!(n > 0);
+        chunk.truncate(n as usize);
+        assert_ne!(chunk[2] & 0x02, 0, "clevel 0 makes a memcpyed chunk");
+        // The Blosc1 ABI reads Blosc1 chunks (16-byte header).
+        let mut chunk1 = vec![0u8; src.len() + 64];
+        // SAFETY: the buffers have the sizes given.
+        let n1 = unsafe {
+            crate::v1::blosc_compress(
+                0,
+                1,
+                4,
+                src.len(),
+                src.as_ptr().cast(),
+                chunk1.as_mut_ptr().cast(),
+                chunk1.len(),
+            )
+        };
+        assert!(n1 > 0);
+        chunk1.truncate(n1 as usize);
+        assert_ne!(chunk1[2] & 0x02, 0, "clevel 0 makes a memcpyed chunk");
+        for (start, nitems) in [(0, 1), (17, 100), (3999, 1), (0, 4000), (2000, 0)] {
+            let mut out = vec![0u8; nitems * 4 + 1];
+            // SAFETY: chunk is a whole chunk; out has room.
+            let r = unsafe {
+                crate::v2::blosc2_getitem(
+                    chunk.as_ptr().cast(),
+                    chunk.len() as i32,
+                    start as i32,
+                    nitems as i32,
+                    out.as_mut_ptr().cast::<c_void>(),
+                    out.len() as i32,
+                )
+            };
+            assert_eq!(r, (nitems * 4) as i32);
+            assert_eq!(&out[..nitems * 4], &src[start * 4..(start + nitems) * 4]);
+            let mut out1 = vec![0u8; nitems * 4 + 1];
+            // SAFETY: as above.
+            let r1 = unsafe {
+                crate::v1::blosc_getitem(
+                    chunk1.as_ptr().cast(),
+                    start as i32,
+                    nitems as i32,
+                    out1.as_mut_ptr().cast::<c_void>(),
+                )
+            };
+            assert_eq!(r1, (nitems * 4) as i32);
+            assert_eq!(out1, out);
+        }
+        let mut out = vec![0u8; 64];
+        // SAFETY: as above.
+        let past = unsafe {
+            crate::v2::blosc2_getitem(
+                chunk.as_ptr().cast(),
+                chunk.len() as i32,
+                3999,
+                2,
+                out.as_mut_ptr().cast::<c_void>(),
+                64,
+            )
+        };
+        assert!(past < 0);
+        // cbytes claims more than the buffer holds: refused, not copied short.
+        let cut = &chunk[..chunk.len() - 100];
+        // SAFETY: `cut` is readable for the size given.
+        let r = unsafe {
+            crate::v2::blosc2_getitem(
+                cut.as_ptr().cast(),
+                cut.len() as i32,
+                3990,
+                5,
+                out.as_mut_ptr().cast::<c_void>(),
+                64,
+            )
+        };
+        assert!(r < 0, "{r}");
+        // ... also for items inside what is there.
+        // SAFETY: `cut` is readable for the size given.
+        let r = unsafe {
+            crate::v2::blosc2_getitem(
+                cut.as_ptr().cast(),
+                cut.len() as i32,
+                0,
+                5,
+                out.as_mut_ptr().cast::<c_void>(),
+                64,
+            )
+        };
+        assert!(r < 0, "{r}");
+    }
+}

@@ -334,6 +334,13 @@ pub unsafe extern "C" fn blosc_getitem(
         }
         // SAFETY: dest has room for nitems items (C-Blosc's contract).
         let out = unsafe { slice_out(dest, len) };
+        // The memcpyed flag (0x02): such a chunk's items are copied directly.
+        if chunk[2] & 0x02 != 0
+            && let Ok(h) = oxiblosc::ChunkHeader::parse(chunk)
+            && crate::common::memcpyed_items(chunk, &h, start, out)
+        {
+            return len as c_int;
+        }
         match crate::engines::with_decompressor(DParams::default(), |d| {
             d.getitem_into(chunk, start, nitems, out)
         }) {

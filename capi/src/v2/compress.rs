@@ -76,6 +76,9 @@ pub(super) fn getitem_raw(
     }
     // SAFETY: dest has `destsize >= len` writable bytes.
     let out = unsafe { slice_out(dest, len) };
+    if crate::common::memcpyed_items(chunk, &h, start, out) {
+        return len as c_int;
+    }
     match crate::engines::with_decompressor(DParams::default(), |d| {
         d.getitem_into(chunk, start, nitems, out)
     }) {
