@@ -103,6 +103,12 @@ impl Codec {
         }
     }
 
+    /// Whether the codec compresses with a dictionary (`use_dict`): ZSTD,
+    /// LZ4 and LZ4HC.
+    pub(crate) fn uses_dict(self) -> bool {
+        matches!(self, Codec::Zstd | Codec::Lz4 | Codec::Lz4Hc)
+    }
+
     /// "High compression ratio" codecs get larger blocks from the tuner.
     pub(crate) fn is_hcr(self) -> bool {
         matches!(self, Codec::Lz4Hc | Codec::Zlib | Codec::Zstd)
@@ -429,7 +435,9 @@ impl CParams {
         self.nthreads = nthreads;
         self
     }
-    /// Train and use a dictionary per chunk (ZSTD, LZ4, LZ4HC).
+    /// Train and use a dictionary per chunk (ZSTD, LZ4, LZ4HC; VL-block
+    /// chunks of other codecs store one unused, as C-Blosc2's do:
+    /// [`crate::chunk::vl_compress`]).
     pub fn use_dict(mut self, use_dict: bool) -> Self {
         self.use_dict = use_dict;
         self
@@ -492,7 +500,7 @@ impl CParams {
                 self.codec
             )));
         }
-        if self.use_dict && !matches!(self.codec, Codec::Zstd | Codec::Lz4 | Codec::Lz4Hc) {
+        if self.use_dict && !self.codec.uses_dict() {
             return Err(invalid_param(format!(
                 "dictionaries work with zstd, lz4 and lz4hc, not {}",
                 self.codec

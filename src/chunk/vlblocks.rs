@@ -11,13 +11,18 @@
 //! block runs through the filters as a block 0 of its own; there are no
 //! run streams and no memcpyed or special form.
 //!
-//! Dictionaries (`CParams::use_dict`, ZSTD and LZ4/LZ4HC), as C-Blosc2 3.3
-//! makes them: only for 8 blocks or more, with a dictionary of at most
-//! min(32 KiB, nbytes / 20) bytes (256 at least) and nbytes / nblocks / 16 >
-//! 0; ZSTD trains on the filtered blocks (one sample each), LZ4 takes their
-//! first bytes. It is stored after the block starts (`i32 size | bytes`),
-//! `blosc2_flags` gets the dictionary bit, and every block is compressed
-//! with it. Otherwise (or when ZSTD training fails) the chunk is made
+//! Dictionaries (`CParams::use_dict`), as C-Blosc2 3.3 makes them: only
+//! for a compression level above 0 and 8 blocks or more, with a dictionary
+//! of at most min(32 KiB, nbytes / 20) bytes (256 at least) and nbytes /
+//! nblocks / 16 > 0; LZ4/LZ4HC take the first bytes of the filtered blocks,
+//! every other codec gets one trained by ZSTD on them (one sample per
+//! block). It is stored after the block starts (`i32 size | bytes`) and
+//! `blosc2_flags` gets the dictionary bit; ZSTD and LZ4/LZ4HC compress every
+//! block with it, codecs without dictionary support (BloscLZ, zlib, user
+//! codecs) store it unused, as C-Blosc2 does (its VL-block writer takes
+//! `use_dict` with any codec, unlike its regular chunks and
+//! [`CParams::validate`]). Otherwise (or when ZSTD training fails, or in a
+//! build without ZSTD for codecs other than LZ4/LZ4HC) the chunk is made
 //! without one.
 
 use oxiblosc_kernels::Kernels;
@@ -106,8 +111,16 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
         ));
     }
     // The header and filter slots of a regular chunk of these bytes, then
-    // what makes it a VL-block chunk.
-    let lay = layout(p, nbytes)?;
+    // what makes it a VL-block chunk. Regular chunks take dictionaries only
+    // with codecs that use them; VL-block chunks with any (module docs).
+    let plain;
+    let checked = if p.use_dict && !p.codec.uses_dict() {
+        plain = p.clone().use_dict(false);
+        &plain
+    } else {
+        p
+    };
+    let lay = layout(checked, nbytes)?;
     let mut h = lay.header.clone();
     h.version = VERSION_VL_BLOCKS;
     h.flags =
@@ -126,7 +139,8 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
     let k = Kernels::selected()?;
     let mut scratch = Scratch::default();
     scratch.codecs.warm_compress(p.codec, p.clevel)?;
-    let dict = if p.use_dict {
+    // C-Blosc2 drops the dictionary at level 0 (nothing is compressed).
+    let dict = if p.use_dict && p.clevel > 0 {
         vl_dict(&lay, p, blocks, nbytes, k, &mut scratch)?
     } else {
         None
@@ -144,7 +158,7 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
         pos = end;
         h.blosc2_flags = bflags::USE_DICT;
     }
-    let enc_dict = dict.as_ref().map(|(_, d)| d);
+    let enc_dict = dict.as_ref().and_then(|(_, d)| d.as_ref());
     for (i, block) in blocks.iter().enumerate() {
         let size = block.len();
         let need = pos + 4;
@@ -192,7 +206,8 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
 }
 
 /// The dictionary of a VL-block chunk of `blocks` (`nbytes` in all):
-/// `(bytes stored in the chunk, digested form)`, or `None` when C-Blosc2
+/// `(bytes stored in the chunk, digested form for the codec)` (no digested
+/// form for a codec that compresses without it), or `None` when C-Blosc2
 /// makes the chunk without one (see the module docs).
 fn vl_dict(
     lay: &super::encode::Layout,
@@ -201,7 +216,7 @@ fn vl_dict(
     nbytes: usize,
     k: &Kernels,
     scratch: &mut Scratch,
-) -> Result<Option<(Vec<u8>, EncDict)>> {
+) -> Result<Option<(Vec<u8>, Option<EncDict>)>> {
     let nblocks = blocks.len();
     let maxsize = MAX_DICT.min(nbytes / 20);
     if maxsize < MIN_USEFUL_DICT || nblocks < 8 || nbytes / nblocks / 16 == 0 {
@@ -228,19 +243,25 @@ fn vl_dict(
                 raw[at..at + 4].copy_from_slice(&(len as i32).to_le_bytes());
             }
             let d = EncDict::Lz4(raw.clone());
-            Ok(Some((raw, d)))
+            Ok(Some((raw, Some(d))))
         }
+        // ZSTD, and (as C-Blosc2 does) every codec without dictionaries.
         #[cfg(feature = "zstd")]
-        Codec::Zstd => {
+        codec => {
             let sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
             match crate::codecs::zstd::train(&samples, &sizes, maxsize) {
                 Some(raw) if !raw.is_empty() => {
-                    let cdict = crate::codecs::zstd::CDict::new(&raw)?;
-                    Ok(Some((raw, EncDict::Zstd(cdict))))
+                    let d = if codec == Codec::Zstd {
+                        Some(EncDict::Zstd(crate::codecs::zstd::CDict::new(&raw)?))
+                    } else {
+                        None
+                    };
+                    Ok(Some((raw, d)))
                 }
                 _ => Ok(None),
             }
         }
+        #[cfg(not(feature = "zstd"))]
         _ => Ok(None),
     }
 }
@@ -338,6 +359,73 @@ mod tests {
         }
     }
 
+    /// The dictionary a chunk stores (after the block starts), if any.
+    fn stored_dict(chunk: &[u8]) -> Option<&[u8]> {
+        let h = ChunkHeader::parse(chunk).unwrap();
+        if !h.use_dict() {
+            return None;
+        }
+        let at = EXTENDED_HEADER_LEN + 4 * h.blocksize;
+        let n = i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap()) as usize;
+        Some(&chunk[at + 4..at + 4 + n])
+    }
+
+    /// C-Blosc2 3.3 writes VL-block chunks of codecs without dictionaries
+    /// with `use_dict`: the dictionary ZSTD trains is stored and flagged,
+    /// and the blocks are compressed without it.
+    #[cfg(all(feature = "zstd", feature = "zlib"))]
+    #[test]
+    fn codecs_without_dictionaries_store_an_unused_one() {
+        let owned = records(64);
+        let blocks: Vec<&[u8]> = owned.iter().map(|b| &b[..]).collect();
+        let zstd = CParams::default()
+            .codec(Codec::Zstd)
+            .typesize(1)
+            .use_dict(true);
+        let zstd_chunk = vl_compress(&blocks, &zstd).unwrap();
+        let trained = stored_dict(&zstd_chunk).expect("zstd trains one").to_vec();
+        assert!(trained.len() >= MIN_USEFUL_DICT);
+        for codec in [Codec::BloscLz, Codec::Zlib] {
+            let p = zstd.clone().codec(codec);
+            // Regular chunks still refuse it (as C-Blosc2's do).
+            assert!(p.validate().is_err(), "{codec:?}");
+            let chunk = vl_compress(&blocks, &p).unwrap();
+            assert_eq!(stored_dict(&chunk), Some(&trained[..]), "{codec:?}");
+            crate::chunk::validate(&chunk).unwrap();
+            let mut d = Decompressor::new(DParams::default());
+            assert_eq!(d.vl_blocks(&chunk).unwrap(), owned, "{codec:?}");
+            assert_eq!(d.decompress(&chunk).unwrap(), owned.concat());
+            // The blocks are the ones of the chunk without a dictionary,
+            // moved past it.
+            let plain = vl_compress(&blocks, &p.clone().use_dict(false)).unwrap();
+            let shift = 4 + trained.len();
+            assert_eq!(chunk.len(), plain.len() + shift, "{codec:?}");
+            let body = EXTENDED_HEADER_LEN + 4 * 64;
+            assert_eq!(chunk[body + shift..], plain[body..], "{codec:?}");
+            // Too few blocks: none, as for the other codecs.
+            let few = vl_compress(&blocks[..7], &p).unwrap();
+            assert_eq!(stored_dict(&few), None, "{codec:?}");
+        }
+    }
+
+    /// At level 0 C-Blosc2 makes no dictionary, whatever the codec.
+    #[test]
+    fn no_dictionary_at_level_0() {
+        let owned = records(64);
+        let blocks: Vec<&[u8]> = owned.iter().map(|b| &b[..]).collect();
+        for codec in Codec::ALL.into_iter().filter(|c| c.is_available()) {
+            let p = CParams::default()
+                .codec(codec)
+                .typesize(1)
+                .clevel(0)
+                .use_dict(true);
+            let chunk = vl_compress(&blocks, &p).unwrap();
+            assert_eq!(stored_dict(&chunk), None, "{codec:?}");
+            let plain = vl_compress(&blocks, &p.clone().use_dict(false)).unwrap();
+            assert_eq!(chunk, plain, "{codec:?}");
+        }
+    }
+
     #[test]
     fn the_documented_layout() {
         // CHUNK-NOTES §13: 4 blocks of 120/5/768/3000 bytes, bstarts 48, ...
@@ -375,7 +463,7 @@ mod tests {
         let p = CParams::default();
         assert!(vl_compress(&[], &p).is_err());
         assert!(vl_compress(&[b"x", b""], &p).is_err());
-        assert!(vl_compress(&[b"abc"], &p.clone().use_dict(true)).is_err());
+        assert!(vl_compress(&[b"abc"], &p.clone().use_dict(true).clevel(10)).is_err());
         assert!(vl_compress(&[b"abc"], &p.clone().format(ChunkFormat::Blosc1)).is_err());
         let block = vec![1u8; 1000];
         let mut small = vec![0u8; 40];

@@ -2,14 +2,41 @@
 
 use super::*;
 
-/// Run `f` on the engine of the handle behind `schunk`, refreshing the C
-/// view after. `on_null` for null, or for a handle another call is using
-/// (a callback re-entering). While `f` runs, user filter and codec
-/// callbacks get this handle as `cparams->schunk` (module docs).
+/// Run `f`, a call that may change the super-chunk, on the engine of the
+/// handle behind `schunk`, refreshing the C view after. `on_null` for
+/// null, or for a handle another call is using (a callback re-entering).
+/// While `f` runs, user filter and codec callbacks get this handle as
+/// `cparams->schunk` (module docs). With locking on, the call holds the
+/// frame's lock exclusively.
 pub(super) fn with<T>(
     schunk: *mut blosc2_schunk,
     on_null: T,
     metas: bool,
+    f: impl FnOnce(&mut Engine<'_>) -> T,
+) -> T {
+    with_mode(schunk, on_null, metas, true, f)
+}
+
+/// [`with`] for a call that only reads the super-chunk: with locking on it
+/// holds the frame's lock shared, as C-Blosc2's readers do, so readers in
+/// other handles and processes run alongside it while writers wait. A
+/// reader that finds another generation re-reads its frame under the shared
+/// lock: no writer can change the frame while it is held, and the handle is
+/// claimed by this call alone, so the re-read races with nothing.
+pub(super) fn with_read<T>(
+    schunk: *mut blosc2_schunk,
+    on_null: T,
+    metas: bool,
+    f: impl FnOnce(&mut Engine<'_>) -> T,
+) -> T {
+    with_mode(schunk, on_null, metas, false, f)
+}
+
+fn with_mode<T>(
+    schunk: *mut blosc2_schunk,
+    on_null: T,
+    metas: bool,
+    exclusive: bool,
     f: impl FnOnce(&mut Engine<'_>) -> T,
 ) -> T {
     if schunk.is_null() {
@@ -26,7 +53,7 @@ pub(super) fn with<T>(
         // SAFETY: the handle's own contexts, not borrowed elsewhere.
         unsafe { crate::v2::sync_schunk_threads(h.c.cctx, h.c.dctx, &mut h.sc) };
         // With locking on, the call holds the frame's lock (lock.rs).
-        let locked = match lock::begin_call(h) {
+        let locked = match lock::begin_call(h, exclusive) {
             Ok(l) => l,
             Err(_) => return on_null,
         };
@@ -219,7 +246,7 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
     nbytes: i32,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             let i = match index(h, nchunk, false) {
                 Ok(i) => i,
                 Err(e) => return e as c_int,
@@ -246,7 +273,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
     needs_free: *mut bool,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             if chunk.is_null() {
                 return err::NULL_POINTER;
             }
@@ -307,7 +334,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
         use oxiblosc::schunk::Storage;
         // Where the chunk lives: a contiguous frame's byte (from the frame
         // start), a sparse frame's chunk file id; None in memory.
-        let offset = with(schunk, None, false, |h| {
+        let offset = with_read(schunk, None, false, |h| {
             let loc =
                 h.sc.chunk_info(usize::try_from(nchunk).ok()?)
                     .ok()?
@@ -357,7 +384,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
     destsize: *mut i32,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             if dest.is_null() || destsize.is_null() {
                 return err::NULL_POINTER;
             }
@@ -400,7 +427,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
     buffer: *mut c_void,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             let ts = h.sc.typesize().max(1) as i64;
             let nitems = h.sc.nbytes() as i64 / ts;
             if start < 0 || stop < start || stop > nitems {
@@ -459,7 +486,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
     buffer: *mut c_void,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             if ncoords < 0 || (ncoords > 0 && (coords.is_null() || buffer.is_null())) {
                 return err::INVALID_PARAM;
             }
@@ -560,7 +587,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
     cparams: *mut *mut blosc2_cparams,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             if cparams.is_null() {
                 return err::NULL_POINTER;
             }
@@ -580,7 +607,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_dparams(
     dparams: *mut *mut blosc2_dparams,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with(schunk, err::NULL_POINTER, false, |h| {
+        with_read(schunk, err::NULL_POINTER, false, |h| {
             if dparams.is_null() {
                 return err::NULL_POINTER;
             }

@@ -76,7 +76,7 @@ pub extern "C" fn blosc2_get_blosc2_io_defaults() -> blosc2_io {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) -> *mut i64 {
     guard(std::ptr::null_mut(), || {
-        with(schunk, std::ptr::null_mut(), false, |h| {
+        with_read(schunk, std::ptr::null_mut(), false, |h| {
             let frame = match h.sc.storage() {
                 oxiblosc::schunk::Storage::Directory(dir) => {
                     let Ok(b) = std::fs::read(dir.join(oxiblosc::schunk::SFRAME_INDEX)) else {
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn blosc2_get_slice_nchunks(
     chunks_idx: *mut *mut i64,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
-        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+        with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
             if start.is_null() || stop.is_null() || chunks_idx.is_null() {
                 return i64::from(err::NULL_POINTER);
             }

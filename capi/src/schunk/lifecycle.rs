@@ -284,7 +284,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
     needs_free: *mut bool,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
-        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+        with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
             }
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
     guard(i64::from(err::FAILURE), || {
-        with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+        with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
             match h.sc.to_cframe() {
                 Ok(f) => f.len() as i64,
                 Err(e) => i64::from(code_of(&e)),

@@ -8,6 +8,10 @@
 //! byte 8, a generation counter each exclusive holder bumps: a handle that
 //! finds another generation than its own last one reopens its frame. Locks
 //! nest per handle (`blosc2_schunk_lock` brackets several operations).
+//! As in C-Blosc2, calls that only read (chunks, slices, metalayers,
+//! parameters, serialising) take the lock shared, so readers in several
+//! handles or processes run at once; calls that change the frame take it
+//! exclusively and wait for the readers.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -27,6 +31,8 @@ struct LockState {
     file: File,
     depth: u32,
     seq: u64,
+    /// Whether the lock held (`depth > 0`) is the exclusive one.
+    exclusive: bool,
 }
 
 /// Lock states by handle address.
@@ -137,6 +143,7 @@ fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool) -> Result<bool, c_int
                 file,
                 depth: 0,
                 seq: 0,
+                exclusive: false,
             })
         }
     };
@@ -166,6 +173,7 @@ fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool) -> Result<bool, c_int
     let changed = seq != s.seq;
     s.seq = if bump { seq + 1 } else { seq };
     s.depth = 1;
+    s.exclusive = exclusive;
     drop(map);
     Ok(changed && h.reopen())
 }
@@ -185,25 +193,29 @@ fn unlock_in(h: &mut Handle) -> c_int {
     }
 }
 
-/// Around one call on a handle (`with`): the exclusive lock of its frame
-/// when locking is on (`Ok(None)`: off), following another holder's
-/// changes first; the generation is bumped by [`end_call`] only when the
-/// call changed the frame.
-pub(crate) fn begin_call(h: &mut Handle) -> Result<Option<bool>, c_int> {
+/// Around one call on a handle (`with`): the lock of its frame when
+/// locking is on (`Ok(None)`: off), exclusive for a call that may change
+/// the frame, shared for a read-only one, following another holder's
+/// changes first (`Ok(Some(true))`: the frame was re-read); the generation
+/// is bumped by [`end_call`] only when an exclusive call changed the frame.
+pub(crate) fn begin_call(h: &mut Handle, exclusive: bool) -> Result<Option<bool>, c_int> {
     if lock_path(h).is_none() {
         return Ok(None);
     }
-    lock_in_as(h, true, false).map(Some)
+    lock_in_as(h, exclusive, false).map(Some)
 }
 
 /// The end of a call [`begin_call`] locked: bump the generation when the
-/// frame `changed`, then release the lock.
+/// frame `changed` (only under the exclusive lock: a shared holder never
+/// writes the sidecar, other readers may hold it too), then release the
+/// lock.
 pub(crate) fn end_call(h: &mut Handle, changed: bool) {
     let key = h as *mut Handle as usize;
     let mut map = locks();
     if changed
         && let Some(s) = map.get_mut(&key)
         && s.depth > 0
+        && s.exclusive
     {
         let mut b = [0u8; 8];
         // A new sidecar is empty: generation 0.

@@ -105,7 +105,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
                 Err(e) => e,
             };
         }
-        with(schunk, err::INVALID_PARAM, false, |h| {
+        with_read(schunk, err::INVALID_PARAM, false, |h| {
             // SAFETY: name is null or a NUL-terminated string.
             match unsafe { meta_name(name) } {
                 Ok(n) => vlmeta_index(h, n),
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
                 Err(e) => code_of(&e),
             };
         }
-        with(schunk, err::INVALID_PARAM, false, |h| {
+        with_read(schunk, err::INVALID_PARAM, false, |h| {
             // SAFETY: name is null or a NUL-terminated string.
             let name = match unsafe { meta_name(name) } {
                 Ok(n) => n,

@@ -135,8 +135,10 @@ pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
 /// bytes, each at least 1) into one VL-block chunk in `dest`, with the
 /// context's cparams; the chunk's size, or a negative code
 /// (`BLOSC2_ERROR_WRITE_BUFFER` when it does not fit: VL-block chunks have
-/// no memcpyed form). Prefilters are refused; with `use_dict` (ZSTD, LZ4,
-/// LZ4HC) chunks of 8 blocks or more carry a dictionary, as C-Blosc2 makes.
+/// no memcpyed form). Prefilters are refused; with `use_dict` and a level
+/// above 0, chunks of 8 blocks or more carry a dictionary, as C-Blosc2
+/// makes: used by ZSTD, LZ4 and LZ4HC, stored unused with the other codecs
+/// (BloscLZ, ZLIB), whose regular chunks refuse `use_dict`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_vlcompress_ctx(
     context: *mut blosc2_context,
