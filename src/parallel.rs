@@ -98,7 +98,7 @@ pub(crate) struct Scratch {
     pub b: Vec<u8>,
     pub codecs: CodecCtx,
     /// getitem's block buffer, kept for the next getitem (up to
-    /// `chunk::decode::GETITEM_KEPT` bytes).
+    /// `chunk::decode::getitem::GETITEM_KEPT` bytes).
     pub block: Vec<u8>,
 }
 

@@ -1,0 +1,121 @@
+use crate::parallel::Scratch;
+use crate::{CParams, Codec, Filter};
+
+fn chunk(typesize: usize, blocksize: usize, len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
+    let mut x = seed | 1;
+    let src: Vec<u8> = (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Compressible but not constant: ramps with noise in the low bits.
+            (i / 64) as u8 ^ (x as u8 & 3)
+        })
+        .collect();
+    let mut p = CParams {
+        codec: Codec::Lz4,
+        typesize,
+        blocksize,
+        ..CParams::default()
+    };
+    p.filters[5] = Some(Filter::Shuffle);
+    let c = crate::Compressor::new(p).compress(&src).unwrap();
+    (src, c)
+}
+
+/// A chunk of a codec that decodes without a dictionary but carries one
+/// (C-Blosc2 3.3 writes such VL-block chunks for ZLIB with `use_dict`):
+/// the dictionary is passed over, as C-Blosc2's decoder does, and the
+/// chunk decodes (whole and by getitem) to its data.
+#[test]
+fn a_dictionary_a_codec_does_not_use_is_passed_over() {
+    for codec in [Codec::Zlib, Codec::BloscLz] {
+        let src: Vec<u8> = (0..64 << 10)
+            .map(|i| (i / 96) as u8 ^ (i % 7) as u8)
+            .collect();
+        let p = CParams {
+            codec,
+            typesize: 1,
+            blocksize: 16 << 10,
+            ..CParams::default()
+        };
+        let c = crate::Compressor::new(p).compress(&src).unwrap();
+        let nblocks = 4;
+        let bstarts_end = 32 + 4 * nblocks;
+        // Insert [i32 size | dictionary] after the block starts and move
+        // every block start past it.
+        let dict: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+        let shift = 4 + dict.len();
+        let mut d = c[..bstarts_end].to_vec();
+        for b in 0..nblocks {
+            let at = 32 + 4 * b;
+            let v = i32::from_le_bytes(d[at..at + 4].try_into().unwrap());
+            d[at..at + 4].copy_from_slice(&(v + shift as i32).to_le_bytes());
+        }
+        d.extend_from_slice(&(dict.len() as i32).to_le_bytes());
+        d.extend_from_slice(&dict);
+        d.extend_from_slice(&c[bstarts_end..]);
+        d[31] |= crate::chunk::header::bflags::USE_DICT;
+        let cbytes = d.len() as i32;
+        d[12..16].copy_from_slice(&cbytes.to_le_bytes());
+        let mut dec = crate::Decompressor::new(crate::DParams::default());
+        assert_eq!(dec.decompress(&d).unwrap(), src, "{codec:?}");
+        let mut out = vec![0u8; 1000];
+        let mut scratch = Scratch::default();
+        super::getitem_into(&d, 20_000, 1000, &mut out, &mut scratch, None).unwrap();
+        assert_eq!(out, src[20_000..21_000], "{codec:?} getitem");
+    }
+}
+
+/// getitem reuses one block buffer per thread: alternating chunks with
+/// larger and smaller blocks (and a short last block), ranges inside one
+/// block, across blocks and whole chunks, each result is exactly the
+/// input's slice (a stale byte of an earlier block would show).
+#[test]
+fn getitem_reused_block_buffer() {
+    let chunks = [
+        chunk(8, 64 << 10, (256 << 10) + 8 * 100, 1),
+        chunk(4, 16 << 10, 100 << 10, 2),
+        chunk(8, 32 << 10, 96 << 10, 3),
+        chunk(2, 128 << 10, 300 << 10, 4),
+    ];
+    let mut scratch = Scratch::default();
+    for round in 0..3 {
+        for (k, (src, c)) in chunks.iter().enumerate() {
+            let ts = [8, 4, 8, 2][k];
+            let n = src.len() / ts;
+            for (start, nitems) in [
+                (0, 1),
+                (n / 2, 512),
+                (n - 3, 3),
+                (1000 + round, n / 3),
+                (0, n),
+            ] {
+                let mut got = vec![0u8; nitems * ts];
+                let n =
+                    super::getitem_into(c, start, nitems, &mut got, &mut scratch, None).unwrap();
+                assert_eq!(n, got.len());
+                assert_eq!(
+                    got,
+                    src[start * ts..(start + nitems) * ts],
+                    "chunk {k} items {start}+{nitems} round {round}"
+                );
+            }
+        }
+    }
+    // Kept between calls: the largest block seen (128 KiB) is still there.
+    assert!(scratch.block.len() >= 128 << 10);
+}
+
+/// A block above the kept size is not kept for the next call.
+#[test]
+fn getitem_drops_large_block_buffer() {
+    let (src, c) = chunk(8, 8 << 20, 8 << 20, 5);
+    let h = crate::ChunkHeader::parse(&c).unwrap();
+    assert!(h.blocksize > super::getitem::GETITEM_KEPT && !h.is_memcpyed());
+    let mut scratch = Scratch::default();
+    let mut got = vec![0u8; 8000];
+    super::getitem_into(&c, 7, 1000, &mut got, &mut scratch, None).unwrap();
+    assert_eq!(got, src[56..56 + 8000]);
+    assert!(scratch.block.is_empty());
+}
