@@ -188,14 +188,6 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
                 return err::MAX_BUFSIZE_EXCEEDED;
             }
         }
-        // C-Blosc2 makes a VL-block chunk without a dictionary when the
-        // input is too small to train one (dict size min(32 KiB, 5 %) below
-        // 256 bytes, fewer than 8 blocks, or under 16 bytes per block).
-        let p = if p.use_dict && vl_dict_too_small(total, n) {
-            p.use_dict(false)
-        } else {
-            p
-        };
         // SAFETY: block i has sizes[i] readable bytes at ptrs[i].
         let blocks: Vec<&[u8]> = ptrs
             .iter()
@@ -211,11 +203,4 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
             Err(e) => code_of(&e),
         }
     })
-}
-
-/// C-Blosc2's rule for a VL-block chunk asked to use a dictionary: too
-/// little input (`total` bytes in `nblocks` blocks) to train one.
-fn vl_dict_too_small(total: i64, nblocks: usize) -> bool {
-    let dict_max = (total / 20).min(32 * 1024);
-    dict_max < 256 || nblocks < 8 || total / nblocks as i64 / 16 == 0
 }
