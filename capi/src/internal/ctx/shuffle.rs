@@ -90,57 +90,42 @@ blosc1_entry! {
     blosc_internal_unshuffle_avx2 => Some(Isa::Avx2), Kernels::unshuffle;
 }
 
-/// C-Blosc2's `shuffle_generic` (`shuffle-generic.h`): the portable byte
-/// shuffle of `blocksize` bytes of `bytesoftype`-byte items.
-///
-/// # Safety
-/// `src` and `dest` point to `blocksize` bytes each (or are null).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn shuffle_generic(
-    bytesoftype: i32,
-    blocksize: i32,
-    src: *const u8,
-    dest: *mut u8,
-) {
-    if bytesoftype > 0 && blocksize >= 0 {
-        // SAFETY: forwarded from this function's contract.
-        unsafe {
-            run(
-                Some(Isa::Generic),
-                Kernels::shuffle,
-                bytesoftype as usize,
-                blocksize as usize,
-                src,
-                dest,
-            )
+macro_rules! blosc2_entry {
+    ($($(#[$doc:meta])+ $name:ident => $op:expr;)*) => {$(
+        $(#[$doc])+
+        ///
+        /// # Safety
+        /// `src` and `dest` point to `blocksize` bytes each (or are null).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            bytesoftype: i32,
+            blocksize: i32,
+            src: *const u8,
+            dest: *mut u8,
+        ) {
+            if bytesoftype > 0 && blocksize >= 0 {
+                // SAFETY: forwarded from this function's contract.
+                unsafe {
+                    run(
+                        Some(Isa::Generic),
+                        $op,
+                        bytesoftype as usize,
+                        blocksize as usize,
+                        src,
+                        dest,
+                    )
+                }
+            }
         }
-    }
+    )*};
 }
 
-/// C-Blosc2's `unshuffle_generic`: the inverse of [`shuffle_generic`].
-///
-/// # Safety
-/// `src` and `dest` point to `blocksize` bytes each (or are null).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn unshuffle_generic(
-    bytesoftype: i32,
-    blocksize: i32,
-    src: *const u8,
-    dest: *mut u8,
-) {
-    if bytesoftype > 0 && blocksize >= 0 {
-        // SAFETY: forwarded from this function's contract.
-        unsafe {
-            run(
-                Some(Isa::Generic),
-                Kernels::unshuffle,
-                bytesoftype as usize,
-                blocksize as usize,
-                src,
-                dest,
-            )
-        }
-    }
+blosc2_entry! {
+    /// C-Blosc2's `shuffle_generic` (`shuffle-generic.h`): the portable byte
+    /// shuffle of `blocksize` bytes of `bytesoftype`-byte items.
+    shuffle_generic => Kernels::shuffle;
+    /// C-Blosc2's `unshuffle_generic`: the inverse of [`shuffle_generic`].
+    unshuffle_generic => Kernels::unshuffle;
 }
 
 #[cfg(test)]
