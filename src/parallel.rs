@@ -172,6 +172,12 @@ impl Workers {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether [`Workers::team`] may give a team for a chunk of `nbytes` in
+    /// `nblocks` blocks (`false`: it runs inline, on the caller's thread).
+    pub(crate) fn may_team(&self, nbytes: usize, nblocks: usize) -> bool {
+        !(self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes())
+    }
+
     /// The team for a chunk of `nbytes` in `nblocks` blocks, or `None` to
     /// run it inline. `warm` readies every scratch of the team for this
     /// chunk's blocks (buffers, codec context) now, whether or not its
@@ -183,7 +189,7 @@ impl Workers {
         nblocks: usize,
         warm: impl Fn(&mut Scratch) -> crate::Result<()>,
     ) -> crate::Result<Option<Team<'_>>> {
-        if self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes() {
+        if !self.may_team(nbytes, nblocks) {
             return Ok(None);
         }
         if self.pool.is_none() {

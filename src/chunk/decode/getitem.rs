@@ -66,10 +66,25 @@ pub(crate) fn getitem_into(
     let bs = h.blocksize;
     let first = begin / bs;
     let last = (end - 1) / bs;
-    if plan.pipeline.has_delta() && first > 0 {
-        plan.check_block(0)?;
+    // Blocks the range covers whole decode straight into `dst` (as C-Blosc2
+    // does for a range of exactly one block); only a partly covered first or
+    // last block goes through the block buffer.
+    let covers = |i: usize| begin <= i * bs && i * bs + h.block_len(i) <= end;
+    let partial = !covers(first) || !covers(last);
+    // The streams must back the block size before a buffer is sized by it.
+    // When the scratch is already that large (the decompressor's last
+    // getitem), nothing is allocated and decoding checks each stream itself.
+    let need = h.block_len(first);
+    let warm = !plan.pipeline.has_delta()
+        && (!partial || scratch.block.len() >= need)
+        && scratch.a.len() >= need
+        && scratch.b.len() >= need;
+    if !warm {
+        if plan.pipeline.has_delta() && first > 0 {
+            plan.check_block(0)?;
+        }
+        (first..=last).try_for_each(|i| plan.check_block(i))?;
     }
-    (first..=last).try_for_each(|i| plan.check_block(i))?;
     let block0: Option<Vec<u8>> = if plan.pipeline.has_delta() && last > 0 {
         let mut b0 = vec![0u8; h.block_len(0)];
         plan.decode_block(k, scratch, 0, None, &mut b0)?;
@@ -85,12 +100,20 @@ pub(crate) fn getitem_into(
     // Taken out of `scratch` for the call (the blocks decode with it); an
     // error drops it.
     let mut block = std::mem::take(&mut scratch.block);
-    if block.len() < h.block_len(first) {
-        block = vec![0u8; h.block_len(first)];
+    if partial && block.len() < need {
+        block = vec![0u8; need];
     }
     for i in first..=last {
         let blen = h.block_len(i);
-        let out = &mut block[..blen];
+        let bstart = i * bs;
+        let from = begin.max(bstart);
+        let to = end.min(bstart + blen);
+        let whole = covers(i);
+        let out = if whole {
+            &mut dst[from - begin..to - begin]
+        } else {
+            &mut block[..blen]
+        };
         match (&block0, i) {
             (Some(b0), 0) => out.copy_from_slice(b0),
             (b0, _) => {
@@ -98,10 +121,9 @@ pub(crate) fn getitem_into(
                 plan.decode_block(k, scratch, i, reference, out)?;
             }
         }
-        let bstart = i * bs;
-        let from = begin.max(bstart);
-        let to = end.min(bstart + blen);
-        dst[from - begin..to - begin].copy_from_slice(&out[from - bstart..to - bstart]);
+        if !whole {
+            dst[from - begin..to - begin].copy_from_slice(&block[from - bstart..to - bstart]);
+        }
     }
     if block.len() <= GETITEM_KEPT {
         scratch.block = block;

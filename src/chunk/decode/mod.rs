@@ -395,7 +395,13 @@ pub(crate) fn decompress_into(
     if nbytes == 0 {
         return Ok(0);
     }
-    plan.check_blocks()?;
+    // Inline, nothing is sized by the header beyond `dst` (one block of
+    // scratch, at most `nbytes`), and decoding checks every stream as it
+    // goes. A team readies a block of scratch per thread first: the streams
+    // must back the block size before that.
+    if workers.may_team(nbytes, plan.nblocks) {
+        plan.check_blocks()?;
+    }
     let k = Kernels::selected()?;
     let bs = h.blocksize;
     let delta = plan.pipeline.has_delta();

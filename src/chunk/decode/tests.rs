@@ -119,3 +119,51 @@ fn getitem_drops_large_block_buffer() {
     assert_eq!(got, src[56..56 + 8000]);
     assert!(scratch.block.is_empty());
 }
+
+/// Warm paths skip the up-front stream checks (an inline decompression
+/// sizes nothing beyond `dst`; a getitem whose scratch is already
+/// block-sized allocates nothing): every truncation and byte flip of a
+/// chunk, decoded whole and by getitem with warm buffers, ends in `Ok`
+/// with the right length or an `Err`, and the buffers do not grow.
+#[test]
+fn warm_decoders_check_every_stream_as_they_go() {
+    let (src, c) = chunk(4, 4 << 10, 20 << 10, 7);
+    let mut workers = crate::parallel::Workers::new(1);
+    let mut scratch = Scratch::default();
+    let mut dst = vec![0u8; src.len()];
+    super::decompress_into(&c, &mut dst, &mut workers, None).unwrap();
+    let mut item = vec![0u8; 4 << 10];
+    super::getitem_into(&c, 10, 1024, &mut item, &mut scratch, None).unwrap();
+    assert_eq!(item, src[40..40 + (4 << 10)]);
+    let lens = (scratch.a.len(), scratch.b.len(), scratch.block.len());
+    let mut variants: Vec<Vec<u8>> = (16..c.len())
+        .map(|n| {
+            // A truncation that keeps cbytes consistent with the length.
+            let mut t = c[..n].to_vec();
+            t[12..16].copy_from_slice(&(n as u32).to_le_bytes());
+            t
+        })
+        .collect();
+    for i in 16..c.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut f = c.clone();
+            f[i] ^= bit;
+            variants.push(f);
+        }
+    }
+    for v in &variants {
+        if let Ok(n) = super::decompress_into(v, &mut dst, &mut workers, None) {
+            assert!(n <= dst.len());
+        }
+        for (start, nitems) in [(0, 1024), (10, 1024), (1024, 2048), (0, 5120)] {
+            let mut out = vec![0u8; nitems * 4];
+            if let Ok(n) = super::getitem_into(v, start, nitems, &mut out, &mut scratch, None) {
+                assert_eq!(n, out.len());
+            }
+        }
+    }
+    assert_eq!(
+        (scratch.a.len(), scratch.b.len(), scratch.block.len()),
+        lens
+    );
+}
