@@ -7,7 +7,8 @@
 //! Layout: the 32-byte header (version 6, flags `0x15 | format << 5` plus
 //! the delta bit, `blocksize` = the number of blocks, flags2 = 0x01), one
 //! `i32` block start per block, then per block `i32 uncompressed size |
-//! payload`, the payload stored raw when the codec does not shrink it. Each
+//! payload`, the payload stored raw when the codec does not shrink it (at
+//! level 0 too: C-Blosc2 compresses VL blocks at any level). Each
 //! block runs through the filters as a block 0 of its own; there are no
 //! run streams and no memcpyed or special form.
 //!
@@ -174,7 +175,12 @@ pub fn vl_compress_into(blocks: &[&[u8]], dst: &mut [u8], p: &CParams) -> Result
         let Scratch { a, b, codecs, .. } = &mut scratch;
         let filtered = lay.pipeline.forward(k, block, None, a, b)?;
         let room = (dst.len() - need).min(size);
-        let c = if p.clevel == 0 || room == 0 {
+        // At level 0 C-Blosc2 still runs the codec on every block (LZ4 at
+        // acceleration 10, LZ4HC at liblz4's default level 9, ZSTD at -1,
+        // zlib's stored blocks, which never fit); BloscLZ at level 0 stops
+        // C-Blosc2 3.3.5 with SIGBUS: ours stores its blocks raw.
+        let blosclz_level_0 = p.clevel == 0 && p.codec == Codec::BloscLz;
+        let c = if blosclz_level_0 || room == 0 {
             0
         } else {
             codecs.compress(

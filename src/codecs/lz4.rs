@@ -138,7 +138,8 @@ impl Backend for Lz4 {
     const EXPANSION: (usize, usize) = (256, 64);
 
     /// C-Blosc2 and C-Blosc 1.x both run LZ4 at acceleration
-    /// `10 - clevel` (`get_accel`).
+    /// `10 - clevel` (`get_accel`); clevel 0 (10) reaches a codec only in
+    /// VL-block chunks, whose blocks C-Blosc2 compresses at any level.
     fn compress(
         &mut self,
         clevel: u8,
@@ -146,7 +147,7 @@ impl Backend for Lz4 {
         dst: &mut [u8],
         dict: Option<&EncDict>,
     ) -> Result<usize> {
-        let accel = 10 - i32::from(clevel.clamp(1, 9));
+        let accel = 10 - i32::from(clevel.min(9));
         self.compress_accel(src, dst, lz4_dict(dict), accel)
     }
 
