@@ -1,5 +1,6 @@
 //! Any valid parameters and data compress, and decompress back equal
-//! (serially and in parallel); getitem agrees.
+//! (serially and in parallel); getitem agrees. The same data cut into
+//! VL blocks (`chunk::vl_compress`) comes back block by block.
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
@@ -78,5 +79,23 @@ fuzz_target!(|inp: Input| {
     if items > 1 {
         let got = oxiblosc::getitem(&chunk, 1, items - 1).unwrap();
         assert_eq!(got, back[ts..items * ts]);
+    }
+    if !inp.blosc1 && !inp.data.is_empty() {
+        let cut = usize::from(inp.blocksize) % 1000 + 1;
+        let blocks: Vec<&[u8]> = inp.data.chunks(cut).collect();
+        let vl = match oxiblosc::chunk::vl_compress(&blocks, &p) {
+            Ok(c) => c,
+            Err(oxiblosc::Error::InvalidParam(_) | oxiblosc::Error::Unsupported(_)) => return,
+            Err(e) => panic!("VL {p:?}: {e}"),
+        };
+        let got = d.vl_blocks(&vl).unwrap_or_else(|e| panic!("VL {p:?}: {e}"));
+        assert_eq!(got.len(), blocks.len());
+        for (g, b) in got.iter().zip(&blocks) {
+            assert_eq!(g.len(), b.len());
+            if !lossy {
+                assert_eq!(g, b, "VL {p:?}");
+            }
+        }
+        assert_eq!(d.decompress(&vl).unwrap(), got.concat());
     }
 });
