@@ -1,27 +1,39 @@
 /* VL-block chunks with a dictionary across libraries: `vl_dict write CODEC
-   FILE [CLEVEL]` writes 64 JSON-like blocks (typesize 1, use_dict, level
+   FILE [CLEVEL [ramp]]` writes 64 JSON-like blocks (typesize 1, use_dict, level
    CLEVEL, default 5) with blosc2_vlcompress_ctx and codec CODEC (0 blosclz,
    1 lz4, 2 lz4hc, 4 zlib, 5 zstd), checking that the chunk has the
-   dictionary flag (none at level 0); `vl_dict read CODEC FILE` decodes
+   dictionary flag (none at level 0); `vl_dict read CODEC FILE [ramp]` decodes
    it with blosc2_vldecompress_ctx and blosc2_decompress_ctx and checks every
-   byte. Built once against our libblosc2 and once against C-Blosc2's, each
-   reads what the other wrote. Prints OK and exits 0 when every check holds. */
+   byte. With `ramp`, the blocks are 64 compressible 4 KiB ramps instead
+   (C-Blosc2 runs the codec on VL blocks even at level 0). Built once against
+   our libblosc2 and once against C-Blosc2's, each reads what the other wrote.
+   Prints OK and exits 0 when every check holds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blosc2.h"
 
 #define NB 64
-static char raw[NB][512];
+#define RAMP 4096
+static char raw[NB][RAMP];
 static const void *srcs[NB];
 static int32_t sizes[NB];
 
 int main(int argc, char **argv) {
-  if (argc != 4 && argc != 5) return 2;
+  if (argc < 4 || argc > 6) return 2;
   blosc2_init();
+  int write = strcmp(argv[1], "write") == 0;
+  int ramp = strcmp(argv[argc - 1], "ramp") == 0 && argc == (write ? 6 : 5);
   int32_t total = 0;
   for (int i = 0; i < NB; i++) {
-    sizes[i] = snprintf(raw[i], sizeof(raw[i]),
+    if (ramp) {
+      for (int j = 0; j < RAMP; j++) raw[i][j] = (char)(j / 64 + i);
+      sizes[i] = RAMP;
+      srcs[i] = raw[i];
+      total += sizes[i];
+      continue;
+    }
+    sizes[i] = snprintf(raw[i], 512,
                         "{\"id\":\"en:ingredient-%03d\",\"vegan\":\"%s\",\"text\":\"INGREDIENT "
                         "NUMBER %03d\",\"from_palm_oil\":null,\"processing\":null,\"labels\":null,"
                         "\"origins\":null,\"quantity\":null}",
@@ -30,13 +42,13 @@ int main(int argc, char **argv) {
     total += sizes[i];
   }
   int codec = atoi(argv[2]);
-  if (strcmp(argv[1], "write") == 0) {
+  if (write) {
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
     cp.typesize = 1;
     cp.compcode = (uint8_t)codec;
     cp.use_dict = 1;
     cp.nthreads = 1;
-    if (argc == 5) cp.clevel = (uint8_t)atoi(argv[4]);
+    if (argc >= 5) cp.clevel = (uint8_t)atoi(argv[4]);
     blosc2_context *c = blosc2_create_cctx(cp);
     int32_t cap = total + BLOSC2_MAX_OVERHEAD + NB * 64 + BLOSC2_MAXDICTSIZE;
     uint8_t *chunk = malloc((size_t)cap);
@@ -55,7 +67,7 @@ int main(int argc, char **argv) {
     printf("OK\n");
     return 0;
   }
-  static uint8_t chunk[200000];
+  static uint8_t chunk[NB * RAMP + 65536];
   FILE *f = fopen(argv[3], "rb");
   if (f == NULL) return 1;
   int n = (int)fread(chunk, 1, sizeof(chunk), f);
