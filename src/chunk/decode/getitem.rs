@@ -75,10 +75,10 @@ pub(crate) fn getitem_into(
     // When the scratch is already that large (the decompressor's last
     // getitem), nothing is allocated and decoding checks each stream itself.
     let need = h.block_len(first);
+    // (`decode_block` sizes `a` and `b` only for a filtered chunk.)
     let warm = !plan.pipeline.has_delta()
         && (!partial || scratch.block.len() >= need)
-        && scratch.a.len() >= need
-        && scratch.b.len() >= need;
+        && (plan.pipeline_is_empty() || (scratch.a.len() >= need && scratch.b.len() >= need));
     if !warm {
         if plan.pipeline.has_delta() && first > 0 {
             plan.check_block(0)?;
