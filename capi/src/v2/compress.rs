@@ -58,13 +58,18 @@ pub(super) fn getitem_raw(
     if let Err(e) = precheck(chunk) {
         return e;
     }
-    let h = match ChunkHeader::parse(chunk) {
+    // Borrowed where parse left it: moving it out copies it with wide loads
+    // that stall on parse's narrow stores.
+    let parsed = ChunkHeader::parse(chunk);
+    let h = match &parsed {
         Ok(h) => h,
-        Err(e) => return code_of(&e),
+        Err(e) => return code_of(e),
     };
     let ts = usize::from(h.typesize).max(1);
     let (start, nitems) = (start as usize, nitems as usize);
-    if start + nitems > h.nbytes / ts && !(nitems == 0 && start <= h.nbytes / ts) {
+    // `start + nitems > nbytes / ts` without a division (both ints are
+    // below 2^31 and ts below 2^8, so nothing overflows).
+    if (start + nitems) * ts > h.nbytes {
         return err::INVALID_PARAM;
     }
     let len = nitems * ts;
@@ -76,7 +81,7 @@ pub(super) fn getitem_raw(
     }
     // SAFETY: dest has `destsize >= len` writable bytes.
     let out = unsafe { slice_out(dest, len) };
-    if crate::common::memcpyed_items(chunk, &h, start, out) {
+    if crate::common::memcpyed_items(chunk, h, start, out) {
         return len as c_int;
     }
     match crate::engines::with_decompressor(DParams::default(), |d| {

@@ -60,6 +60,10 @@ impl blosc2_context {
     /// C-Blosc2), and attach the context to the shared pool of its count
     /// (none with one thread).
     pub(crate) fn begin_call(&mut self) -> Result<(), c_int> {
+        if self.new_nthreads == self.nthreads && self.nthreads <= 1 && self.pool.is_none() {
+            // One thread, as on the last call: nothing to attach.
+            return Ok(());
+        }
         if self.new_nthreads != self.nthreads {
             if self.new_nthreads < 1 {
                 return Err(err::INVALID_PARAM);
@@ -461,8 +465,12 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
             Ok(c) => c,
             Err(e) => return e,
         };
-        let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
-        if dp.postfilter.is_some() {
+        if let Some(dp) = ctx
+            .dparams
+            .as_ref()
+            .filter(|d| d.postfilter.is_some())
+            .copied()
+        {
             return getitem_postfiltered(ctx, &dp, chunk, start, nitems, dest, destsize);
         }
         getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize)
