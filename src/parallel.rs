@@ -137,7 +137,7 @@ pub(crate) struct Scratch {
     pub codecs: CodecCtx,
     /// getitem's block buffer, kept for the next getitem (up to
     /// `chunk::decode::getitem::GETITEM_KEPT` bytes).
-    pub block: Vec<u8>,
+    pub block: AlignedBuf,
 }
 
 impl Scratch {

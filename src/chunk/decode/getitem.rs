@@ -100,8 +100,8 @@ pub(crate) fn getitem_into(
     // Taken out of `scratch` for the call (the blocks decode with it); an
     // error drops it.
     let mut block = std::mem::take(&mut scratch.block);
-    if partial && block.len() < need {
-        block = vec![0u8; need];
+    if partial {
+        block.grow_to(need);
     }
     for i in first..=last {
         let blen = h.block_len(i);
