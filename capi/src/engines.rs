@@ -17,10 +17,8 @@ use oxiblosc::{CParams, Compressor, DParams, Decompressor};
 const KEEP: usize = 4;
 
 thread_local! {
-    // Boxed: taking an engine out and putting it back moves a pointer, not
-    // the engine (whose moves were two memcpys per call).
-    static COMPRESSORS: RefCell<Vec<Box<Compressor>>> = const { RefCell::new(Vec::new()) };
-    static DECOMPRESSORS: RefCell<Vec<Box<Decompressor>>> = const { RefCell::new(Vec::new()) };
+    static COMPRESSORS: RefCell<Vec<Compressor>> = const { RefCell::new(Vec::new()) };
+    static DECOMPRESSORS: RefCell<Vec<Decompressor>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `f` with a warm `Compressor` for `p`.
@@ -29,7 +27,7 @@ pub fn with_compressor<R>(p: CParams, f: impl FnOnce(&mut Compressor) -> R) -> R
         Ok(mut v) => {
             let mut c = match v.iter().position(|c| *c.params() == p) {
                 Some(i) => v.remove(i),
-                None => Box::new(Compressor::new(p)),
+                None => Compressor::new(p),
             };
             // Not borrowed while `f` runs: a re-entrant call finds the
             // cache free (and `c` out of it).
@@ -51,7 +49,7 @@ pub fn with_decompressor<R>(p: DParams, f: impl FnOnce(&mut Decompressor) -> R) 
         Ok(mut v) => {
             let mut d = match v.iter().position(|d| *d.params() == p) {
                 Some(i) => v.remove(i),
-                None => Box::new(Decompressor::new(p)),
+                None => Decompressor::new(p),
             };
             drop(v);
             let r = f(&mut d);

@@ -44,13 +44,15 @@ pub unsafe extern "C" fn blosc1_decompress(
     })
 }
 
-/// Items of a chunk (count in the header's typesize) into `dest[..destsize]`.
+/// Items of a chunk (count in the header's typesize) into `dest[..destsize]`,
+/// with the context's decompressor `d` (`None`: the thread's engine cache).
 pub(super) fn getitem_raw(
     chunk: &[u8],
     start: c_int,
     nitems: c_int,
     dest: *mut c_void,
     destsize: usize,
+    d: Option<&mut Decompressor>,
 ) -> c_int {
     if start < 0 || nitems < 0 {
         return err::INVALID_PARAM;
@@ -84,9 +86,13 @@ pub(super) fn getitem_raw(
     if crate::common::memcpyed_items(chunk, h, start, out) {
         return len as c_int;
     }
-    match crate::engines::with_decompressor(DParams::default(), |d| {
-        d.getitem_into(chunk, start, nitems, out)
-    }) {
+    let r = match d {
+        Some(d) => d.getitem_into(chunk, start, nitems, out),
+        None => crate::engines::with_decompressor(DParams::default(), |d| {
+            d.getitem_into(chunk, start, nitems, out)
+        }),
+    };
+    match r {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
     }
@@ -109,7 +115,7 @@ pub unsafe extern "C" fn blosc1_getitem(
         let Some(chunk) = (unsafe { chunk_at(src) }) else {
             return err::INVALID_HEADER;
         };
-        getitem_raw(chunk, start, nitems, dest, usize::MAX)
+        getitem_raw(chunk, start, nitems, dest, usize::MAX, None)
     })
 }
 
@@ -124,7 +130,7 @@ pub unsafe extern "C" fn blosc2_getitem(
     destsize: i32,
 ) -> c_int {
     guard(err::FAILURE, || match chunk_sized(src, srcsize) {
-        Ok(chunk) => getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize),
+        Ok(chunk) => getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize, None),
         Err(e) => e,
     })
 }

@@ -33,6 +33,11 @@ pub struct blosc2_context {
     pub(super) cparams: Option<blosc2_cparams>,
     pub(super) dparams: Option<blosc2_dparams>,
     pub(super) maskout: Option<Vec<bool>>,
+    /// The decompressor of `blosc2_decompress_ctx` and `blosc2_getitem_ctx`,
+    /// kept between calls (as
+    /// C-Blosc2 keeps its context's buffers): no per-call lookup in the
+    /// thread's engine cache.
+    dec: Option<Box<Decompressor>>,
 }
 
 impl blosc2_context {
@@ -52,7 +57,19 @@ impl blosc2_context {
             cparams,
             dparams,
             maskout: None,
+            dec: None,
         }
+    }
+
+    /// The context's decompressor for `nthreads` threads (made on first use
+    /// and when the count changes).
+    fn decompressor(&mut self, nthreads: i16) -> &mut Decompressor {
+        let n = nthreads.max(1) as usize;
+        if self.dec.as_ref().is_some_and(|d| d.params().nthreads != n) {
+            self.dec = None;
+        }
+        self.dec
+            .get_or_insert_with(|| Box::new(Decompressor::new(DParams::default().nthreads(n))))
     }
 
     /// What every call does first: apply a thread count C wrote to
@@ -367,7 +384,12 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
         }
         let maskout = ctx.maskout.take();
         if maskout.is_none() && dp.postfilter.is_none() {
-            return decompress_raw(chunk, dest, destsize as usize, dp.nthreads);
+            return decompress_with(
+                ctx.decompressor(dp.nthreads),
+                chunk,
+                dest,
+                destsize as usize,
+            );
         }
         decompress_special(ctx, &dp, chunk, dest, destsize as usize, maskout)
     })
@@ -473,7 +495,19 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
         {
             return getitem_postfiltered(ctx, &dp, chunk, start, nitems, dest, destsize);
         }
-        getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize)
+        // The count `blosc2_decompress_ctx` uses: one decompressor serves both.
+        let nthreads = ctx
+            .dparams
+            .as_ref()
+            .map_or(DPARAMS_DEFAULTS.nthreads, |d| d.nthreads);
+        getitem_raw(
+            chunk,
+            start,
+            nitems,
+            dest,
+            destsize.max(0) as usize,
+            Some(ctx.decompressor(nthreads)),
+        )
     })
 }
 
@@ -578,4 +612,85 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
         unsafe { slice_out(dest, n) }.copy_from_slice(&bytes);
         n as c_int
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `blosc2_decompress_ctx` and `blosc2_getitem_ctx` share the context's
+    /// own decompressor: made on the first call, the same one on the next
+    /// calls, replaced when C changes the thread count, and the results are
+    /// right each time.
+    #[test]
+    fn a_context_keeps_one_decompressor_across_calls() {
+        let src: Vec<u8> = (0..65_536u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
+        let mut chunk = vec![0u8; src.len() + 64];
+        let mut cp = CPARAMS_DEFAULTS;
+        cp.typesize = 4;
+        cp.blocksize = 16_384;
+        let cctx = blosc2_create_cctx(cp);
+        // SAFETY: live context; the buffers have the sizes given.
+        let n = unsafe {
+            blosc2_compress_ctx(
+                cctx,
+                src.as_ptr().cast(),
+                src.len() as i32,
+                chunk.as_mut_ptr().cast(),
+                chunk.len() as i32,
+            )
+        };
+        assert!(n > 0);
+        chunk.truncate(n as usize);
+        let dctx = blosc2_create_dctx(DPARAMS_DEFAULTS);
+        let engine = |c: *mut blosc2_context| {
+            // SAFETY: c is a live context.
+            let d = unsafe { &*c }.dec.as_deref();
+            d.map(|d| (d as *const Decompressor, d.params().nthreads))
+        };
+        assert_eq!(engine(dctx), None, "nothing before the first call");
+        let mut out = vec![0u8; src.len()];
+        let mut items = vec![0u8; 400];
+        let mut seen = Vec::new();
+        for nthreads in [1, 1, 2, 2] {
+            // SAFETY: dctx is live (C may write `new_nthreads` between calls).
+            unsafe { (*dctx).new_nthreads = nthreads };
+            out.fill(0);
+            items.fill(0);
+            // SAFETY: live context; the buffers have the sizes given.
+            let (r, g) = unsafe {
+                (
+                    blosc2_decompress_ctx(
+                        dctx,
+                        chunk.as_ptr().cast(),
+                        chunk.len() as i32,
+                        out.as_mut_ptr().cast(),
+                        out.len() as i32,
+                    ),
+                    blosc2_getitem_ctx(
+                        dctx,
+                        chunk.as_ptr().cast(),
+                        chunk.len() as i32,
+                        5000,
+                        100,
+                        items.as_mut_ptr().cast(),
+                        items.len() as i32,
+                    ),
+                )
+            };
+            assert_eq!((r, g), (src.len() as c_int, 400));
+            assert_eq!(out, src);
+            assert_eq!(items, src[20_000..20_400]);
+            let (ptr, n) = engine(dctx).expect("made by the first call");
+            assert_eq!(n, nthreads as usize);
+            seen.push(ptr);
+        }
+        assert_eq!(seen[0], seen[1], "kept between calls");
+        assert_eq!(seen[2], seen[3], "kept between calls");
+        // SAFETY: both contexts are live and freed once.
+        unsafe {
+            blosc2_free_ctx(cctx);
+            blosc2_free_ctx(dctx);
+        }
+    }
 }

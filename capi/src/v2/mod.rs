@@ -405,6 +405,17 @@ fn compress_global(
 
 /// Decompress the chunk `src` into `dest[..destsize]`.
 fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i16) -> c_int {
+    let p = DParams::default().nthreads(nthreads.max(1) as usize);
+    crate::engines::with_decompressor(p, |d| decompress_with(d, chunk, dest, destsize))
+}
+
+/// [`decompress_raw`] with the given decompressor.
+fn decompress_with(
+    d: &mut Decompressor,
+    chunk: &[u8],
+    dest: *mut c_void,
+    destsize: usize,
+) -> c_int {
     if dest.is_null() && destsize > 0 {
         return err::NULL_POINTER;
     }
@@ -414,8 +425,7 @@ fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i1
     // SAFETY: the caller gives `destsize` writable bytes at dest, not
     // overlapping src.
     let out = unsafe { slice_out(dest, destsize) };
-    let p = DParams::default().nthreads(nthreads.max(1) as usize);
-    match crate::engines::with_decompressor(p, |d| d.decompress_into(chunk, out)) {
+    match d.decompress_into(chunk, out) {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
     }
