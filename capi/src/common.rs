@@ -331,4 +331,78 @@ mod tests {
         };
         assert!(r < 0, "{r}");
     }
+
+    /// getitem's range check when nbytes is not a multiple of the typesize
+    /// (4001 bytes of 4-byte items: 1000 whole items), through both ABIs:
+    /// C's `start + nitems <= nbytes / typesize`.
+    #[test]
+    fn getitem_range_counts_whole_items_only() {
+        let src: Vec<u8> = (0..4001u32).map(|i| (i % 251) as u8).collect();
+        for clevel in [0, 5] {
+            let mut chunk = vec![0u8; src.len() + 64];
+            let mut chunk1 = vec![0u8; src.len() + 64];
+            // SAFETY: the buffers have the sizes given.
+            let (n, n1) = unsafe {
+                (
+                    crate::v2::blosc2_compress(
+                        clevel,
+                        1,
+                        4,
+                        src.as_ptr().cast(),
+                        src.len() as i32,
+                        chunk.as_mut_ptr().cast(),
+                        chunk.len() as i32,
+                    ),
+                    crate::v1::blosc_compress(
+                        clevel,
+                        1,
+                        4,
+                        src.len(),
+                        src.as_ptr().cast(),
+                        chunk1.as_mut_ptr().cast(),
+                        chunk1.len(),
+                    ),
+                )
+            };
+            assert!(n > 0 && n1 > 0);
+            for (start, nitems, ok) in [
+                (0, 1000, true),
+                (999, 1, true),
+                (1000, 0, true),
+                (1000, 1, false),
+                (0, 1001, false),
+                (1001, 0, false),
+            ] {
+                let mut out = vec![0u8; 4 * 1001];
+                // SAFETY: the chunks are whole; out holds 1001 items.
+                let (r, r1) = unsafe {
+                    (
+                        crate::v2::blosc2_getitem(
+                            chunk.as_ptr().cast(),
+                            n,
+                            start,
+                            nitems,
+                            out.as_mut_ptr().cast::<c_void>(),
+                            out.len() as i32,
+                        ),
+                        crate::v1::blosc_getitem(
+                            chunk1.as_ptr().cast(),
+                            start,
+                            nitems,
+                            out.as_mut_ptr().cast::<c_void>(),
+                        ),
+                    )
+                };
+                let want = if ok { 4 * nitems } else { -1 };
+                assert_eq!(
+                    (r >= 0, r1 >= 0),
+                    (ok, ok),
+                    "clevel {clevel} {start}+{nitems}"
+                );
+                if ok {
+                    assert_eq!((r, r1), (want, want));
+                }
+            }
+        }
+    }
 }

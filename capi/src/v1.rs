@@ -325,9 +325,9 @@ pub unsafe extern "C" fn blosc_getitem(
         let ts = usize::from(chunk[3]).max(1);
         let nbytes = le_i32(chunk, 4).max(0) as usize;
         let (start, nitems) = (start as usize, nitems as usize);
-        // `start + nitems > nbytes / ts` without a division (both ints are
-        // below 2^31 and ts below 2^8, so nothing overflows).
-        if (start + nitems) * ts > nbytes {
+        // `start + nitems > nbytes / ts` without a division (in u64: both
+        // ints are below 2^31 and ts below 2^8).
+        if (start + nitems) as u64 * ts as u64 > nbytes as u64 {
             return -1;
         }
         let len = nitems * ts;

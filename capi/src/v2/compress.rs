@@ -69,9 +69,9 @@ pub(super) fn getitem_raw(
     };
     let ts = usize::from(h.typesize).max(1);
     let (start, nitems) = (start as usize, nitems as usize);
-    // `start + nitems > nbytes / ts` without a division (both ints are
-    // below 2^31 and ts below 2^8, so nothing overflows).
-    if (start + nitems) * ts > h.nbytes {
+    // `start + nitems > nbytes / ts` without a division (in u64: both ints
+    // are below 2^31 and ts below 2^8).
+    if (start + nitems) as u64 * ts as u64 > h.nbytes as u64 {
         return err::INVALID_PARAM;
     }
     let len = nitems * ts;

@@ -34,9 +34,8 @@ pub struct blosc2_context {
     pub(super) dparams: Option<blosc2_dparams>,
     pub(super) maskout: Option<Vec<bool>>,
     /// The decompressor of `blosc2_decompress_ctx` and `blosc2_getitem_ctx`,
-    /// kept between calls (as
-    /// C-Blosc2 keeps its context's buffers): no per-call lookup in the
-    /// thread's engine cache.
+    /// kept between calls as C-Blosc2 keeps its context's buffers (no
+    /// per-call lookup in the thread's engine cache).
     dec: Option<Box<Decompressor>>,
 }
 
