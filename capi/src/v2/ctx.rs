@@ -60,15 +60,19 @@ impl blosc2_context {
         }
     }
 
-    /// The context's decompressor for `nthreads` threads (made on first use
-    /// and when the count changes).
-    fn decompressor(&mut self, nthreads: i16) -> &mut Decompressor {
+    /// Run `f` with the context's decompressor for `nthreads` threads (made
+    /// on first use and when the count changes). It is out of the context
+    /// while `f` runs: a C callback (a user codec or filter) that calls back
+    /// into this same context gets a fresh one, never the one in use.
+    fn with_decompressor<R>(&mut self, nthreads: i16, f: impl FnOnce(&mut Decompressor) -> R) -> R {
         let n = nthreads.max(1) as usize;
-        if self.dec.as_ref().is_some_and(|d| d.params().nthreads != n) {
-            self.dec = None;
-        }
-        self.dec
-            .get_or_insert_with(|| Box::new(Decompressor::new(DParams::default().nthreads(n))))
+        let mut d = match self.dec.take() {
+            Some(d) if d.params().nthreads == n => d,
+            _ => Box::new(Decompressor::new(DParams::default().nthreads(n))),
+        };
+        let r = f(&mut d);
+        self.dec = Some(d);
+        r
     }
 
     /// What every call does first: apply a thread count C wrote to
@@ -383,12 +387,9 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
         }
         let maskout = ctx.maskout.take();
         if maskout.is_none() && dp.postfilter.is_none() {
-            return decompress_with(
-                ctx.decompressor(dp.nthreads),
-                chunk,
-                dest,
-                destsize as usize,
-            );
+            return ctx.with_decompressor(dp.nthreads, |d| {
+                decompress_with(d, chunk, dest, destsize as usize)
+            });
         }
         decompress_special(ctx, &dp, chunk, dest, destsize as usize, maskout)
     })
@@ -499,14 +500,16 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
             .dparams
             .as_ref()
             .map_or(DPARAMS_DEFAULTS.nthreads, |d| d.nthreads);
-        getitem_raw(
-            chunk,
-            start,
-            nitems,
-            dest,
-            destsize.max(0) as usize,
-            Some(ctx.decompressor(nthreads)),
-        )
+        ctx.with_decompressor(nthreads, |d| {
+            getitem_raw(
+                chunk,
+                start,
+                nitems,
+                dest,
+                destsize.max(0) as usize,
+                Some(d),
+            )
+        })
     })
 }
 
