@@ -44,15 +44,21 @@ pub unsafe extern "C" fn blosc1_decompress(
     })
 }
 
-/// Items of a chunk (count in the header's typesize) into `dest[..destsize]`,
-/// with the context's decompressor `d` (`None`: the thread's engine cache).
+/// A getitem's decode: `run(f)` calls `f` with a decompressor (the
+/// context's, or one from the thread's engine cache).
+pub(super) type WithDecompressor<'a> =
+    &'a mut dyn FnMut(&mut Decompressor) -> oxiblosc::Result<usize>;
+
+/// Items of a chunk (count in the header's typesize) into `dest[..destsize]`.
+/// Only a chunk that needs decoding reaches `run` (a memcpyed one is
+/// copied here), so a small getitem does not pay for fetching an engine.
 pub(super) fn getitem_raw(
     chunk: &[u8],
     start: c_int,
     nitems: c_int,
     dest: *mut c_void,
     destsize: usize,
-    d: Option<&mut Decompressor>,
+    run: impl FnOnce(WithDecompressor<'_>) -> oxiblosc::Result<usize>,
 ) -> c_int {
     if start < 0 || nitems < 0 {
         return err::INVALID_PARAM;
@@ -86,16 +92,15 @@ pub(super) fn getitem_raw(
     if crate::common::memcpyed_items(chunk, h, start, out) {
         return len as c_int;
     }
-    let r = match d {
-        Some(d) => d.getitem_into(chunk, start, nitems, out),
-        None => crate::engines::with_decompressor(DParams::default(), |d| {
-            d.getitem_into(chunk, start, nitems, out)
-        }),
-    };
-    match r {
+    match run(&mut |d| d.getitem_into(chunk, start, nitems, out)) {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
     }
+}
+
+/// [`getitem_raw`]'s decode with a one-thread engine from the thread's cache.
+pub(super) fn cached(f: WithDecompressor<'_>) -> oxiblosc::Result<usize> {
+    crate::engines::with_decompressor(DParams::default(), f)
 }
 
 /// `blosc1_getitem`: the chunk's size comes from its header, dest holds
@@ -115,7 +120,7 @@ pub unsafe extern "C" fn blosc1_getitem(
         let Some(chunk) = (unsafe { chunk_at(src) }) else {
             return err::INVALID_HEADER;
         };
-        getitem_raw(chunk, start, nitems, dest, usize::MAX, None)
+        getitem_raw(chunk, start, nitems, dest, usize::MAX, cached)
     })
 }
 
@@ -130,7 +135,7 @@ pub unsafe extern "C" fn blosc2_getitem(
     destsize: i32,
 ) -> c_int {
     guard(err::FAILURE, || match chunk_sized(src, srcsize) {
-        Ok(chunk) => getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize, None),
+        Ok(chunk) => getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize, cached),
         Err(e) => e,
     })
 }

@@ -500,15 +500,8 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
             .dparams
             .as_ref()
             .map_or(DPARAMS_DEFAULTS.nthreads, |d| d.nthreads);
-        ctx.with_decompressor(nthreads, |d| {
-            getitem_raw(
-                chunk,
-                start,
-                nitems,
-                dest,
-                destsize.max(0) as usize,
-                Some(d),
-            )
+        getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize, |f| {
+            ctx.with_decompressor(nthreads, f)
         })
     })
 }
