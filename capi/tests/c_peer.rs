@@ -552,25 +552,20 @@ fn cross_write_read(
     args: &[&str],
 ) -> (Vec<u8>, Vec<u8>) {
     let (o_file, c_file) = (format!("ours-{name}"), format!("c-{name}"));
-    let with = |verb: &str, file: &str| -> Vec<String> {
-        let mut v = vec![verb.to_string(), args[0].to_string(), file.to_string()];
-        v.extend(args[1..].iter().map(|a| a.to_string()));
-        v
-    };
-    let run = |prog: &str, v: Vec<String>| {
-        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+    // `VERB CODEC FILE REST...`: write takes the level and the data kind,
+    // read only the data kind.
+    let run = |prog: &str, verb: &str, file: &str, rest: &[&str]| {
+        let v: Vec<&str> = [verb, args[0], file]
+            .into_iter()
+            .chain(rest.iter().copied())
+            .collect();
         run_ok(work, prog, &v);
     };
-    run(ours, with("write", &o_file));
-    run(c, with("write", &c_file));
-    // Read takes the codec, the file and the trailing data kind, no level.
-    let read_args = |file: &str| -> Vec<String> {
-        let mut v = vec!["read".to_string(), args[0].to_string(), file.to_string()];
-        v.extend(args.iter().skip(2).map(|a| a.to_string()));
-        v
-    };
-    run(c, read_args(&o_file));
-    run(ours, read_args(&c_file));
+    let read_rest = args.get(2..).unwrap_or_default();
+    run(ours, "write", &o_file, &args[1..]);
+    run(c, "write", &c_file, &args[1..]);
+    run(c, "read", &o_file, read_rest);
+    run(ours, "read", &c_file, read_rest);
     (
         std::fs::read(work.join(&o_file)).unwrap(),
         std::fs::read(work.join(&c_file)).unwrap(),

@@ -27,6 +27,9 @@ pub(crate) mod bflags {
     pub const INSTRUMENTED: u8 = 0x80;
 }
 
+/// `blosc2_flags2` bits (byte 30): the only one defined.
+const VL_BLOCKS: u8 = 0x01;
+
 /// What a special chunk stands for (`blosc2_flags` bits 4..6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SpecialValue {
@@ -235,7 +238,7 @@ impl ChunkHeader {
     }
     /// Blocks of individual sizes (format version 6).
     pub fn is_vlblocks(&self) -> bool {
-        self.is_extended() && self.blosc2_flags2 & 0x01 != 0
+        self.is_extended() && self.blosc2_flags2 & VL_BLOCKS != 0
     }
     /// Number of blocks.
     pub fn nblocks(&self) -> usize {
@@ -313,7 +316,7 @@ impl ChunkHeader {
                     filters_meta[5] = 0;
                 }
                 let (flags2, bflags) = (src[30], src[31]);
-                if flags2 & !0x01 != 0 {
+                if flags2 & !VL_BLOCKS != 0 {
                     return Err(invalid_header(format!(
                         "unknown blosc2_flags2 bits {flags2:#04x}"
                     )));
@@ -362,7 +365,7 @@ impl ChunkHeader {
                 "blocksize {blocksize} is not in 1..={MAX_BLOCKSIZE}"
             )));
         }
-        if extended && blosc2_flags2 & 0x01 != 0 {
+        if extended && blosc2_flags2 & VL_BLOCKS != 0 {
             if memcpyed || special.is_some() {
                 return Err(invalid_header(
                     "VL-block chunk cannot be memcpyed or special",
