@@ -13,6 +13,14 @@ def put(target, blob):
     d.mkdir(parents=True, exist_ok=True)
     (d / hashlib.sha1(blob).hexdigest()).write_bytes(blob)
 
+def put_chunk(blob):
+    """A chunk for chunk_decode, and for capi_chunk with three call
+    headers (start, nitems, destsize selector, flags)."""
+    put("chunk_decode", blob)
+    for head in (struct.pack("<HHBB", 0, 4, 0, 0), struct.pack("<HHBB", 1, 100, 1, 1),
+                 struct.pack("<HHBB", 7, 3, 3, 2)):
+        put("capi_chunk", head + blob)
+
 manifest = json.loads((data / "manifest.json").read_text())
 for v in manifest["vectors"]:
     p = data / v["path"]
@@ -20,7 +28,7 @@ for v in manifest["vectors"]:
     if p.is_file() and p.stat().st_size <= 64 * 1024:
         b = p.read_bytes()
         if kind in ("chunk", "blosc1"):
-            put("chunk_decode", b)
+            put_chunk(b)
         elif kind in ("frame", "compat") and b[2:10] == b"b2frame\0":
             put("cframe_read", b)
             if b"b2nd" in b or b"caterva" in b:
@@ -28,7 +36,7 @@ for v in manifest["vectors"]:
             put("cframe_edit", bytes([0, 9, 17, 3]) + b)
             put("cframe_edit", bytes([1, 2, 4, 5]) + b)
         elif kind == "compat":
-            put("chunk_decode", b)
+            put_chunk(b)
         elif kind == "bloscpack":
             put("blp_read", b)
     if p.is_file() and kind == "bloscpack" and p.stat().st_size > 64 * 1024:
@@ -52,7 +60,7 @@ for name in ["cframe-1.bin", "cframe-1b-dup-offsets.b2frame",
 for name in ["cframe_mut-1.bin", "cframe_mut-2-oom.bin"]:
     put("cframe_edit", (f / name).read_bytes())
 for name in ["chunk-filter-fail.b2", "chunk-hdr-only.b2", "chunk-zero-runs.b2"]:
-    put("chunk_decode", (f / "oom-probes" / name).read_bytes())
+    put_chunk((f / "oom-probes" / name).read_bytes())
 sd = f / "sframe-1.dir"
 files = sorted(x for x in sd.iterdir() if x.name.endswith(".chunk"))[:3]
 head = b"".join(struct.pack("<BH", int(x.stem, 16), x.stat().st_size) for x in files)
