@@ -29,7 +29,8 @@ if rustup target list --toolchain nightly --installed 2>/dev/null | grep -q aarc
 else
     echo "Miri NEON run skipped: the aarch64 standard library could not be installed for nightly."
 fi
-echo "-- miri: the C ABI's super-chunk handles re-entered from callbacks (capi/src/schunk),"
+echo "-- miri: the C ABI's super-chunk handles and contexts re-entered from callbacks"
+echo "   (capi/src/schunk, capi/src/v2/reentry_tests.rs),"
 echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx)"
 MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" cargo +nightly miri test -p oxiblosc-capi --lib -- \
     reentry internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts

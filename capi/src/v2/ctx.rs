@@ -60,18 +60,32 @@ impl blosc2_context {
         }
     }
 
-    /// Run `f` with the context's decompressor for `nthreads` threads (made
-    /// on first use and when the count changes). It is out of the context
-    /// while `f` runs: a C callback (a user codec or filter) that calls back
-    /// into this same context gets a fresh one, never the one in use.
-    fn with_decompressor<R>(&mut self, nthreads: i16, f: impl FnOnce(&mut Decompressor) -> R) -> R {
+    /// Run `f` with the decompressor of the context at `ctx` for `nthreads`
+    /// threads (made on first use and when the count changes). It is out of
+    /// the context while `f` runs, and no reference to the context is held
+    /// then: a C callback (a user codec or filter) that calls back into this
+    /// same context, with the pointer C holds, gets a fresh decompressor and
+    /// aliases nothing (`reentry_tests`). Once `f` returns, the taken one is
+    /// put back (a decompressor such a call left there is dropped).
+    ///
+    /// # Safety
+    /// `ctx` is a live context, and the caller holds no reference to it
+    /// across this call.
+    unsafe fn with_decompressor<R>(
+        ctx: *mut blosc2_context,
+        nthreads: i16,
+        f: impl FnOnce(&mut Decompressor) -> R,
+    ) -> R {
         let n = nthreads.max(1) as usize;
-        let mut d = match self.dec.take() {
+        // SAFETY: live (the caller's contract); the field borrow ends here.
+        let taken = unsafe { (*ctx).dec.take() };
+        let mut d = match taken {
             Some(d) if d.params().nthreads == n => d,
             _ => Box::new(Decompressor::new(DParams::default().nthreads(n))),
         };
         let r = f(&mut d);
-        self.dec = Some(d);
+        // SAFETY: as above; `f` has returned, so no inner call is running.
+        unsafe { (*ctx).dec = Some(d) };
         r
     }
 
@@ -284,8 +298,9 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
             Err(e) => return e,
         };
         if cp.prefilter.is_some() {
+            // `ctx` is not used again: the prefilter is handed `context`.
             return compress_prefiltered(
-                ctx,
+                context,
                 &cp,
                 p,
                 src,
@@ -300,9 +315,12 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
 
 /// Compression with a prefilter: the chunk is laid out first (block size),
 /// then the prefilter fills each block from `src`, then the filled buffer
-/// is compressed with the same parameters (so the same blocks).
+/// is compressed with the same parameters (so the same blocks). `ctx` is
+/// the pointer C holds, only handed to the prefilter: a raw pointer, so a
+/// prefilter or user filter that calls back into the context aliases no
+/// reference of ours.
 pub(super) fn compress_prefiltered(
-    ctx: &mut blosc2_context,
+    ctx: *mut blosc2_context,
     cp: &blosc2_cparams,
     p: CParams,
     src: *const c_void,
@@ -325,7 +343,6 @@ pub(super) fn compress_prefiltered(
     let Some(prefilter) = cp.prefilter else {
         return err::FAILURE;
     };
-    let ctx_ptr: *mut blosc2_context = ctx;
     for (nblock, out) in filled.chunks_mut(blocksize).enumerate() {
         let offset = nblock * blocksize;
         let mut pp = blosc2_prefilter_params {
@@ -345,7 +362,7 @@ pub(super) fn compress_prefiltered(
             tid: 0,
             ttmp: ttmp.as_mut_ptr(),
             ttmp_nbytes: ttmp.len(),
-            ctx: ctx_ptr,
+            ctx,
             output_is_disposable: false,
         };
         // SAFETY: the prefilter is the caller's function; its params point to
@@ -387,19 +404,24 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
         }
         let maskout = ctx.maskout.take();
         if maskout.is_none() && dp.postfilter.is_none() {
-            return ctx.with_decompressor(dp.nthreads, |d| {
-                decompress_with(d, chunk, dest, destsize as usize)
-            });
+            // SAFETY: live; `ctx` is not used again.
+            return unsafe {
+                blosc2_context::with_decompressor(context, dp.nthreads, |d| {
+                    decompress_with(d, chunk, dest, destsize as usize)
+                })
+            };
         }
-        decompress_special(ctx, &dp, chunk, dest, destsize as usize, maskout)
+        // `ctx` is not used again: the postfilter is handed `context`.
+        decompress_special(context, &dp, chunk, dest, destsize as usize, maskout)
     })
 }
 
 /// Decompression with a mask or a postfilter: the whole chunk is decoded
 /// into a scratch buffer, then each block kept is copied (or handed to the
-/// postfilter) into `dest`.
+/// postfilter) into `dest`. `ctx`: as for [`compress_prefiltered`], handed
+/// to the postfilter.
 pub(super) fn decompress_special(
-    ctx: &mut blosc2_context,
+    ctx: *mut blosc2_context,
     dp: &blosc2_dparams,
     chunk: &[u8],
     dest: *mut c_void,
@@ -425,7 +447,6 @@ pub(super) fn decompress_special(
     let out = unsafe { slice_out(dest, h.nbytes) };
     let bs = h.blocksize.max(1);
     let mut ttmp = vec![0u8; bs * 4];
-    let ctx_ptr: *mut blosc2_context = ctx;
     for (nblock, (inb, outb)) in tmp.chunks(bs).zip(out.chunks_mut(bs)).enumerate() {
         if maskout
             .as_ref()
@@ -452,7 +473,7 @@ pub(super) fn decompress_special(
                     tid: 0,
                     ttmp: ttmp.as_mut_ptr(),
                     ttmp_nbytes: ttmp.len(),
-                    ctx: ctx_ptr,
+                    ctx,
                 };
                 // SAFETY: the caller's postfilter, with live buffers of the
                 // sizes given.
@@ -493,7 +514,8 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
             .filter(|d| d.postfilter.is_some())
             .copied()
         {
-            return getitem_postfiltered(ctx, &dp, chunk, start, nitems, dest, destsize);
+            // `ctx` is not used again: the postfilter is handed `context`.
+            return getitem_postfiltered(context, &dp, chunk, start, nitems, dest, destsize);
         }
         // The count `blosc2_decompress_ctx` uses: one decompressor serves both.
         let nthreads = ctx
@@ -501,14 +523,16 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
             .as_ref()
             .map_or(DPARAMS_DEFAULTS.nthreads, |d| d.nthreads);
         getitem_raw(chunk, start, nitems, dest, destsize.max(0) as usize, |f| {
-            ctx.with_decompressor(nthreads, f)
+            // SAFETY: live; `ctx` is not used again.
+            unsafe { blosc2_context::with_decompressor(context, nthreads, f) }
         })
     })
 }
 
-/// getitem through a postfilter: decode the chunk with it, then copy.
+/// getitem through a postfilter: decode the chunk with it, then copy
+/// (`ctx` as for [`decompress_special`]).
 pub(super) fn getitem_postfiltered(
-    ctx: &mut blosc2_context,
+    ctx: *mut blosc2_context,
     dp: &blosc2_dparams,
     chunk: &[u8],
     start: c_int,

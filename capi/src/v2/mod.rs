@@ -22,6 +22,8 @@ mod compress;
 mod ctx;
 mod global;
 pub(crate) mod plugins;
+#[cfg(test)]
+mod reentry_tests;
 mod shuffle;
 mod special;
 mod vlchunk;

@@ -1,0 +1,301 @@
+//! A user filter's callback calling back into the context whose call is
+//! running it, with the pointer C holds: `blosc2_decompress_ctx` and
+//! `blosc2_getitem_ctx` on the same decompression context, and
+//! `blosc2_compress_ctx` on the same compression context. Each inner call
+//! must work (it gets a decompressor of its own) and the outer call must
+//! finish with the right bytes; under Miri
+//! (`cargo +nightly miri test -p oxiblosc-capi --lib ctx_reentry`) no
+//! reference to the context may be live across the callback.
+
+use std::cell::Cell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use super::plugins::{blosc2_filter, blosc2_register_filter};
+use super::*;
+
+/// The filter id, unused by the other tests of this crate.
+const ID: u8 = 241;
+
+/// The context the callbacks re-enter (null: do not re-enter).
+static DCTX: AtomicPtr<blosc2_context> = AtomicPtr::new(std::ptr::null_mut());
+static CCTX: AtomicPtr<blosc2_context> = AtomicPtr::new(std::ptr::null_mut());
+/// The plain chunk the inner calls decode, and its data.
+static INNER: Mutex<(Vec<u8>, Vec<u8>)> = Mutex::new((Vec::new(), Vec::new()));
+/// The data the inner compressions compress, and the chunk they must give.
+static OUTER: Mutex<(Vec<u8>, Vec<u8>)> = Mutex::new((Vec::new(), Vec::new()));
+/// Inner calls that returned the right result.
+static INNER_OK: AtomicUsize = AtomicUsize::new(0);
+/// Inner calls made.
+static INNER_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// Data of `n` bytes that compress.
+fn data(n: usize) -> Vec<u8> {
+    (0..n as u32 / 4)
+        .flat_map(|i| (i / 5).to_le_bytes())
+        .collect()
+}
+
+/// Compress `src` through `ctx`; the chunk, or the error code.
+fn compress(ctx: *mut blosc2_context, src: &[u8]) -> Result<Vec<u8>, c_int> {
+    let mut chunk = vec![0u8; src.len() + 64];
+    // SAFETY: ctx is a live compression context; the sizes are the buffers'.
+    let n = unsafe {
+        blosc2_compress_ctx(
+            ctx,
+            src.as_ptr().cast(),
+            src.len() as i32,
+            chunk.as_mut_ptr().cast(),
+            chunk.len() as i32,
+        )
+    };
+    if n <= 0 {
+        return Err(n);
+    }
+    chunk.truncate(n as usize);
+    Ok(chunk)
+}
+
+thread_local! {
+    /// Set while a callback re-enters: the inner compression runs the
+    /// filter too, which must not re-enter again.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a callback does besides its filtering (once, not from an inner
+/// call): decompress and get items from the inner chunk through `DCTX`,
+/// compress the outer data through `CCTX`.
+fn reenter() {
+    if INSIDE.replace(true) {
+        return;
+    }
+    let (chunk, want) = INNER.lock().unwrap().clone();
+    let dctx = DCTX.load(Ordering::SeqCst);
+    if !dctx.is_null() {
+        INNER_CALLS.fetch_add(2, Ordering::SeqCst);
+        let mut out = vec![0u8; want.len()];
+        // SAFETY: a live context (the test frees it after the outer call);
+        // the sizes are the buffers'.
+        let n = unsafe {
+            blosc2_decompress_ctx(
+                dctx,
+                chunk.as_ptr().cast(),
+                chunk.len() as i32,
+                out.as_mut_ptr().cast(),
+                out.len() as i32,
+            )
+        };
+        if n as usize == want.len() && out == want {
+            INNER_OK.fetch_add(1, Ordering::SeqCst);
+        }
+        let mut items = vec![0u8; 40];
+        // SAFETY: as above; 10 items of 4 bytes.
+        let n = unsafe {
+            blosc2_getitem_ctx(
+                dctx,
+                chunk.as_ptr().cast(),
+                chunk.len() as i32,
+                3,
+                10,
+                items.as_mut_ptr().cast(),
+                items.len() as i32,
+            )
+        };
+        if n == 40 && items == want[12..52] {
+            INNER_OK.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let cctx = CCTX.load(Ordering::SeqCst);
+    if !cctx.is_null() {
+        INNER_CALLS.fetch_add(1, Ordering::SeqCst);
+        let (data, chunk) = OUTER.lock().unwrap().clone();
+        if compress(cctx, &data).is_ok_and(|c| c == chunk) {
+            INNER_OK.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    INSIDE.set(false);
+}
+
+unsafe extern "C" fn forward(
+    src: *const u8,
+    dst: *mut u8,
+    size: i32,
+    _meta: u8,
+    _cparams: *mut blosc2_cparams,
+    _id: u8,
+) -> c_int {
+    // SAFETY: size bytes at each, not overlapping (the engine's buffers).
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, size as usize) };
+    reenter();
+    0
+}
+
+unsafe extern "C" fn backward(
+    src: *const u8,
+    dst: *mut u8,
+    size: i32,
+    _meta: u8,
+    _dparams: *mut blosc2_dparams,
+    _id: u8,
+) -> c_int {
+    // SAFETY: as `forward`.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, size as usize) };
+    reenter();
+    0
+}
+
+unsafe extern "C" fn prefilter(pp: *mut blosc2_prefilter_params) -> c_int {
+    // SAFETY: the engine's params: output_size bytes at input and output.
+    unsafe {
+        let pp = &*pp;
+        std::ptr::copy_nonoverlapping(pp.input, pp.output, pp.output_size as usize);
+    }
+    reenter();
+    0
+}
+
+unsafe extern "C" fn postfilter(pp: *mut blosc2_postfilter_params) -> c_int {
+    // SAFETY: the engine's params: size bytes at input and output.
+    unsafe {
+        let pp = &*pp;
+        std::ptr::copy_nonoverlapping(pp.input, pp.output, pp.size as usize);
+    }
+    reenter();
+    0
+}
+
+/// Decompress the outer chunk and get items from it through `dctx`, with
+/// `DCTX` set to it: every call must give the outer data, and each
+/// callback's inner calls must have worked.
+fn decode_reentering(dctx: *mut blosc2_context, outer: &[u8], outer_data: &[u8], min_calls: usize) {
+    let n = outer_data.len();
+    DCTX.store(dctx, Ordering::SeqCst);
+    let (ok0, calls0) = (
+        INNER_OK.load(Ordering::SeqCst),
+        INNER_CALLS.load(Ordering::SeqCst),
+    );
+    let mut back = vec![0u8; n];
+    // SAFETY: a live context; the sizes are the buffers'.
+    let r = unsafe {
+        blosc2_decompress_ctx(
+            dctx,
+            outer.as_ptr().cast(),
+            outer.len() as i32,
+            back.as_mut_ptr().cast(),
+            back.len() as i32,
+        )
+    };
+    assert_eq!(r as usize, n);
+    assert_eq!(back, outer_data);
+    let mut items = vec![0u8; 4 * 300];
+    // SAFETY: as above; 300 items of 4 bytes.
+    let r = unsafe {
+        blosc2_getitem_ctx(
+            dctx,
+            outer.as_ptr().cast(),
+            outer.len() as i32,
+            200,
+            300,
+            items.as_mut_ptr().cast(),
+            items.len() as i32,
+        )
+    };
+    assert_eq!(r, 1200);
+    assert_eq!(items, outer_data[800..2000]);
+    DCTX.store(std::ptr::null_mut(), Ordering::SeqCst);
+    let calls = INNER_CALLS.load(Ordering::SeqCst) - calls0;
+    assert!(
+        calls >= min_calls,
+        "{calls} inner calls, {min_calls} expected"
+    );
+    assert_eq!(INNER_OK.load(Ordering::SeqCst) - ok0, calls);
+    // The context still works.
+    back.fill(0);
+    // SAFETY: as above.
+    let r = unsafe {
+        blosc2_decompress_ctx(
+            dctx,
+            outer.as_ptr().cast(),
+            outer.len() as i32,
+            back.as_mut_ptr().cast(),
+            back.len() as i32,
+        )
+    };
+    assert_eq!((r as usize, &back[..]), (n, outer_data));
+}
+
+/// Compress the outer data through `cctx` with `CCTX` set to it: the chunk
+/// must be `outer`, and each callback's inner compression must have worked.
+fn encode_reentering(cctx: *mut blosc2_context, outer: &[u8], outer_data: &[u8], min_calls: usize) {
+    CCTX.store(cctx, Ordering::SeqCst);
+    let (ok0, calls0) = (
+        INNER_OK.load(Ordering::SeqCst),
+        INNER_CALLS.load(Ordering::SeqCst),
+    );
+    assert_eq!(compress(cctx, outer_data).unwrap(), outer);
+    CCTX.store(std::ptr::null_mut(), Ordering::SeqCst);
+    let calls = INNER_CALLS.load(Ordering::SeqCst) - calls0;
+    assert!(
+        calls >= min_calls,
+        "{calls} inner compressions, {min_calls} expected"
+    );
+    assert_eq!(INNER_OK.load(Ordering::SeqCst) - ok0, calls);
+}
+
+#[test]
+fn ctx_reentry_from_a_filter_callback_works_and_aliases_nothing() {
+    let mut f = blosc2_filter {
+        id: ID,
+        name: c"ctx-reentry".as_ptr() as *mut c_char,
+        version: 1,
+        forward: Some(forward),
+        backward: Some(backward),
+    };
+    // SAFETY: a valid filter.
+    assert_eq!(unsafe { blosc2_register_filter(&mut f) }, 0);
+    let n = if cfg!(miri) { 2048 } else { 16_384 };
+    let mut plain = CPARAMS_DEFAULTS;
+    plain.typesize = 4;
+    plain.blocksize = 1024;
+    let pctx = blosc2_create_cctx(plain);
+    let inner_data = data(n);
+    let inner = compress(pctx, &inner_data).unwrap();
+    *INNER.lock().unwrap() = (inner, inner_data);
+
+    let mut cp = plain;
+    cp.filters = [0, 0, 0, 0, 1, ID];
+    // Not yet re-entering: the outer chunk.
+    let cctx = blosc2_create_cctx(cp);
+    let outer_data: Vec<u8> = data(n).iter().map(|b| b ^ 0x5a).collect();
+    let outer = compress(cctx, &outer_data).unwrap();
+    let blocks = n / 1024;
+    *OUTER.lock().unwrap() = (outer_data.clone(), outer.clone());
+
+    // Compression, decompression and getitem re-entering their own context
+    // from the user filter: every block once for the compression and the
+    // decompression, the two blocks the items cover for getitem, two inner
+    // calls (decompress and getitem) per decoding callback.
+    encode_reentering(cctx, &outer, &outer_data, blocks);
+    let dctx = blosc2_create_dctx(DPARAMS_DEFAULTS);
+    decode_reentering(dctx, &outer, &outer_data, 2 * (blocks + 2));
+
+    // The same from a prefilter and a postfilter, on plain chunks.
+    let mut pre = plain;
+    pre.prefilter = Some(prefilter);
+    let prectx = blosc2_create_cctx(pre);
+    let plain_outer = compress(pctx, &outer_data).unwrap();
+    *OUTER.lock().unwrap() = (outer_data.clone(), plain_outer.clone());
+    encode_reentering(prectx, &plain_outer, &outer_data, blocks);
+    let mut post = DPARAMS_DEFAULTS;
+    post.postfilter = Some(postfilter);
+    let postctx = blosc2_create_dctx(post);
+    decode_reentering(postctx, &plain_outer, &outer_data, 2 * (blocks + 2));
+    // SAFETY: each context is live and freed once.
+    unsafe {
+        blosc2_free_ctx(pctx);
+        blosc2_free_ctx(cctx);
+        blosc2_free_ctx(dctx);
+        blosc2_free_ctx(prectx);
+        blosc2_free_ctx(postctx);
+    }
+}
