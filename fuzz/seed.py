@@ -31,6 +31,7 @@ for v in manifest["vectors"]:
             put_chunk(b)
         elif kind in ("frame", "compat") and b[2:10] == b"b2frame\0":
             put("cframe_read", b)
+            put("capi_frame", b)
             if b"b2nd" in b or b"caterva" in b:
                 put("ndarray_read", b)
             put("cframe_edit", bytes([0, 9, 17, 3]) + b)

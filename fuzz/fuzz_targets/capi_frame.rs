@@ -1,0 +1,144 @@
+//! The C super-chunk API (`libblosc2.so`) on a fuzzed contiguous frame:
+//! `blosc2_schunk_from_buffer` (copying and not), then what a C reader
+//! does: the struct's fields and metalayers (read directly, as
+//! `blosc2_meta_get`, a `static inline` in `blosc2.h`, does), every chunk
+//! through `blosc2_schunk_decompress_chunk`, `_get_chunk` and
+//! `_get_lazychunk`, a slice, the vlmetalayers, and `blosc2_schunk_to_buffer`,
+//! whose frame must open again. Every buffer is exactly the size the call
+//! is told, so a read or write past one is an ASan report.
+#![no_main]
+use std::ffi::{CStr, c_char, c_void};
+
+use blosc2::schunk::{
+    blosc2_schunk, blosc2_schunk_decompress_chunk, blosc2_schunk_free, blosc2_schunk_from_buffer,
+    blosc2_schunk_get_chunk, blosc2_schunk_get_lazychunk, blosc2_schunk_get_slice_buffer,
+    blosc2_schunk_to_buffer, blosc2_vlmeta_get, blosc2_vlmeta_get_names,
+};
+use libfuzzer_sys::fuzz_target;
+
+unsafe extern "C" {
+    fn free(p: *mut c_void);
+}
+
+/// The most chunks read, and the largest chunk decoded.
+const MAX_CHUNKS: i64 = 64;
+const MAX_CHUNK: usize = 8 << 20;
+
+/// Read every byte of `len` at `p` (ASan checks each).
+fn touch(p: *const u8, len: usize) -> u64 {
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: the library's contract for the buffer it returned.
+    unsafe { std::slice::from_raw_parts(p, len) }
+        .iter()
+        .map(|&b| u64::from(b))
+        .sum()
+}
+
+/// What a C reader does with an open super-chunk.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn read_all(sc: *mut blosc2_schunk) {
+    // SAFETY: live handle (caller).
+    let s = unsafe { &*sc };
+    let mut sink = 0u64;
+    for m in s.metalayers.iter().take(usize::from(s.nmetalayers).min(16)) {
+        if m.is_null() {
+            continue;
+        }
+        // SAFETY: a metalayer the library published: a NUL-terminated
+        // name and content_len bytes of content.
+        let m = unsafe { &**m };
+        sink += unsafe { CStr::from_ptr(m.name) }.to_bytes().len() as u64;
+        sink += touch(m.content, m.content_len.max(0) as usize);
+    }
+    let (nchunks, chunksize) = (s.nchunks, s.chunksize);
+    let dest_len = usize::try_from(chunksize).unwrap_or(0).min(MAX_CHUNK);
+    let mut dest = vec![0u8; dest_len];
+    for i in 0..nchunks.clamp(0, MAX_CHUNKS) {
+        // SAFETY: live handle; dest_len writable bytes.
+        let _ = unsafe {
+            blosc2_schunk_decompress_chunk(sc, i, dest.as_mut_ptr().cast(), dest_len as i32)
+        };
+        for lazy in [false, true] {
+            let (mut chunk, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
+            // SAFETY: live handle; writable out-pointers.
+            let n = unsafe {
+                if lazy {
+                    blosc2_schunk_get_lazychunk(sc, i, &mut chunk, &mut needs_free)
+                } else {
+                    blosc2_schunk_get_chunk(sc, i, &mut chunk, &mut needs_free)
+                }
+            };
+            if n > 0 {
+                sink += touch(chunk, n as usize);
+            }
+            if needs_free && !chunk.is_null() {
+                // SAFETY: malloc'ed for the caller, who frees it.
+                unsafe { free(chunk.cast()) };
+            }
+        }
+    }
+    // A slice of the first items, into a buffer of exactly that size.
+    let ts = i64::from(s.typesize.max(1));
+    let stop = (s.nbytes / ts).clamp(0, (MAX_CHUNK as i64) / ts).min(1000);
+    let mut slice = vec![0u8; (stop * ts) as usize];
+    // SAFETY: live handle; stop * typesize writable bytes.
+    let _ = unsafe { blosc2_schunk_get_slice_buffer(sc, 0, stop, slice.as_mut_ptr().cast()) };
+    let mut names = vec![std::ptr::null_mut::<c_char>(); 8192];
+    // SAFETY: live handle; room for the most vlmetalayers a handle has.
+    let n = unsafe { blosc2_vlmeta_get_names(sc, names.as_mut_ptr()) };
+    for &name in names.iter().take(n.clamp(0, 64) as usize) {
+        if name.is_null() {
+            continue;
+        }
+        let (mut content, mut len) = (std::ptr::null_mut::<u8>(), 0i32);
+        // SAFETY: live handle; a name the library gave; writable out-pointers.
+        if unsafe { blosc2_vlmeta_get(sc, name, &mut content, &mut len) } >= 0 {
+            sink += touch(content, len.max(0) as usize);
+            // SAFETY: malloc'ed for the caller.
+            unsafe { free(content.cast()) };
+        }
+    }
+    std::hint::black_box(sink);
+}
+
+fuzz_target!(|data: &[u8]| {
+    for copy in [true, false] {
+        // An exact copy: the frame's buffer for `copy == false` must stay
+        // alive while the handle lives, and a read past it is an ASan report.
+        let mut buf = data.to_vec();
+        // SAFETY: buf holds len bytes and outlives the handle.
+        let sc = unsafe { blosc2_schunk_from_buffer(buf.as_mut_ptr(), buf.len() as i64, copy) };
+        if sc.is_null() {
+            return;
+        }
+        // SAFETY: a live handle, freed once below.
+        unsafe { read_all(sc) };
+        let (mut frame, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
+        // SAFETY: live handle; writable out-pointers.
+        let n = unsafe { blosc2_schunk_to_buffer(sc, &mut frame, &mut needs_free) };
+        if n > 0 {
+            // SAFETY: n bytes the library returned.
+            let mut again = unsafe { std::slice::from_raw_parts(frame, n as usize) }.to_vec();
+            // SAFETY: again holds its length and outlives the handle.
+            let sc2 =
+                unsafe { blosc2_schunk_from_buffer(again.as_mut_ptr(), again.len() as i64, true) };
+            assert!(
+                !sc2.is_null(),
+                "blosc2_schunk_to_buffer gave a frame that does not open"
+            );
+            // SAFETY: live, freed once.
+            unsafe { blosc2_schunk_free(sc2) };
+        }
+        if needs_free && !frame.is_null() {
+            // SAFETY: malloc'ed for the caller.
+            unsafe { free(frame.cast()) };
+        }
+        // SAFETY: made above, freed once.
+        unsafe { blosc2_schunk_free(sc) };
+        drop(buf);
+    }
+});
