@@ -76,3 +76,15 @@ for mode in (1, 3, 5, 9, 0x13):
     put("packed_read", bytes([mode]) + payload + bytes([40, 0, 1, 90, 0, 0x80]))
 for t in sorted(os.listdir(out)):
     print(t, len(os.listdir(out / t)))
+
+# capi_roundtrip: 28 parameter bytes (compcode, compcode_meta, clevel,
+# use_dict, typesize i32, nthreads, blocksize i32, splitmode, filters[6],
+# filters_meta[6], destsize selector, flags), then the data.
+ramp = b"".join(struct.pack("<I", i // 3) for i in range(1024))
+for codec in range(6):
+    for filt, ts in ((1, 4), (2, 8), (3, 4), (4, 4)):
+        head = struct.pack("<BBBBiBiB", codec, 0, 5, codec == 5, ts, 1, 0, 4)
+        head += bytes([0, 0, 0, 0, 0, filt]) + bytes([0, 0, 0, 0, 0, 20 if filt == 4 else 0])
+        head += bytes([0, 0])
+        assert len(head) == 28
+        put("capi_roundtrip", head + ramp)
