@@ -272,29 +272,24 @@ fn oom_probe_huge_nchunks_get_slice() {
     });
 }
 
-/// A sparse frame whose index is at the decode limit (8 Mi entries, all
-/// naming chunk files 0 and 1): opening it looks at that file once, not once per
-/// entry (5.9 s before).
-#[test]
-fn sframe_index_at_the_limit_opens_quickly() {
-    use oxiblosc::frame::{self, Frame, MIN_INDEX_DECODE_LIMIT};
-    let d = tmp("sframe-limit");
-    let _ = std::fs::remove_dir_all(&d);
+/// A sparse frame in `d` of two chunk files (100 bytes of 1, 100 of 2)
+/// whose index has `n` entries naming them in turn, 0, 1, 0, 1, ... (an
+/// explicit index: all zeros would be a repeated one).
+fn sframe_sharing_two_files(d: &Path, n: usize) {
+    use oxiblosc::frame::{self, Frame};
+    let _ = std::fs::remove_dir_all(d);
     let mut sc = SChunk::builder()
         .cparams(CParams::default().typesize(1))
         .fsync(false)
-        .create_dir(&d)
+        .create_dir(d)
         .unwrap();
     sc.append_buffer(&[1u8; 100]).unwrap();
-    sc.append_buffer(&[2u8; 50]).unwrap();
+    sc.append_buffer(&[2u8; 100]).unwrap();
     drop(sc);
     let index_path = d.join("chunks.b2frame");
     let old = std::fs::read(&index_path).unwrap();
     let f = Frame::parse(&old).unwrap();
     let mut h = f.header.clone();
-    let n = MIN_INDEX_DECODE_LIMIT / 8;
-    // Entries 0, 1, 0, 1, ...: an explicit index (all zeros would be a
-    // repeated one), every entry naming an existing file.
     let entries: Vec<i64> = (0..n as i64).map(|i| i % 2).collect();
     let index = frame::encode_index(&entries).unwrap();
     let hl = h.header_len as usize;
@@ -306,12 +301,80 @@ fn sframe_index_at_the_limit_opens_quickly() {
     new[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
     assert!(new.len() < 1 << 20, "{}", new.len());
     std::fs::write(&index_path, &new).unwrap();
+}
+
+/// A sparse frame whose index is at the decode limit (8 Mi entries, all
+/// naming chunk files 0 and 1): opening it looks at that file once, not once per
+/// entry (5.9 s before).
+#[test]
+fn sframe_index_at_the_limit_opens_quickly() {
+    let d = tmp("sframe-limit");
+    let n = oxiblosc::frame::MIN_INDEX_DECODE_LIMIT / 8;
+    sframe_sharing_two_files(&d, n);
     let t = std::time::Instant::now();
     let sc = OpenOptions::new().read_only(true).open(&d).unwrap();
     let took = t.elapsed();
     assert_eq!(sc.nchunks(), n);
     eprintln!("open took {took:?}");
     assert!(took.as_secs_f64() < 3.0, "open took {took:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `to_cframe` of a sparse frame whose 1 Mi entries name two chunk files
+/// stores each file once, the entries sharing it; it made a copy per entry
+/// (`sframe_read` found an input of a few kilobytes whose frame grew past
+/// 1.5 GB). Its largest allocation is the index (8 bytes an entry), and
+/// the frame reopens with the same chunks.
+#[test]
+fn sframe_to_cframe_stores_a_shared_chunk_file_once() {
+    let d = tmp("sframe-shared");
+    let n = 1 << 20;
+    sframe_sharing_two_files(&d, n);
+    let mut sc = OpenOptions::new().read_only(true).open(&d).unwrap();
+    let frame = bounded("to_cframe", 12 * n, || sc.to_cframe().unwrap());
+    assert!(frame.len() < 1 << 20, "{} bytes", frame.len());
+    let mut back = SChunk::from_cframe(frame).unwrap();
+    assert_eq!(back.nchunks(), n);
+    for i in [0, 1, 2, n - 2, n - 1] {
+        let want = vec![1 + (i % 2) as u8; 100];
+        assert_eq!(back.decompress_chunk_vec(i).unwrap(), want, "chunk {i}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The `sframe_read` fuzz target's layout: three `(id, len)` records, the
+/// chunk files' bytes, then the index; written into the directory `d`.
+fn unpack_sframe_input(data: &[u8], d: &Path) {
+    let _ = std::fs::remove_dir_all(d);
+    std::fs::create_dir_all(d).unwrap();
+    let (head, mut rest) = data.split_at(9);
+    for r in head.chunks_exact(3) {
+        let len = usize::from(u16::from_le_bytes([r[1], r[2]])).min(rest.len());
+        let (piece, tail) = rest.split_at(len);
+        rest = tail;
+        if !piece.is_empty() {
+            std::fs::write(d.join(format!("{:08X}.chunk", r[0])), piece).unwrap();
+        }
+    }
+    std::fs::write(d.join("chunks.b2frame"), rest).unwrap();
+}
+
+/// `fuzz-sframe_read-1.bin`: a 1,038-byte sparse frame whose index names
+/// the same few chunk files over and over; `to_cframe` copied a file per
+/// entry and went past libFuzzer's 2 GiB (one 1.5 GB buffer). Now each file
+/// is stored once, and nothing it allocates is larger than the index.
+#[test]
+fn fuzz_sframe_read_1_to_cframe_stays_small() {
+    let d = tmp("fuzz-sframe_read-1");
+    unpack_sframe_input(&finding("fuzz-sframe_read-1.bin"), &d);
+    let mut sc = OpenOptions::new().read_only(true).open(&d).unwrap();
+    let n = sc.nchunks();
+    eprintln!("{n} index entries");
+    let frame = bounded("to_cframe", 12 * n + (1 << 20), || sc.to_cframe());
+    if let Ok(frame) = frame {
+        eprintln!("frame of {} bytes", frame.len());
+        reopens(frame, "fuzz-sframe_read-1 to_cframe");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -250,18 +250,34 @@ impl SChunk {
                 let n = self.offsets.len();
                 let mut offs = Vec::with_capacity(n.min(1 << 20));
                 let mut held = 0u64;
+                // Entries naming the same chunk file share one copy of it
+                // (a cframe's index may repeat an offset): millions of
+                // entries naming one file made a copy each, a frame of
+                // gigabytes from a few kilobytes of input.
+                let mut placed: std::collections::HashMap<u64, (usize, usize)> =
+                    std::collections::HashMap::new();
                 for i in 0..n {
                     match self.entry(i)? {
                         ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
                         ChunkEntry::Stored(id) => {
-                            // Checked as a reader checks it: a corrupt chunk
-                            // file is an error here, not a frame that does
-                            // not reopen.
-                            let bytes = dir.read_chunk(id)?;
-                            frame::check_stored_chunk(&self.header, n, &bytes, i)?;
-                            held += ChunkHeader::parse(&bytes)?.nbytes as u64;
-                            offs.push(section.len() as i64);
-                            section.extend_from_slice(&bytes);
+                            let (at, len) = match placed.get(&id) {
+                                Some(&p) => p,
+                                None => {
+                                    let bytes = dir.read_chunk(id)?;
+                                    let p = (section.len(), bytes.len());
+                                    section.extend_from_slice(&bytes);
+                                    placed.insert(id, p);
+                                    p
+                                }
+                            };
+                            // Checked as a reader checks it, for every entry
+                            // (the last may be shorter): a corrupt chunk file
+                            // is an error here, not a frame that does not
+                            // reopen.
+                            let bytes = &section[at..at + len];
+                            frame::check_stored_chunk(&self.header, n, bytes, i)?;
+                            held += ChunkHeader::parse(bytes)?.nbytes as u64;
+                            offs.push(at as i64);
                         }
                     }
                 }
