@@ -50,6 +50,8 @@ mod udio;
 
 #[cfg(test)]
 mod reentry_tests;
+#[cfg(test)]
+mod typesize_tests;
 
 pub use chunks::*;
 pub use files::*;
@@ -506,7 +508,9 @@ impl Handle {
         c.compcode_meta = p.codec_meta;
         c.clevel = p.clevel;
         c.splitmode = p.splitmode.id();
-        c.typesize = self.cparams.typesize;
+        // The frame's own typesize (any positive i32), as C-Blosc2 shows
+        // it: the slice calls size C's buffers by it (`typesize_tests`).
+        c.typesize = i32::try_from(self.sc.typesize()).unwrap_or(i32::MAX);
         c.blocksize = self.cparams.blocksize;
         c.use_dict = u8::from(p.use_dict);
         c.filters = self.cparams.filters;
