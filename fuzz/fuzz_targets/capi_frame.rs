@@ -57,6 +57,9 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
     let (nchunks, chunksize) = (s.nchunks, s.chunksize);
     let dest_len = usize::try_from(chunksize).unwrap_or(0).min(MAX_CHUNK);
     let mut dest = vec![0u8; dest_len];
+    // The bytes the chunks read declare, and whether each is within
+    // MAX_CHUNK (for the slice below).
+    let (mut declared, mut small) = (0usize, true);
     for i in 0..nchunks.clamp(0, MAX_CHUNKS) {
         // SAFETY: live handle; dest_len writable bytes.
         let _ = unsafe {
@@ -74,6 +77,19 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
             };
             if n > 0 {
                 sink += touch(chunk, n as usize);
+                if !lazy {
+                    let nb = if n >= 16 {
+                        // SAFETY: n >= 16 readable bytes (a chunk header).
+                        let h = unsafe { std::slice::from_raw_parts(chunk, 16) };
+                        i32::from_le_bytes(h[4..8].try_into().unwrap()).max(0) as usize
+                    } else {
+                        usize::MAX
+                    };
+                    small &= nb <= MAX_CHUNK;
+                    declared = declared.saturating_add(nb);
+                }
+            } else if !lazy {
+                small = false;
             }
             if needs_free && !chunk.is_null() {
                 // SAFETY: malloc'ed for the caller, who frees it.
@@ -81,12 +97,19 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
             }
         }
     }
-    // A slice of the first items, into a buffer of exactly that size.
+    // A slice of the first items, into a buffer of exactly that size. A
+    // slice decodes whole chunks, and run streams let a few bytes stand for
+    // a 2 GiB chunk legitimately (the C ABI has no output limit, as
+    // C-Blosc2 has none): only over chunks read above that declare at most
+    // MAX_CHUNK bytes each (its first runs, without that rule, stopped on
+    // a 244-byte frame whose chunk declares 2 GiB of runs).
     let ts = i64::from(s.typesize.max(1));
     let stop = (s.nbytes / ts).clamp(0, (MAX_CHUNK as i64) / ts).min(1000);
-    let mut slice = vec![0u8; (stop * ts) as usize];
-    // SAFETY: live handle; stop * typesize writable bytes.
-    let _ = unsafe { blosc2_schunk_get_slice_buffer(sc, 0, stop, slice.as_mut_ptr().cast()) };
+    if small && (stop * ts) as usize <= declared {
+        let mut slice = vec![0u8; (stop * ts) as usize];
+        // SAFETY: live handle; stop * typesize writable bytes.
+        let _ = unsafe { blosc2_schunk_get_slice_buffer(sc, 0, stop, slice.as_mut_ptr().cast()) };
+    }
     let mut names = vec![std::ptr::null_mut::<c_char>(); 8192];
     // SAFETY: live handle; room for the most vlmetalayers a handle has.
     let n = unsafe { blosc2_vlmeta_get_names(sc, names.as_mut_ptr()) };

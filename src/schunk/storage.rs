@@ -337,11 +337,20 @@ impl SChunk {
                 Err(e) => Err(e),
             }
         };
-        if let Offsets::Repeated { value, .. } = self.offsets
+        if let Offsets::Repeated { value, len: count } = self.offsets
             && let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(value)?
             && let Some(len) = span_of(self, loc)?
         {
             spans.push((loc, len));
+            // Every entry is that chunk: it holds `count` times its bytes
+            // (counted as 0 before, so such a frame, which `to_cframe` of
+            // a directory whose entries all name one file writes, did not
+            // reopen).
+            if variable && let Backend::Frame { io, .. } = &mut self.backend {
+                let mut b = [0u8; 4];
+                io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
+                nbytes = u64::from(u32::from_le_bytes(b)).saturating_mul(count as u64);
+            }
         }
         if let Offsets::Explicit(v) = &self.offsets {
             let v = v.clone();
