@@ -254,17 +254,19 @@ impl SChunk {
                 // (a cframe's index may repeat an offset): millions of
                 // entries naming one file made a copy each, a frame of
                 // gigabytes from a few kilobytes of input.
-                let mut placed: std::collections::HashMap<u64, (usize, usize)> =
+                // Per file: where it is in `section`, its length, its nbytes.
+                let mut placed: std::collections::HashMap<u64, (usize, usize, u64)> =
                     std::collections::HashMap::new();
                 for i in 0..n {
                     match self.entry(i)? {
                         ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
                         ChunkEntry::Stored(id) => {
-                            let (at, len) = match placed.get(&id) {
+                            let (at, len, nb) = match placed.get(&id) {
                                 Some(&p) => p,
                                 None => {
                                     let bytes = dir.read_chunk(id)?;
-                                    let p = (section.len(), bytes.len());
+                                    let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
+                                    let p = (section.len(), bytes.len(), nb);
                                     section.extend_from_slice(&bytes);
                                     placed.insert(id, p);
                                     p
@@ -274,9 +276,8 @@ impl SChunk {
                             // (the last may be shorter): a corrupt chunk file
                             // is an error here, not a frame that does not
                             // reopen.
-                            let bytes = &section[at..at + len];
-                            frame::check_stored_chunk(&self.header, n, bytes, i)?;
-                            held += ChunkHeader::parse(bytes)?.nbytes as u64;
+                            frame::check_stored_chunk(&self.header, n, &section[at..at + len], i)?;
+                            held += nb;
                             offs.push(at as i64);
                         }
                     }
@@ -313,6 +314,17 @@ impl SChunk {
         }
     }
 
+    /// The `nbytes` header field of the chunk stored at `loc` in a
+    /// contiguous frame (0 for a directory frame, whose chunks are files).
+    fn frame_chunk_nbytes(&mut self, loc: u64) -> Result<u64> {
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(0);
+        };
+        let mut b = [0u8; 4];
+        io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
+        Ok(u64::from(u32::from_le_bytes(b)))
+    }
+
     /// Sum of the stored chunk sizes; for a cframe of variable-size chunks
     /// also checks that the chunks' sizes add up to the header's nbytes.
     ///
@@ -346,10 +358,8 @@ impl SChunk {
             // (counted as 0 before, so such a frame, which `to_cframe` of
             // a directory whose entries all name one file writes, did not
             // reopen).
-            if variable && let Backend::Frame { io, .. } = &mut self.backend {
-                let mut b = [0u8; 4];
-                io.read_exact_at(u64::from(self.header.header_len) + loc + 4, &mut b)?;
-                nbytes = u64::from(u32::from_le_bytes(b)).saturating_mul(count as u64);
+            if variable {
+                nbytes = self.frame_chunk_nbytes(loc)?.saturating_mul(count as u64);
             }
         }
         if let Offsets::Explicit(v) = &self.offsets {
@@ -368,13 +378,11 @@ impl SChunk {
                             };
                             total += len;
                             spans.push((loc, len));
-                            let mut nb = 0;
-                            if variable && let Backend::Frame { io, .. } = &mut self.backend {
-                                let mut b = [0u8; 4];
-                                let at = u64::from(self.header.header_len) + loc + 4;
-                                io.read_exact_at(at, &mut b)?;
-                                nb = u64::from(u32::from_le_bytes(b));
-                            }
+                            let nb = if variable {
+                                self.frame_chunk_nbytes(loc)?
+                            } else {
+                                0
+                            };
                             seen.insert(loc, nb);
                             nb
                         }

@@ -56,6 +56,47 @@ fn compress(ctx: *mut blosc2_context, src: &[u8]) -> Result<Vec<u8>, c_int> {
     Ok(chunk)
 }
 
+/// Decompress `chunk` through `ctx` into `len` bytes: the return code and
+/// the buffer.
+fn decompress(ctx: *mut blosc2_context, chunk: &[u8], len: usize) -> (c_int, Vec<u8>) {
+    let mut out = vec![0u8; len];
+    // SAFETY: ctx is a live context; the sizes are the buffers'.
+    let n = unsafe {
+        blosc2_decompress_ctx(
+            ctx,
+            chunk.as_ptr().cast(),
+            chunk.len() as i32,
+            out.as_mut_ptr().cast(),
+            out.len() as i32,
+        )
+    };
+    (n, out)
+}
+
+/// Items `[start, start + nitems)` of 4 bytes of `chunk` through `ctx`:
+/// the return code and the buffer.
+fn getitem(
+    ctx: *mut blosc2_context,
+    chunk: &[u8],
+    start: c_int,
+    nitems: c_int,
+) -> (c_int, Vec<u8>) {
+    let mut items = vec![0u8; 4 * nitems as usize];
+    // SAFETY: ctx is a live context; room for nitems items of 4 bytes.
+    let n = unsafe {
+        blosc2_getitem_ctx(
+            ctx,
+            chunk.as_ptr().cast(),
+            chunk.len() as i32,
+            start,
+            nitems,
+            items.as_mut_ptr().cast(),
+            items.len() as i32,
+        )
+    };
+    (n, items)
+}
+
 thread_local! {
     /// Set while a callback re-enters: the inner compression runs the
     /// filter too, which must not re-enter again.
@@ -73,34 +114,11 @@ fn reenter() {
     let dctx = DCTX.load(Ordering::SeqCst);
     if !dctx.is_null() {
         INNER_CALLS.fetch_add(2, Ordering::SeqCst);
-        let mut out = vec![0u8; want.len()];
-        // SAFETY: a live context (the test frees it after the outer call);
-        // the sizes are the buffers'.
-        let n = unsafe {
-            blosc2_decompress_ctx(
-                dctx,
-                chunk.as_ptr().cast(),
-                chunk.len() as i32,
-                out.as_mut_ptr().cast(),
-                out.len() as i32,
-            )
-        };
+        let (n, out) = decompress(dctx, &chunk, want.len());
         if n as usize == want.len() && out == want {
             INNER_OK.fetch_add(1, Ordering::SeqCst);
         }
-        let mut items = vec![0u8; 40];
-        // SAFETY: as above; 10 items of 4 bytes.
-        let n = unsafe {
-            blosc2_getitem_ctx(
-                dctx,
-                chunk.as_ptr().cast(),
-                chunk.len() as i32,
-                3,
-                10,
-                items.as_mut_ptr().cast(),
-                items.len() as i32,
-            )
-        };
+        let (n, items) = getitem(dctx, &chunk, 3, 10);
         if n == 40 && items == want[12..52] {
             INNER_OK.fetch_add(1, Ordering::SeqCst);
         }
@@ -174,32 +192,10 @@ fn decode_reentering(dctx: *mut blosc2_context, outer: &[u8], outer_data: &[u8],
         INNER_OK.load(Ordering::SeqCst),
         INNER_CALLS.load(Ordering::SeqCst),
     );
-    let mut back = vec![0u8; n];
-    // SAFETY: a live context; the sizes are the buffers'.
-    let r = unsafe {
-        blosc2_decompress_ctx(
-            dctx,
-            outer.as_ptr().cast(),
-            outer.len() as i32,
-            back.as_mut_ptr().cast(),
-            back.len() as i32,
-        )
-    };
+    let (r, back) = decompress(dctx, outer, n);
     assert_eq!(r as usize, n);
     assert_eq!(back, outer_data);
-    let mut items = vec![0u8; 4 * 300];
-    // SAFETY: as above; 300 items of 4 bytes.
-    let r = unsafe {
-        blosc2_getitem_ctx(
-            dctx,
-            outer.as_ptr().cast(),
-            outer.len() as i32,
-            200,
-            300,
-            items.as_mut_ptr().cast(),
-            items.len() as i32,
-        )
-    };
+    let (r, items) = getitem(dctx, outer, 200, 300);
     assert_eq!(r, 1200);
     assert_eq!(items, outer_data[800..2000]);
     DCTX.store(std::ptr::null_mut(), Ordering::SeqCst);
@@ -210,17 +206,7 @@ fn decode_reentering(dctx: *mut blosc2_context, outer: &[u8], outer_data: &[u8],
     );
     assert_eq!(INNER_OK.load(Ordering::SeqCst) - ok0, calls);
     // The context still works.
-    back.fill(0);
-    // SAFETY: as above.
-    let r = unsafe {
-        blosc2_decompress_ctx(
-            dctx,
-            outer.as_ptr().cast(),
-            outer.len() as i32,
-            back.as_mut_ptr().cast(),
-            back.len() as i32,
-        )
-    };
+    let (r, back) = decompress(dctx, outer, n);
     assert_eq!((r as usize, &back[..]), (n, outer_data));
 }
 
