@@ -381,3 +381,28 @@ fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
         "the file is untouched"
     );
 }
+
+/// A short slice of a large chunk decodes the blocks it lies in, not the
+/// chunk: 10 bytes of a 4 MiB chunk of 64 KiB blocks allocate well under
+/// the chunk's size (the whole chunk was decoded before).
+#[test]
+fn a_short_slice_decodes_only_its_blocks() {
+    use oxiblosc::{CParams, Filter};
+    let chunk = support::data(4 << 20, 3);
+    let p = CParams::default()
+        .typesize(4)
+        .filters(&[Filter::Shuffle])
+        .blocksize(64 << 10);
+    let mut sc = SChunk::new(p).unwrap();
+    sc.append_buffer(&chunk).unwrap();
+    sc.append_buffer(&chunk).unwrap();
+    let mut sc = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    for (a, b) in [(1_000_001, 1_000_011), ((4 << 20) - 5, (4 << 20) + 5)] {
+        counting::reset_largest();
+        let got = sc.get_slice(a, b).unwrap();
+        let largest = counting::largest();
+        let flat = |k: u64| chunk[(k % (4 << 20)) as usize];
+        assert_eq!(got, (a..b).map(flat).collect::<Vec<_>>());
+        assert!(largest < 512 << 10, "{a}..{b}: allocated {largest}");
+    }
+}

@@ -603,3 +603,92 @@ fn a_write_cut_during_hole_reuse_trim_or_compact_leaves_old_or_new_contents() {
         }
     }
 }
+
+/// `get_slice` of any range equals the same range of the flat content:
+/// whole chunks, parts of one (decoded by getitem, only the blocks the part
+/// lies in), ranges ending in the bytes after a chunk's last whole item,
+/// across special chunks, with every filter kind and 1 or 2 threads.
+#[test]
+fn get_slice_of_any_range_matches_the_content() {
+    use oxiblosc::Filter;
+    let variants: [(usize, &[Filter]); 5] = [
+        (4, &[Filter::Shuffle]),
+        (8, &[Filter::Delta, Filter::Shuffle]),
+        (3, &[Filter::BitShuffle]),
+        (1, &[]),
+        (16, &[Filter::Shuffle, Filter::ByteDelta]),
+    ];
+    let mut rng = support::Rng(11);
+    for (ts, filters) in variants {
+        for (nthreads, cs) in [(1, 10_003), (2, 10_003), (1, 10_080), (2, 10_080)] {
+            let p = CParams::default()
+                .codec(Codec::Lz4)
+                .typesize(ts)
+                .filters(filters)
+                .blocksize(1024);
+            let mut sc = SChunk::new(p.clone()).unwrap();
+            sc.set_dparams(DParams::default().nthreads(nthreads));
+            // Blocks of 1 KiB; chunks of 10,003 bytes have a tail after the
+            // last whole item for every type size but 1, 10,080 none.
+            let mut flat = Vec::new();
+            for k in 0..3 {
+                let d = data(cs, 40 + k);
+                sc.append_buffer(&d).unwrap();
+                flat.extend_from_slice(&d);
+            }
+            // A zeros chunk (an index code) and a value chunk (a special
+            // chunk stored, which getitem synthesises).
+            let z = oxiblosc::special_chunk(&p, cs, SpecialValue::Zeros, &[]).unwrap();
+            sc.append_chunk(&z).unwrap();
+            flat.resize(flat.len() + cs, 0);
+            let value: Vec<u8> = (1..=ts as u8).collect();
+            if cs % ts == 0 {
+                let v = oxiblosc::special_chunk(&p, cs, SpecialValue::Value, &value).unwrap();
+                sc.append_chunk(&v).unwrap();
+                flat.extend((0..cs).map(|k| value[k % ts]));
+            }
+            let last = data(517, 9);
+            sc.append_buffer(&last).unwrap();
+            flat.extend_from_slice(&last);
+            let mut sc = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+            sc.set_dparams(DParams::default().nthreads(nthreads));
+            let n = flat.len() as u64;
+            let mut ranges = vec![(0, n), (0, 0), (n, n), (cs as u64 - 2, cs as u64 + 1)];
+            for k in 1..=sc.nchunks() as u64 - 1 {
+                let edge = k * cs as u64;
+                ranges.extend([
+                    (edge - 1, edge),
+                    (edge - 3, edge + 3),
+                    (edge - cs as u64, edge),
+                ]);
+            }
+            for _ in 0..200 {
+                let a = rng.below(n + 1);
+                let len = match rng.below(3) {
+                    0 => rng.below(20),
+                    1 => rng.below(3000),
+                    _ => rng.below(n - a + 1),
+                };
+                ranges.push((a, (a + len).min(n)));
+            }
+            for (a, b) in ranges {
+                let what = format!("ts {ts} filters {filters:?} threads {nthreads}: {a}..{b}");
+                let want = &flat[a as usize..b as usize];
+                assert_eq!(sc.get_slice(a, b).unwrap(), want, "{what}");
+                // The _into form: a buffer longer than the slice keeps its
+                // tail; a shorter one is refused.
+                let mut buf = vec![0xA5u8; want.len() + 3];
+                assert_eq!(sc.get_slice_into(a, b, &mut buf).unwrap(), want.len());
+                assert_eq!(&buf[..want.len()], want, "{what}");
+                assert_eq!(buf[want.len()..], [0xA5; 3], "{what}");
+                if !want.is_empty() {
+                    let short = &mut buf[..want.len() - 1];
+                    assert!(matches!(
+                        sc.get_slice_into(a, b, short),
+                        Err(oxiblosc::Error::DstTooSmall { .. })
+                    ));
+                }
+            }
+        }
+    }
+}

@@ -204,20 +204,49 @@ impl SChunk {
         }
     }
 
-    /// Bytes `[start, stop)` of the flat uncompressed content.
+    /// Bytes `[start, stop)` of the flat uncompressed content. Only the
+    /// chunks the range touches are read, and of a chunk it covers in part
+    /// only the blocks it lies in are decoded.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for a range outside `0..nbytes`.
+    /// [`Error::InvalidParam`] for a range outside `0..nbytes` or over
+    /// [`DParams::max_output`]; as [`SChunk::decompress_chunk_into`].
     pub fn get_slice(&mut self, start: u64, stop: u64) -> Result<Vec<u8>> {
+        let len = self.check_slice(start, stop)?;
+        // The range is checked against the header's nbytes only: the
+        // buffer grows as chunks actually decode, never sized by a header,
+        // and a failed allocation is an error, not an abort.
+        let mut out = Vec::with_capacity(len.min(1 << 20));
+        self.slice_to(start, stop, &mut SliceOut::Grow(&mut out))?;
+        Ok(out)
+    }
+
+    /// Bytes `[start, stop)` of the flat uncompressed content into `dst` (at
+    /// least `stop - start` long); returns the bytes written. The `_into`
+    /// form of [`SChunk::get_slice`].
+    ///
+    /// # Errors
+    /// As [`SChunk::get_slice`], plus [`Error::DstTooSmall`].
+    pub fn get_slice_into(&mut self, start: u64, stop: u64, dst: &mut [u8]) -> Result<usize> {
+        let len = self.check_slice(start, stop)?;
+        if dst.len() < len {
+            return Err(Error::DstTooSmall {
+                needed: len,
+                available: dst.len(),
+            });
+        }
+        self.slice_to(start, stop, &mut SliceOut::Into(&mut dst[..len], 0))?;
+        Ok(len)
+    }
+
+    /// The length of the slice `[start, stop)`, if it is one.
+    fn check_slice(&self, start: u64, stop: u64) -> Result<usize> {
         if start > stop || stop > self.nbytes() {
             return Err(invalid_param(format!(
                 "slice {start}..{stop} outside 0..{}",
                 self.nbytes()
             )));
         }
-        // The range is checked against the header's nbytes only: the
-        // buffer grows as chunks actually decode, never sized by a header,
-        // and a failed allocation is an error, not an abort.
         let len = stop - start;
         if let Some(limit) = self.dparams.max_output
             && len > limit as u64
@@ -226,13 +255,11 @@ impl SChunk {
                 "slice of {len} bytes is over the output limit of {limit}"
             )));
         }
-        let grow = |out: &mut Vec<u8>, n: u64| -> Result<()> {
-            usize::try_from(n)
-                .ok()
-                .and_then(|n| out.try_reserve(n).ok())
-                .ok_or_else(|| invalid_param(format!("slice of {len} bytes: out of memory")))
-        };
-        let mut out = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.min(1 << 20)));
+        usize::try_from(len).map_err(|_| invalid_param(format!("slice of {len} bytes")))
+    }
+
+    /// Writes bytes `[start, stop)` (a checked range) to `out`, chunk by chunk.
+    fn slice_to(&mut self, start: u64, stop: u64, out: &mut SliceOut<'_>) -> Result<()> {
         let (first, mut pos) = self.first_chunk_at(start);
         for i in first..self.nchunks() {
             if pos >= stop {
@@ -240,8 +267,8 @@ impl SChunk {
             }
             let n = self.chunk_nbytes(i)? as u64;
             if pos + n > start {
-                let a = start.max(pos) - pos;
-                let b = stop.min(pos + n) - pos;
+                let a = (start.max(pos) - pos) as usize;
+                let b = (stop.min(pos + n) - pos) as usize;
                 if let ChunkEntry::Special(kind) = self.entry(i)? {
                     // An index code: the pattern, without materialising the
                     // whole chunk (a header may declare 2 GiB chunks).
@@ -251,20 +278,103 @@ impl SChunk {
                     };
                     let one = frame::materialize_special(&self.header, ts, kind)?;
                     let item = self.decompressor.decompress(&one)?;
-                    grow(&mut out, b - a)?;
-                    out.extend((a..b).map(|k| item[(k % ts as u64) as usize]));
-                    pos += n;
-                    continue;
+                    for (k, o) in (a..b).zip(out.next(b - a)?) {
+                        *o = item[k % ts];
+                    }
+                } else {
+                    self.slice_of_chunk(i, n as usize, a, b, out)?;
                 }
-                let data = self.decompress_chunk_vec(i)?;
-                if data.len() as u64 != n {
-                    return Err(corrupt(format!("chunk {i} has the wrong size")));
-                }
-                grow(&mut out, b - a)?;
-                out.extend_from_slice(&data[a as usize..b as usize]);
             }
             pos += n;
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Writes bytes `[a, b)` of stored chunk `i` (of `n` bytes) to `out`:
+    /// the whole chunk decodes straight into it; part of one decodes only
+    /// the blocks it lies in (a getitem of the items covering it).
+    fn slice_of_chunk(
+        &mut self,
+        i: usize,
+        n: usize,
+        a: usize,
+        b: usize,
+        out: &mut SliceOut<'_>,
+    ) -> Result<()> {
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        let h = ChunkHeader::parse(&chunk)?;
+        if h.nbytes != n {
+            return Err(corrupt(format!(
+                "chunk {i} holds {} bytes, not {n}",
+                h.nbytes
+            )));
+        }
+        let ts = usize::from(h.typesize).max(1);
+        // getitem reaches whole items only: bytes after the last whole item
+        // (a chunk size not a multiple of the type size) need the chunk.
+        let (first, last) = (a / ts, b.div_ceil(ts));
+        let whole = a == 0 && b == n || last * ts > n;
+        if whole {
+            // Sized by the header: only once the streams are known to back it.
+            crate::chunk::validate(&chunk)?;
+        }
+        let dst = out.next(b - a)?;
+        let got = if a == 0 && b == n {
+            self.decompressor.decompress_into(&chunk, dst)?
+        } else if whole {
+            let all = self.decompressor.decompress(&chunk)?;
+            copy_part(dst, &all, a, i)?
+        } else if a.is_multiple_of(ts) && b.is_multiple_of(ts) {
+            self.decompressor
+                .getitem_into(&chunk, first, last - first, dst)?
+        } else {
+            let items = self.decompressor.getitem(&chunk, first, last - first)?;
+            copy_part(dst, &items, a - first * ts, i)?
+        };
+        if got != b - a {
+            return Err(corrupt(format!("chunk {i} gave {got} of {} bytes", b - a)));
+        }
+        Ok(())
+    }
+}
+
+/// Fills `dst` from `src[at..]`; returns its length, or an error when
+/// chunk `i` decoded to less.
+fn copy_part(dst: &mut [u8], src: &[u8], at: usize, i: usize) -> Result<usize> {
+    let part = src
+        .get(at..at + dst.len())
+        .ok_or_else(|| corrupt(format!("chunk {i} decoded to {} bytes", src.len())))?;
+    dst.copy_from_slice(part);
+    Ok(dst.len())
+}
+
+/// Where a slice goes: a vector that grows as the chunks decode, or the
+/// caller's buffer (of the slice's length) and the bytes written so far.
+enum SliceOut<'a> {
+    Grow(&'a mut Vec<u8>),
+    Into(&'a mut [u8], usize),
+}
+
+impl SliceOut<'_> {
+    /// The next `n` bytes of the output.
+    fn next(&mut self, n: usize) -> Result<&mut [u8]> {
+        match self {
+            SliceOut::Grow(v) => {
+                v.try_reserve(n)
+                    .map_err(|_| invalid_param(format!("slice: {n} bytes: out of memory")))?;
+                let old = v.len();
+                v.resize(old + n, 0);
+                Ok(&mut v[old..])
+            }
+            SliceOut::Into(d, pos) => {
+                let at = *pos;
+                *pos += n;
+                d.get_mut(at..at + n)
+                    .ok_or_else(|| corrupt("slice: the chunks hold more than the range"))
+            }
+        }
     }
 }
