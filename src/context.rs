@@ -104,7 +104,56 @@ impl Decompressor {
         if self.params.max_output.is_some() {
             self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
         }
-        chunk::decode::decompress_into(src, dst, &mut self.workers, self.params.context.as_ref())
+        chunk::decode::decompress_into(
+            src,
+            dst,
+            &mut self.workers,
+            self.params.context.as_ref(),
+            None,
+        )
+    }
+
+    /// Decompress a chunk into `dst`, skipping the blocks flagged in
+    /// `maskout` (one flag per block, `true` = not decoded): their bytes of
+    /// `dst` are left as they were, and their streams are not read. What
+    /// C-Blosc2's `blosc2_set_maskout` does for the next decompression; an
+    /// NDArray slice uses it to decode only the blocks a box touches.
+    /// Returns the chunk's size, as [`Decompressor::decompress_into`].
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, DParams, Decompressor, compress};
+    /// let data: Vec<u8> = (0..64u32 * 1024).map(|v| (v % 251) as u8).collect();
+    /// let chunk = compress(&data, &CParams::default().blocksize(16 * 1024))?;
+    /// let mut out = vec![0xFFu8; data.len()];
+    /// let mut d = Decompressor::new(DParams::default());
+    /// d.decompress_masked_into(&chunk, &[true, false, true, true], &mut out)?;
+    /// assert_eq!(out[16384..32768], data[16384..32768]);
+    /// assert!(out[..16384].iter().all(|&b| b == 0xFF));
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Decompressor::decompress_into`], plus [`Error::InvalidParam`]
+    /// for a mask whose length is not the chunk's number of blocks, or a
+    /// VL-block chunk.
+    ///
+    /// [`Error::InvalidParam`]: crate::Error::InvalidParam
+    pub fn decompress_masked_into(
+        &mut self,
+        src: &[u8],
+        maskout: &[bool],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        if self.params.max_output.is_some() {
+            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
+        }
+        chunk::decode::decompress_into(
+            src,
+            dst,
+            &mut self.workers,
+            self.params.context.as_ref(),
+            Some(maskout),
+        )
     }
 
     /// Items of a chunk. See [`getitem`](crate::getitem).

@@ -43,18 +43,9 @@ pub(crate) fn getitem_into(
     if len == 0 {
         return Ok(0);
     }
-    if let Some(sp) = h.special() {
-        // Synthesise the range from the pattern, aligned as in the chunk.
-        match sp {
-            SpecialValue::Value => {
-                let value = &plan.chunk[h.header_len()..h.cbytes];
-                for (k, b) in dst.iter_mut().enumerate() {
-                    *b = value[(begin + k) % value.len()];
-                }
-            }
-            // Zeros; NaN items start at a multiple of the type size.
-            _ => fill_special(h, plan.chunk, dst)?,
-        }
+    if h.special().is_some() {
+        // Synthesised from the pattern, aligned as in the chunk.
+        fill_special_at(h, plan.chunk, begin, dst)?;
         return Ok(len);
     }
     if h.is_memcpyed() {

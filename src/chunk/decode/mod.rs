@@ -337,38 +337,40 @@ fn annotate(e: Error, block: usize, stream: usize) -> Error {
     }
 }
 
-/// Fill `dst` (exactly nbytes long) for a special chunk.
-fn fill_special(h: &ChunkHeader, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
-    match h.special() {
-        Some(SpecialValue::Zeros) | Some(SpecialValue::Uninit) => dst.fill(0),
-        Some(SpecialValue::Nan) => {
-            if h.typesize == 4 {
-                for c in dst.chunks_exact_mut(4) {
-                    c.copy_from_slice(&0x7FC0_0000u32.to_le_bytes());
-                }
-            } else {
-                for c in dst.chunks_exact_mut(8) {
-                    c.copy_from_slice(&0x7FF8_0000_0000_0000u64.to_le_bytes());
-                }
-            }
+/// Fill `dst` with bytes `at..at + dst.len()` of a special chunk's content
+/// (its pattern repeated from the chunk's start).
+fn fill_special_at(h: &ChunkHeader, chunk: &[u8], at: usize, dst: &mut [u8]) -> Result<()> {
+    let pattern: &[u8] = match h.special() {
+        Some(SpecialValue::Zeros) | Some(SpecialValue::Uninit) => {
+            dst.fill(0);
+            return Ok(());
         }
-        Some(SpecialValue::Value) => {
-            let value = &chunk[h.header_len()..h.cbytes];
-            for c in dst.chunks_mut(value.len()) {
-                c.copy_from_slice(&value[..c.len()]);
-            }
-        }
-        None => unreachable!("fill_special on a regular chunk"),
+        Some(SpecialValue::Nan) if h.typesize == 4 => &0x7FC0_0000u32.to_le_bytes(),
+        Some(SpecialValue::Nan) => &0x7FF8_0000_0000_0000u64.to_le_bytes(),
+        Some(SpecialValue::Value) => &chunk[h.header_len()..h.cbytes],
+        None => unreachable!("fill_special_at on a regular chunk"),
+    };
+    let p = pattern.len();
+    if p == 0 {
+        return Err(corrupt("a value chunk without its value"));
+    }
+    let rotated: Vec<u8> = (0..p).map(|k| pattern[(at + k) % p]).collect();
+    for c in dst.chunks_mut(p) {
+        c.copy_from_slice(&rotated[..c.len()]);
     }
     Ok(())
 }
 
 /// Decompress the chunk in `src` into `dst`; returns the decoded size.
+///
+/// `maskout`: one flag per block; the blocks flagged are not decoded and
+/// their bytes of `dst` are left as they are (C-Blosc2's block mask).
 pub(crate) fn decompress_into(
     src: &[u8],
     dst: &mut [u8],
     workers: &mut Workers,
     context: Option<&CallContext>,
+    maskout: Option<&[bool]>,
 ) -> Result<usize> {
     let plan = Plan::new(src, context)?;
     let h = &plan.h;
@@ -380,8 +382,36 @@ pub(crate) fn decompress_into(
         });
     }
     let dst = &mut dst[..nbytes];
+    if let Some(m) = maskout {
+        if h.is_vlblocks() {
+            return Err(Error::InvalidParam(
+                "a block mask is not defined on VL-block chunks".into(),
+            ));
+        }
+        if m.len() != plan.nblocks {
+            return Err(Error::InvalidParam(format!(
+                "a block mask of {} flags for a chunk of {} blocks",
+                m.len(),
+                plan.nblocks
+            )));
+        }
+        if h.special().is_some() || h.is_memcpyed() {
+            // Each kept block from the whole chunk's pattern or bytes.
+            let bs = h.blocksize.max(1);
+            let hlen = h.header_len();
+            for (i, out) in dst.chunks_mut(bs).enumerate().filter(|&(i, _)| !m[i]) {
+                let at = i * bs;
+                if h.is_memcpyed() && h.special().is_none() {
+                    out.copy_from_slice(&plan.chunk[hlen + at..hlen + at + out.len()]);
+                } else {
+                    fill_special_at(h, plan.chunk, at, out)?;
+                }
+            }
+            return Ok(nbytes);
+        }
+    }
     if h.special().is_some() {
-        fill_special(h, plan.chunk, dst)?;
+        fill_special_at(h, plan.chunk, 0, dst)?;
         return Ok(nbytes);
     }
     if h.is_memcpyed() {
@@ -399,12 +429,16 @@ pub(crate) fn decompress_into(
     // scratch, at most `nbytes`), and decoding checks every stream as it
     // goes. A team readies a block of scratch per thread first: the streams
     // must back the block size before that.
+    let skip = |i: usize| maskout.is_some_and(|m| m[i]);
+    let delta = plan.pipeline.has_delta();
     if workers.may_team(nbytes, plan.nblocks) {
-        plan.check_blocks()?;
+        // The blocks to decode (block 0 too, with DELTA).
+        (0..plan.nblocks)
+            .filter(|&i| !skip(i) || (i == 0 && delta))
+            .try_for_each(|i| plan.check_block(i))?;
     }
     let k = Kernels::selected()?;
     let bs = h.blocksize;
-    let delta = plan.pipeline.has_delta();
     let filtered = !plan.pipeline_is_empty();
     let warm = |s: &mut Scratch| {
         if filtered {
@@ -412,13 +446,31 @@ pub(crate) fn decompress_into(
         }
         s.codecs.warm_decompress(plan.h.codec_format())
     };
+    // Block 0 decodes aside when it is masked out but is the DELTA
+    // reference of a block kept.
+    let block0_aside = delta && skip(0) && (1..plan.nblocks).any(|i| !skip(i));
+    let aside = if block0_aside {
+        plan.check_block(0)?;
+        let mut b0 = vec![0u8; bs.min(nbytes)];
+        plan.decode_block(k, workers.inline(), 0, None, &mut b0)?;
+        Some(b0)
+    } else {
+        None
+    };
     let Some(team) = workers.team(nbytes, plan.nblocks, warm)? else {
         let scratch = workers.inline();
         let (first, rest) = dst.split_at_mut(bs.min(nbytes));
-        plan.decode_block(k, scratch, 0, None, first)?;
-        let reference = delta.then_some(&*first);
+        if !skip(0) {
+            plan.decode_block(k, scratch, 0, None, first)?;
+        }
+        let reference = match &aside {
+            Some(b0) => Some(b0.as_slice()),
+            None => delta.then_some(&*first),
+        };
         for (j, out) in rest.chunks_mut(bs).enumerate() {
-            plan.decode_block(k, scratch, j + 1, reference, out)?;
+            if !skip(j + 1) {
+                plan.decode_block(k, scratch, j + 1, reference, out)?;
+            }
         }
         return Ok(nbytes);
     };
@@ -427,18 +479,23 @@ pub(crate) fn decompress_into(
     // goes first.
     let scratch = team.scratch;
     team.pool.install(|| {
-        let (skip, reference, rest) = if delta {
-            let (first, rest) = dst.split_at_mut(bs);
-            plan.decode_block(k, &mut scratch.get(), 0, None, first)?;
-            (1, Some(&*first), rest)
-        } else {
-            (0, None, dst)
+        let (from, reference, rest) = match &aside {
+            Some(b0) => (1, Some(b0.as_slice()), &mut dst[bs..]),
+            None if delta => {
+                let (first, rest) = dst.split_at_mut(bs);
+                if !skip(0) {
+                    plan.decode_block(k, &mut scratch.get(), 0, None, first)?;
+                }
+                (1, Some(&*first), rest)
+            }
+            None => (0, None, dst),
         };
         rest.par_chunks_mut(bs)
             .with_max_len(1)
             .enumerate()
+            .filter(|&(j, _)| !skip(from + j))
             .try_for_each(|(j, out)| {
-                plan.decode_block(k, &mut scratch.get(), skip + j, reference, out)
+                plan.decode_block(k, &mut scratch.get(), from + j, reference, out)
             })
     })?;
     Ok(nbytes)
