@@ -499,3 +499,54 @@ fn run(dir: &Path) -> Vec<Value> {
         .unwrap()
         .clone()
 }
+
+/// A read decodes only the blocks of a chunk the box touches: with one
+/// block's streams broken, boxes away from it read right and boxes over it
+/// fail.
+#[test]
+fn get_slice_decodes_only_the_blocks_the_box_touches() {
+    use oxiblosc::{ChunkHeader, Codec};
+    // One 64x64 chunk of 16 blocks of 16x16 u32 items.
+    let meta = NdMeta::new(&[64, 64], &[64, 64], &[16, 16], "<u4");
+    let data: Vec<u8> = (0..64 * 64u32)
+        .flat_map(|v| (v / 3).to_le_bytes())
+        .collect();
+    let p = CParams::default().codec(Codec::Lz4).typesize(4);
+    let mut sc = ndarray::create(&meta, p, &data).unwrap();
+    let mut chunk = sc.get_chunk(0).unwrap().into_owned();
+    let h = ChunkHeader::parse(&chunk).unwrap();
+    assert_eq!((h.nblocks(), h.is_memcpyed()), (16, false));
+    // Break block 5 (rows 16..32, columns 16..32).
+    let bstart = |c: &[u8], i: usize| {
+        let at = h.header_len() + 4 * i;
+        u32::from_le_bytes(c[at..at + 4].try_into().unwrap()) as usize
+    };
+    let (s5, s6) = (bstart(&chunk, 5), bstart(&chunk, 6));
+    chunk[s5 + 8..s6].fill(0xFF);
+    sc.update_chunk(0, &chunk).unwrap();
+    let read = |sc: &mut SChunk, lo: [u64; 2], hi: [u64; 2]| {
+        let shape = [hi[0] - lo[0], hi[1] - lo[1]];
+        let mut out = vec![0u8; (shape[0] * shape[1] * 4) as usize];
+        ndarray::get_slice(sc, &meta, &lo, &hi, &mut out, &shape).map(|()| out)
+    };
+    for (lo, hi) in [
+        ([0, 0], [16, 64]),
+        ([16, 0], [32, 16]),
+        ([40, 30], [64, 64]),
+    ] {
+        let got = read(&mut sc, lo, hi).unwrap();
+        let want: Vec<u8> = (lo[0]..hi[0])
+            .flat_map(|r| {
+                data[(r * 256 + lo[1] * 4) as usize..(r * 256 + hi[1] * 4) as usize].to_vec()
+            })
+            .collect();
+        assert_eq!(got, want, "{lo:?}..{hi:?}");
+    }
+    for (lo, hi) in [
+        ([20, 20], [21, 21]),
+        ([0, 0], [64, 64]),
+        ([16, 10], [18, 17]),
+    ] {
+        assert!(read(&mut sc, lo, hi).is_err(), "{lo:?}..{hi:?}");
+    }
+}

@@ -6,7 +6,7 @@
 //! than the box in any dimension: the box sits at the buffer's origin (as
 //! C-Blosc2's `b2nd_get_slice_cbuffer` / `b2nd_set_slice_cbuffer` do).
 //! Only the chunks the box touches are decompressed (and, for a write,
-//! recompressed).
+//! recompressed); a read decodes only their blocks the box touches.
 
 use super::layout::Layout;
 use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
@@ -191,8 +191,25 @@ pub fn get_slice(
     }
     let layout = layout_of(sc, meta)?;
     let mut buf = vec![0u8; layout.chunk_nbytes()];
+    let bn = layout.block_nbytes().max(1);
+    let mut mask = vec![true; layout.chunk_nbytes().div_ceil(bn)];
     for ci in chunks_of_box(meta, &layout, start, stop) {
-        sc.decompress_chunk(ci as usize, &mut buf)?;
+        // Only the blocks the box touches are decoded (C-Blosc2 masks the
+        // others out the same way).
+        mask.fill(true);
+        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
+            mask[c * is / bn] = false;
+        });
+        match sc.decompress_chunk_masked_into(ci as usize, &mask, &mut buf) {
+            // A chunk whose blocks are not the array's (another writer's
+            // block size): decoded whole.
+            Err(Error::InvalidParam(_)) => {
+                sc.decompress_chunk(ci as usize, &mut buf)?;
+            }
+            r => {
+                r?;
+            }
+        }
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
             dst[b * is..(b + n) * is].copy_from_slice(&buf[c * is..(c + n) * is]);
         });

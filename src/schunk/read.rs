@@ -176,6 +176,27 @@ impl SChunk {
         Ok(n)
     }
 
+    /// Decompress chunk `i` into `dst`, skipping the blocks flagged in
+    /// `maskout` (one flag per block of the chunk): see
+    /// [`Decompressor::decompress_masked_into`]. Returns the chunk's size.
+    ///
+    /// # Errors
+    /// As [`SChunk::decompress_chunk_into`], plus [`Error::InvalidParam`]
+    /// for a mask whose length is not the chunk's number of blocks.
+    pub fn decompress_chunk_masked_into(
+        &mut self,
+        i: usize,
+        maskout: &[bool],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        self.decompressor
+            .decompress_masked_into(&chunk, maskout, dst)
+    }
+
     /// The same as [`SChunk::decompress_chunk_into`] (its first name).
     ///
     /// # Errors

@@ -403,24 +403,24 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             ctx.use_dict = ChunkHeader::parse(chunk).map_or(0, |h| c_int::from(h.use_dict()));
         }
         let maskout = ctx.maskout.take();
-        if maskout.is_none() && dp.postfilter.is_none() {
+        if dp.postfilter.is_none() {
             // SAFETY: live; `ctx` is not used again.
             return unsafe {
                 blosc2_context::with_decompressor(context, dp.nthreads, |d| {
-                    decompress_with(d, chunk, dest, destsize as usize)
+                    decompress_with(d, chunk, dest, destsize as usize, maskout.as_deref())
                 })
             };
         }
         // `ctx` is not used again: the postfilter is handed `context`.
-        decompress_special(context, &dp, chunk, dest, destsize as usize, maskout)
+        decompress_postfiltered(context, &dp, chunk, dest, destsize as usize, maskout)
     })
 }
 
-/// Decompression with a mask or a postfilter: the whole chunk is decoded
-/// into a scratch buffer, then each block kept is copied (or handed to the
-/// postfilter) into `dest`. `ctx`: as for [`compress_prefiltered`], handed
-/// to the postfilter.
-pub(super) fn decompress_special(
+/// Decompression with a postfilter: the blocks kept by the mask (all
+/// without one) are decoded into a scratch buffer, then each is handed to
+/// the postfilter to write into `dest`. `ctx`: as for
+/// [`compress_prefiltered`], handed to the postfilter.
+pub(super) fn decompress_postfiltered(
     ctx: *mut blosc2_context,
     dp: &blosc2_dparams,
     chunk: &[u8],
@@ -428,6 +428,9 @@ pub(super) fn decompress_special(
     destsize: usize,
     maskout: Option<Vec<bool>>,
 ) -> c_int {
+    let Some(post) = dp.postfilter else {
+        return err::INVALID_PARAM;
+    };
     let h = match ChunkHeader::parse(chunk) {
         Ok(h) => h,
         Err(e) => return code_of(&e),
@@ -440,7 +443,14 @@ pub(super) fn decompress_special(
     }
     let mut tmp = vec![0u8; h.nbytes];
     let mut d = Decompressor::new(DParams::default().nthreads(dp.nthreads.max(1) as usize));
-    if let Err(e) = d.decompress_into(chunk, &mut tmp) {
+    let r = match maskout.as_deref() {
+        None => d.decompress_into(chunk, &mut tmp),
+        Some(m) => match super::mask_fits(chunk, m) {
+            Ok(()) => d.decompress_masked_into(chunk, m, &mut tmp),
+            Err(code) => return code,
+        },
+    };
+    if let Err(e) = r {
         return code_of(&e);
     }
     // SAFETY: dest has destsize >= nbytes writable bytes.
@@ -454,34 +464,29 @@ pub(super) fn decompress_special(
         {
             continue;
         }
-        match dp.postfilter {
-            Some(post) => {
-                let mut pp = blosc2_postfilter_params {
-                    user_data: if dp.postparams.is_null() {
-                        std::ptr::null_mut()
-                    } else {
-                        // SAFETY: postparams is non-null: the caller's params.
-                        unsafe { (*dp.postparams).user_data }
-                    },
-                    input: inb.as_ptr(),
-                    output: outb.as_mut_ptr(),
-                    size: inb.len() as i32,
-                    typesize: i32::from(h.typesize),
-                    offset: (nblock * bs) as i32,
-                    nchunk: -1,
-                    nblock: nblock as i32,
-                    tid: 0,
-                    ttmp: ttmp.as_mut_ptr(),
-                    ttmp_nbytes: ttmp.len(),
-                    ctx,
-                };
-                // SAFETY: the caller's postfilter, with live buffers of the
-                // sizes given.
-                if unsafe { post(&mut pp) } != 0 {
-                    return err::POSTFILTER;
-                }
-            }
-            None => outb.copy_from_slice(inb),
+        let mut pp = blosc2_postfilter_params {
+            user_data: if dp.postparams.is_null() {
+                std::ptr::null_mut()
+            } else {
+                // SAFETY: postparams is non-null: the caller's params.
+                unsafe { (*dp.postparams).user_data }
+            },
+            input: inb.as_ptr(),
+            output: outb.as_mut_ptr(),
+            size: inb.len() as i32,
+            typesize: i32::from(h.typesize),
+            offset: (nblock * bs) as i32,
+            nchunk: -1,
+            nblock: nblock as i32,
+            tid: 0,
+            ttmp: ttmp.as_mut_ptr(),
+            ttmp_nbytes: ttmp.len(),
+            ctx,
+        };
+        // SAFETY: the caller's postfilter, with live buffers of the
+        // sizes given.
+        if unsafe { post(&mut pp) } != 0 {
+            return err::POSTFILTER;
         }
     }
     h.nbytes as c_int
@@ -530,7 +535,7 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
 }
 
 /// getitem through a postfilter: decode the chunk with it, then copy
-/// (`ctx` as for [`decompress_special`]).
+/// (`ctx` as for [`decompress_postfiltered`]).
 pub(super) fn getitem_postfiltered(
     ctx: *mut blosc2_context,
     dp: &blosc2_dparams,
@@ -556,7 +561,7 @@ pub(super) fn getitem_postfiltered(
         return err::WRITE_BUFFER;
     }
     let mut full = vec![0u8; h.nbytes];
-    let rc = decompress_special(
+    let rc = decompress_postfiltered(
         ctx,
         dp,
         chunk,

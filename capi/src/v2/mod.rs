@@ -21,6 +21,8 @@ use crate::common::{
 mod compress;
 mod ctx;
 mod global;
+#[cfg(test)]
+mod maskout_tests;
 pub(crate) mod plugins;
 #[cfg(test)]
 mod reentry_tests;
@@ -408,15 +410,17 @@ fn compress_global(
 /// Decompress the chunk `src` into `dest[..destsize]`.
 fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i16) -> c_int {
     let p = DParams::default().nthreads(nthreads.max(1) as usize);
-    crate::engines::with_decompressor(p, |d| decompress_with(d, chunk, dest, destsize))
+    crate::engines::with_decompressor(p, |d| decompress_with(d, chunk, dest, destsize, None))
 }
 
 /// [`decompress_raw`] with the given decompressor.
+/// `maskout`: the context's block mask (`blosc2_set_maskout`), if any.
 fn decompress_with(
     d: &mut Decompressor,
     chunk: &[u8],
     dest: *mut c_void,
     destsize: usize,
+    maskout: Option<&[bool]>,
 ) -> c_int {
     if dest.is_null() && destsize > 0 {
         return err::NULL_POINTER;
@@ -427,9 +431,26 @@ fn decompress_with(
     // SAFETY: the caller gives `destsize` writable bytes at dest, not
     // overlapping src.
     let out = unsafe { slice_out(dest, destsize) };
-    match d.decompress_into(chunk, out) {
+    let r = match maskout {
+        None => d.decompress_into(chunk, out),
+        Some(m) => match mask_fits(chunk, m) {
+            Ok(()) => d.decompress_masked_into(chunk, m, out),
+            Err(code) => return code,
+        },
+    };
+    match r {
         Ok(n) => n as c_int,
         Err(e) => code_of(&e),
+    }
+}
+
+/// C-Blosc2's check of a block mask: one flag per block of the chunk, else
+/// `BLOSC2_ERROR_DATA`.
+pub(super) fn mask_fits(chunk: &[u8], maskout: &[bool]) -> Result<(), c_int> {
+    match ChunkHeader::parse(chunk) {
+        Ok(h) if h.nblocks() == maskout.len() => Ok(()),
+        Ok(_) => Err(err::DATA),
+        Err(e) => Err(code_of(&e)),
     }
 }
 
