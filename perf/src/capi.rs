@@ -86,6 +86,7 @@ struct Blosc2Api {
     compress_ctx: CtxCall,
     decompress_ctx: CtxCall,
     getitem_ctx: GetitemCtx,
+    set_maskout: unsafe extern "C" fn(*mut c_void, *mut bool, c_int) -> c_int,
 }
 
 /// The `blosc.h` (C-Blosc 1.x) calls this mode times, from one library.
@@ -181,8 +182,9 @@ impl Lib {
         // blosc2_free_ctx(blosc2_context*)`, `int
         // blosc2_{de,}compress_ctx(blosc2_context*, const void*, int32_t,
         // void*, int32_t)`, `int blosc2_getitem_ctx(blosc2_context*, const
-        // void*, int32_t, int, int, void*, int32_t)`; data and function
-        // pointers have the same size wherever dlsym exists.
+        // void*, int32_t, int, int, void*, int32_t)`, `int
+        // blosc2_set_maskout(blosc2_context*, bool*, int)`; data and
+        // function pointers have the same size wherever dlsym exists.
         unsafe {
             let init: unsafe extern "C" fn() = std::mem::transmute(self.sym("blosc2_init")?);
             init();
@@ -193,6 +195,7 @@ impl Lib {
                 compress_ctx: func(self.sym("blosc2_compress_ctx")?),
                 decompress_ctx: func(self.sym("blosc2_decompress_ctx")?),
                 getitem_ctx: func(self.sym("blosc2_getitem_ctx")?),
+                set_maskout: func(self.sym("blosc2_set_maskout")?),
             })
         }
     }
@@ -338,6 +341,22 @@ impl Ctx<'_> {
             (self.api.decompress_ctx)(self.ptr, src.as_ptr().cast(), n, dst.as_mut_ptr().cast(), d)
         };
         usize::try_from(r).map_err(|_| format!("blosc2_decompress_ctx: {r}"))
+    }
+
+    /// `blosc2_set_maskout` with `mask`, then `blosc2_decompress_ctx`.
+    fn decompress_masked(
+        &mut self,
+        src: &[u8],
+        mask: &mut [bool],
+        dst: &mut [u8],
+    ) -> Result<usize, String> {
+        let m = len_i32(mask.len())?;
+        // SAFETY: mask holds m flags, live for the call (C copies them).
+        let r = unsafe { (self.api.set_maskout)(self.ptr, mask.as_mut_ptr(), m) };
+        if r != 0 {
+            return Err(format!("blosc2_set_maskout: {r}"));
+        }
+        self.decompress(src, dst)
     }
 
     fn getitem(
@@ -881,6 +900,106 @@ pub fn run(opts: &Options) -> Result<bool, String> {
             .write_csv(csv)
             .map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
         println!("CSV: {}", csv.display());
+    }
+    if let (Some(o), Some(c)) = (&ours2, &c2) {
+        all_ok &= masked_rows(opts, [o, c], &cfg)?;
+    }
+    Ok(all_ok)
+}
+
+/// Block masks: `blosc2_set_maskout` keeping one block in four, then
+/// `blosc2_decompress_ctx`, by both libraries on C-Blosc2's chunk (shuffle,
+/// chunks of 256 KiB and more); its own table and `capi-masked.csv`.
+fn masked_rows(opts: &Options, apis: [&Blosc2Api; 2], cfg: &Config) -> Result<bool, String> {
+    let mut table = Table::new([
+        "codec",
+        "workload",
+        "size",
+        "blocks kept",
+        "ours µs",
+        "C µs",
+        "ours/C speed",
+        "check",
+    ]);
+    let mut all_ok = true;
+    for &codec in &opts.codecs {
+        for &workload in &opts.workloads {
+            for &size in opts.sizes.iter().filter(|&&s| s >= 256 << 10) {
+                let row = Row {
+                    api: Api::Blosc2,
+                    codec,
+                    clevel: opts.clevel,
+                    filter: CFilter::Shuffle,
+                    workload,
+                    size,
+                    nthreads: opts.nthreads,
+                };
+                let src = workload.generate(size);
+                let mut chunk = vec![0u8; size + 64];
+                let n = apis[1].cctx(&row)?.compress(&src, &mut chunk)?;
+                chunk.truncate(n);
+                let bs = u32::from_le_bytes(chunk[8..12].try_into().expect("4 bytes")) as usize;
+                let bs = bs.clamp(1, size);
+                let mask: Vec<bool> = (0..size.div_ceil(bs)).map(|i| i % 4 != 0).collect();
+                let mut dctx = [apis[0].dctx(row.nthreads)?, apis[1].dctx(row.nthreads)?];
+                let mut check = Ok(());
+                for (d, ctx) in dctx.iter_mut().enumerate() {
+                    let mut out = vec![0xA5u8; size];
+                    let r = ctx.decompress_masked(&chunk, &mut mask.clone(), &mut out);
+                    let blocks = out.chunks(bs).zip(src.chunks(bs)).enumerate();
+                    let right = blocks.into_iter().all(|(i, (o, w))| {
+                        !mask[i] && o == w || mask[i] && o.iter().all(|&b| b == 0xA5)
+                    });
+                    if (r != Ok(size) || !right) && check.is_ok() {
+                        check = Err(format!(
+                            "{}: {r:?}, blocks right: {right}",
+                            ["ours", "C"][d]
+                        ));
+                    }
+                }
+                let [d0, d1] = &mut dctx;
+                let (mut m0, mut m1) = (mask.clone(), mask.clone());
+                let (mut o0, mut o1) = (vec![0u8; size], vec![0u8; size]);
+                let t = timing::measure(
+                    cfg,
+                    &mut [
+                        Contestant::new(|| {
+                            d0.decompress_masked(&chunk, &mut m0, &mut o0)
+                                .expect("masked");
+                        }),
+                        Contestant::new(|| {
+                            d1.decompress_masked(&chunk, &mut m1, &mut o1)
+                                .expect("masked");
+                        }),
+                    ],
+                );
+                all_ok &= check.is_ok();
+                table.push(vec![
+                    codec.name().into(),
+                    workload.name().into(),
+                    size_label(size),
+                    format!("{} of {}", mask.iter().filter(|&&m| !m).count(), mask.len()),
+                    format!("{:.1}", t[0].median * 1e6),
+                    format!("{:.1}", t[1].median * 1e6),
+                    format!("{:.2}", t[0].speedup_over(&t[1])),
+                    match &check {
+                        Ok(()) => "ok".into(),
+                        Err(e) => format!("MISMATCH: {e}"),
+                    },
+                ]);
+            }
+        }
+    }
+    println!();
+    println!("Block masks (blosc2_set_maskout, one block in four kept, C-Blosc2's chunk):");
+    println!();
+    println!("{}", table.markdown());
+    if let Some(csv) = &opts.csv {
+        let path = csv.with_file_name("capi-masked.csv");
+        table
+            .write_csv(&path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("CSV: {}", path.display());
     }
     Ok(all_ok)
 }
