@@ -1,5 +1,5 @@
 //! Chunk decoding: validate, decompress (serial and parallel, which must
-//! agree), decompress_into a small buffer, getitem, VL blocks.
+//! agree), decompress_into a small buffer, getitem, block masks, VL blocks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::{ChunkHeader, Decompressor};
@@ -44,6 +44,25 @@ fuzz_target!(|data: &[u8]| {
         if h.is_vlblocks() {
             if let Ok(blocks) = d1.vl_blocks(data) {
                 assert_eq!(blocks.concat(), *out);
+            }
+        } else if h.nblocks() <= 4096 {
+            // A mask from the chunk's own bytes: kept blocks are the whole
+            // decode's, masked ones keep the sentinel; 1 and 2 threads.
+            let mask: Vec<bool> = (0..h.nblocks())
+                .map(|i| data[i % data.len()] & (1 << (i % 8)) != 0)
+                .collect();
+            let bs = h.blocksize.max(1);
+            for d in [&mut d1, &mut d2] {
+                let mut got = vec![0xA5u8; h.nbytes];
+                let n = d.decompress_masked_into(data, &mask, &mut got);
+                assert_eq!(n.expect("whole Ok, masked Err"), h.nbytes);
+                for (i, (g, o)) in got.chunks(bs).zip(out.chunks(bs)).enumerate() {
+                    if mask[i] {
+                        assert!(g.iter().all(|&b| b == 0xA5), "masked block {i}");
+                    } else {
+                        assert_eq!(g, o, "kept block {i}");
+                    }
+                }
             }
         }
     } else {

@@ -37,9 +37,28 @@ pub fn read_all(sc: &mut SChunk) {
     for m in metas {
         let _ = sc.meta_get(&m);
     }
+    // Slices: the _into form gives what get_slice gives; a part of chunk 0
+    // (decoded by getitem) is that part of the whole chunk's decode.
     let nb = sc.nbytes();
-    let _ = sc.get_slice(0, nb.min(1 << 16));
-    let _ = sc.get_slice(nb / 2, nb.min(nb / 2 + 4096));
+    let whole0 = sc.decompress_chunk_vec(0).ok();
+    let in0 = whole0.as_ref().map_or(0, |c| c.len() as u64);
+    let ranges = [
+        (0, nb.min(1 << 16)),
+        (nb / 2, nb.min(nb / 2 + 4096)),
+        (in0 / 3, (in0 / 3 + 7).min(in0)),
+    ];
+    for (a, b) in ranges {
+        if let Ok(v) = sc.get_slice(a, b) {
+            assert_eq!(v.len() as u64, b - a, "slice {a}..{b}");
+            let mut buf = vec![0u8; v.len()];
+            sc.get_slice_into(a, b, &mut buf)
+                .expect("get_slice Ok, get_slice_into Err");
+            assert_eq!(buf, v, "slice {a}..{b}");
+            if let Some(c) = whole0.as_ref().filter(|_| b <= in0) {
+                assert_eq!(v, c[a as usize..b as usize], "slice {a}..{b} of chunk 0");
+            }
+        }
+    }
 }
 
 /// A frame written by `to_cframe` must reopen.
