@@ -101,16 +101,7 @@ impl Decompressor {
     /// # Errors
     /// As [`decompress_into`](crate::decompress_into).
     pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        if self.params.max_output.is_some() {
-            self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
-        }
-        chunk::decode::decompress_into(
-            src,
-            dst,
-            &mut self.workers,
-            self.params.context.as_ref(),
-            None,
-        )
+        self.decode_into(src, None, dst)
     }
 
     /// Decompress a chunk into `dst`, skipping the blocks flagged in
@@ -144,16 +135,21 @@ impl Decompressor {
         maskout: &[bool],
         dst: &mut [u8],
     ) -> Result<usize> {
+        self.decode_into(src, Some(maskout), dst)
+    }
+
+    /// Both `decompress_into` forms: the output limit, then the decoder.
+    fn decode_into(
+        &mut self,
+        src: &[u8],
+        maskout: Option<&[bool]>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         if self.params.max_output.is_some() {
             self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
         }
-        chunk::decode::decompress_into(
-            src,
-            dst,
-            &mut self.workers,
-            self.params.context.as_ref(),
-            Some(maskout),
-        )
+        let context = self.params.context.as_ref();
+        chunk::decode::decompress_into(src, dst, &mut self.workers, context, maskout)
     }
 
     /// Items of a chunk. See [`getitem`](crate::getitem).
