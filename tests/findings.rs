@@ -450,3 +450,22 @@ fn fuzz_sframe_read_2_shared_file_frame_reopens() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A sparse frame whose header declares far more bytes (about 1.4e16)
+/// than its chunks hold: a slice inside the declared size but past the
+/// chunks returned `Ok` with fewer bytes than asked for (0 of 4,096); it is
+/// an error now (found by `sframe_read`, session 11).
+#[test]
+fn fuzz_sframe_read_3_slice_past_the_chunks_is_an_error() {
+    let d = tmp("fuzz-sframe_read-3");
+    unpack_sframe_input(&finding("fuzz-sframe_read-3.bin"), &d);
+    let mut sc = OpenOptions::new().read_only(true).open(&d).unwrap();
+    let nb = sc.nbytes();
+    let (a, b) = (nb / 2, nb.min(nb / 2 + 4096));
+    assert_eq!(b - a, 4096);
+    let err = sc.get_slice(a, b).unwrap_err();
+    assert!(matches!(err, oxiblosc::Error::Corrupt(_)), "{err}");
+    let mut buf = vec![0u8; 4096];
+    assert!(sc.get_slice_into(a, b, &mut buf).is_err());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -308,6 +308,12 @@ impl SChunk {
             }
             pos += n;
         }
+        if pos < stop {
+            // The header's nbytes promised more than the chunks hold.
+            return Err(corrupt(format!(
+                "slice {start}..{stop}: the chunks end at byte {pos}"
+            )));
+        }
         Ok(())
     }
 
