@@ -16,7 +16,7 @@
 //! chunks (24 bytes a chunk, amortised), and no other allocation at all.
 
 mod support;
-use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter};
+use oxiblosc::{CParams, Codec, Compressor, DParams, Decompressor, Filter, SpecialValue};
 use support::counting;
 
 #[global_allocator]
@@ -140,6 +140,29 @@ fn warm_compressors_do_not_allocate() {
     }
     let (a1, _) = counting::totals();
     assert_eq!(a1 - a0, 0, "SChunk::decompress_chunk allocated");
+    // Special chunks (whole, masked, getitem) and block masks of a regular
+    // chunk fill the caller's buffer without allocating.
+    let p = CParams::default().typesize(4).blocksize(16 << 10);
+    let mut d = Decompressor::new(DParams::default());
+    let mut out = vec![0u8; 64 << 10];
+    let mask = [true, false, false, true];
+    let regular = oxiblosc::compress(&src[..64 << 10], &p).unwrap();
+    let mut specials = vec![regular];
+    for kind in [SpecialValue::Zeros, SpecialValue::Nan, SpecialValue::Value] {
+        specials.push(oxiblosc::special_chunk(&p, 64 << 10, kind, &[1, 2, 3, 4]).unwrap());
+    }
+    let mut decode_all = |d: &mut Decompressor, out: &mut [u8]| {
+        for c in &specials {
+            assert_eq!(d.decompress_into(c, out).unwrap(), 64 << 10);
+            assert_eq!(d.decompress_masked_into(c, &mask, out).unwrap(), 64 << 10);
+            assert_eq!(d.getitem_into(c, 1001, 3000, out).unwrap(), 12_000);
+        }
+    };
+    decode_all(&mut d, &mut out);
+    let (a0, _) = counting::totals();
+    decode_all(&mut d, &mut out);
+    let (a1, _) = counting::totals();
+    assert_eq!(a1 - a0, 0, "special chunks or block masks allocated");
     // Over all calls (warm-ups included), one block per 63 pool entries.
     let entries = per_window.len() * 2 * (rounds + 1);
     assert!(

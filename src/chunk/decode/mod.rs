@@ -354,9 +354,18 @@ fn fill_special_at(h: &ChunkHeader, chunk: &[u8], at: usize, dst: &mut [u8]) -> 
     if p == 0 {
         return Err(corrupt("a value chunk without its value"));
     }
-    let rotated: Vec<u8> = (0..p).map(|k| pattern[(at + k) % p]).collect();
-    for c in dst.chunks_mut(p) {
-        c.copy_from_slice(&rotated[..c.len()]);
+    // One period, rotated to `at`, then copies of what is filled so far
+    // (whole periods, so the pattern stays aligned), doubling each time:
+    // no allocation, and a few large copies rather than one per item.
+    let first = p.min(dst.len());
+    for (k, b) in dst[..first].iter_mut().enumerate() {
+        *b = pattern[(at + k) % p];
+    }
+    let mut filled = first;
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
     }
     Ok(())
 }
