@@ -151,7 +151,7 @@ fn warm_compressors_do_not_allocate() {
     for kind in [SpecialValue::Zeros, SpecialValue::Nan, SpecialValue::Value] {
         specials.push(oxiblosc::special_chunk(&p, 64 << 10, kind, &[1, 2, 3, 4]).unwrap());
     }
-    let mut decode_all = |d: &mut Decompressor, out: &mut [u8]| {
+    let decode_all = |d: &mut Decompressor, out: &mut [u8]| {
         for c in &specials {
             assert_eq!(d.decompress_into(c, out).unwrap(), 64 << 10);
             assert_eq!(d.decompress_masked_into(c, &mask, out).unwrap(), 64 << 10);
