@@ -140,6 +140,18 @@ fn warm_compressors_do_not_allocate() {
     }
     let (a1, _) = counting::totals();
     assert_eq!(a1 - a0, 0, "SChunk::decompress_chunk allocated");
+    // decompress_chunk_vec allocates its output and nothing else (the
+    // chunk is borrowed, not copied).
+    let (a0, _) = counting::totals();
+    for i in 0..sc.nchunks() {
+        assert_eq!(sc.decompress_chunk_vec(i).unwrap().len(), 64 << 10);
+    }
+    let (a1, _) = counting::totals();
+    assert_eq!(
+        a1 - a0,
+        sc.nchunks(),
+        "decompress_chunk_vec: one allocation a chunk"
+    );
     // Special chunks (whole, masked, getitem) and block masks of a regular
     // chunk fill the caller's buffer without allocating.
     let p = CParams::default().typesize(4).blocksize(16 << 10);

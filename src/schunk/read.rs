@@ -110,10 +110,17 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`] for `i` out of range; corrupt-frame errors.
     pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
+        Ok(self.chunk_and_decompressor(i)?.0)
+    }
+
+    /// Chunk `i` (borrowed from an in-memory frame: no copy) and the
+    /// decompressor, borrowed together so that one decodes the other.
+    fn chunk_and_decompressor(&mut self, i: usize) -> Result<(Cow<'_, [u8]>, &mut Decompressor)> {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
         let nchunks = self.nchunks();
-        load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        Ok((chunk, &mut self.decompressor))
     }
 
     /// Uncompressed size of chunk `i`.
@@ -159,13 +166,8 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::get_chunk`], plus [`Error::DstTooSmall`].
     pub fn decompress_chunk_into(&mut self, i: usize, dst: &mut [u8]) -> Result<usize> {
-        let entry = self.entry(i)?;
-        let expected = self.expected_nbytes(i);
-        let nchunks = self.nchunks();
-        // Borrowed from an in-memory frame while the decompressor runs: no
-        // copy of the compressed chunk.
-        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
-        let n = self.decompressor.decompress_into(&chunk, dst)?;
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
+        let n = decompressor.decompress_into(&chunk, dst)?;
         let h = ChunkHeader::parse(&chunk)?;
         if n != h.nbytes {
             return Err(corrupt(format!(
@@ -189,12 +191,8 @@ impl SChunk {
         maskout: &[bool],
         dst: &mut [u8],
     ) -> Result<usize> {
-        let entry = self.entry(i)?;
-        let expected = self.expected_nbytes(i);
-        let nchunks = self.nchunks();
-        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
-        self.decompressor
-            .decompress_masked_into(&chunk, maskout, dst)
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
+        decompressor.decompress_masked_into(&chunk, maskout, dst)
     }
 
     /// The same as [`SChunk::decompress_chunk_into`] (its first name).
@@ -210,8 +208,8 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::decompress_chunk_into`].
     pub fn decompress_chunk_vec(&mut self, i: usize) -> Result<Vec<u8>> {
-        let chunk = self.get_chunk(i)?.into_owned();
-        self.decompressor.decompress(&chunk)
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
+        decompressor.decompress(&chunk)
     }
 
     /// The chunk to start a scan for byte `start` at, and its position.
@@ -328,10 +326,7 @@ impl SChunk {
         b: usize,
         out: &mut SliceOut<'_>,
     ) -> Result<()> {
-        let entry = self.entry(i)?;
-        let expected = self.expected_nbytes(i);
-        let nchunks = self.nchunks();
-        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
         let h = ChunkHeader::parse(&chunk)?;
         if h.nbytes != n {
             return Err(corrupt(format!(
@@ -350,15 +345,14 @@ impl SChunk {
         }
         let dst = out.next(b - a)?;
         let got = if a == 0 && b == n {
-            self.decompressor.decompress_into(&chunk, dst)?
+            decompressor.decompress_into(&chunk, dst)?
         } else if whole {
-            let all = self.decompressor.decompress(&chunk)?;
+            let all = decompressor.decompress(&chunk)?;
             copy_part(dst, &all, a, i)?
         } else if a.is_multiple_of(ts) && b.is_multiple_of(ts) {
-            self.decompressor
-                .getitem_into(&chunk, first, last - first, dst)?
+            decompressor.getitem_into(&chunk, first, last - first, dst)?
         } else {
-            let items = self.decompressor.getitem(&chunk, first, last - first)?;
+            let items = decompressor.getitem(&chunk, first, last - first)?;
             copy_part(dst, &items, a - first * ts, i)?
         };
         if got != b - a {
