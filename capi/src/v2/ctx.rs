@@ -649,23 +649,11 @@ mod tests {
     #[test]
     fn a_context_keeps_one_decompressor_across_calls() {
         let src: Vec<u8> = (0..65_536u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
-        let mut chunk = vec![0u8; src.len() + 64];
         let mut cp = CPARAMS_DEFAULTS;
         cp.typesize = 4;
         cp.blocksize = 16_384;
         let cctx = blosc2_create_cctx(cp);
-        // SAFETY: live context; the buffers have the sizes given.
-        let n = unsafe {
-            blosc2_compress_ctx(
-                cctx,
-                src.as_ptr().cast(),
-                src.len() as i32,
-                chunk.as_mut_ptr().cast(),
-                chunk.len() as i32,
-            )
-        };
-        assert!(n > 0);
-        chunk.truncate(n as usize);
+        let chunk = super::super::test_calls::compress(cctx, &src).unwrap();
         let dctx = blosc2_create_dctx(DPARAMS_DEFAULTS);
         let engine = |c: *mut blosc2_context| {
             // SAFETY: c is a live context.

@@ -4,22 +4,10 @@
 //! is for one call only, and a mask of the wrong length is
 //! `BLOSC2_ERROR_DATA`, as in C-Blosc2.
 
+use super::test_calls::{compress, decompress_into as decompress};
 use super::*;
 
 const BLOCK: usize = 16 * 1024;
-
-fn decompress(dctx: *mut blosc2_context, chunk: &[u8], out: &mut [u8]) -> c_int {
-    // SAFETY: dctx is live; the sizes are the buffers'.
-    unsafe {
-        blosc2_decompress_ctx(
-            dctx,
-            chunk.as_ptr().cast(),
-            chunk.len() as i32,
-            out.as_mut_ptr().cast(),
-            out.len() as i32,
-        )
-    }
-}
 
 fn set_mask(dctx: *mut blosc2_context, mask: &mut [bool]) -> c_int {
     // SAFETY: dctx is live; mask holds mask.len() flags.
@@ -36,19 +24,8 @@ fn masked_blocks_stay_and_are_not_read() {
     cp.blocksize = BLOCK as i32;
     cp.compcode = 1; // lz4
     let cctx = blosc2_create_cctx(cp);
-    let mut chunk = vec![0u8; data.len() + 64];
-    // SAFETY: cctx is live; the sizes are the buffers'.
-    let n = unsafe {
-        blosc2_compress_ctx(
-            cctx,
-            data.as_ptr().cast(),
-            data.len() as i32,
-            chunk.as_mut_ptr().cast(),
-            chunk.len() as i32,
-        )
-    };
-    assert!(n > 0 && (n as usize) < data.len() / 2, "{n}");
-    chunk.truncate(n as usize);
+    let mut chunk = compress(cctx, &data).unwrap();
+    assert!(chunk.len() < data.len() / 2, "{}", chunk.len());
     // Break block 1's streams (after its first size word).
     let bstart = |i: usize| {
         let at = 32 + 4 * i;

@@ -28,6 +28,8 @@ pub(crate) mod plugins;
 mod reentry_tests;
 mod shuffle;
 mod special;
+#[cfg(test)]
+mod test_calls;
 mod vlchunk;
 
 pub use compress::*;

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use super::plugins::{blosc2_filter, blosc2_register_filter};
+use super::test_calls::{compress, decompress_into};
 use super::*;
 
 /// The filter id, unused by the other tests of this crate.
@@ -36,41 +37,11 @@ fn data(n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Compress `src` through `ctx`; the chunk, or the error code.
-fn compress(ctx: *mut blosc2_context, src: &[u8]) -> Result<Vec<u8>, c_int> {
-    let mut chunk = vec![0u8; src.len() + 64];
-    // SAFETY: ctx is a live compression context; the sizes are the buffers'.
-    let n = unsafe {
-        blosc2_compress_ctx(
-            ctx,
-            src.as_ptr().cast(),
-            src.len() as i32,
-            chunk.as_mut_ptr().cast(),
-            chunk.len() as i32,
-        )
-    };
-    if n <= 0 {
-        return Err(n);
-    }
-    chunk.truncate(n as usize);
-    Ok(chunk)
-}
-
 /// Decompress `chunk` through `ctx` into `len` bytes: the return code and
 /// the buffer.
 fn decompress(ctx: *mut blosc2_context, chunk: &[u8], len: usize) -> (c_int, Vec<u8>) {
     let mut out = vec![0u8; len];
-    // SAFETY: ctx is a live context; the sizes are the buffers'.
-    let n = unsafe {
-        blosc2_decompress_ctx(
-            ctx,
-            chunk.as_ptr().cast(),
-            chunk.len() as i32,
-            out.as_mut_ptr().cast(),
-            out.len() as i32,
-        )
-    };
-    (n, out)
+    (decompress_into(ctx, chunk, &mut out), out)
 }
 
 /// Items `[start, start + nitems)` of 4 bytes of `chunk` through `ctx`:
