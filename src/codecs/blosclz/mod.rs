@@ -60,8 +60,15 @@ fn match_end(buf: &[u8], p: usize, q: usize, bound: usize) -> usize {
     let s = &buf[..bound];
     let (x, y) = (&s[p..], &s[q..]);
     let word = |c: &[u8], at: usize| u128::from_le_bytes(c[at..at + 16].try_into().unwrap());
-    // 32 bytes a step (two 16-byte compares, one branch) while both pieces
-    // lie before `bound`, then 16.
+    // One 8-byte word first (a short match ends there, with one branch),
+    // then 32 bytes a step (two 16-byte compares, one branch) while both
+    // pieces lie before `bound`, then 16.
+    if x.len() >= 8 {
+        let d = read_u64(x, 0) ^ read_u64(y, 0);
+        if d != 0 {
+            return p + (d.trailing_zeros() / 8) as usize + 1;
+        }
+    }
     let mut off = 0;
     for (a, b) in x.chunks_exact(32).zip(y.chunks_exact(32)) {
         let d0 = word(a, 0) ^ word(b, 0);
@@ -136,17 +143,40 @@ fn scan<const SHIFT: usize>(
 ) -> (usize, usize) {
     // Only the low `2 * SHIFT - 1` bytes of the 8 compared must agree
     // (little-endian: the top ones are shifted out).
+    const { assert!(SHIFT >= 1 && 2 * SHIFT - 1 <= 7) };
     let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
-    while a < iplimit {
+    // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always), then
+    // the first `2 * SHIFT - 1` bytes.
+    let hit = |a: usize, r: usize, w: u64| {
+        a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
+            && (w ^ read_u64(buf, r)) << unchecked == 0
+    };
+    // Two positions a step from one load: the word at `a + 1` is the one
+    // at `a` shifted by a byte, its low 7 bytes (all that are compared)
+    // intact.
+    while a + 1 < iplimit {
         let w = read_u64(buf, a);
         let h = hash(w as u32, hashlog);
         let r = table.get(h);
         table.set(h, a);
-        // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always),
-        // then the first `2 * SHIFT - 1` bytes.
-        if a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
-            && (w ^ read_u64(buf, r)) << unchecked == 0
-        {
+        if hit(a, r, w) {
+            return (a, r);
+        }
+        let w1 = w >> 8;
+        let h1 = hash(w1 as u32, hashlog);
+        let r1 = table.get(h1);
+        table.set(h1, a + 1);
+        if hit(a + 1, r1, w1) {
+            return (a + 1, r1);
+        }
+        a += 2;
+    }
+    if a < iplimit {
+        let w = read_u64(buf, a);
+        let h = hash(w as u32, hashlog);
+        let r = table.get(h);
+        table.set(h, a);
+        if hit(a, r, w) {
             return (a, r);
         }
         a += 1;
