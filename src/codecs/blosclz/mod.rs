@@ -124,46 +124,70 @@ fn next_candidate<const SHIFT: usize>(
     ip: &mut usize,
     iplimit: usize,
 ) -> Option<usize> {
-    let (a, r) = scan::<SHIFT>(buf, table, hashlog, *ip, iplimit);
+    let a = *ip;
+    if a >= iplimit {
+        return None;
+    }
+    // The first position in line: on match-heavy data about half the
+    // matches start right here, after the previous one with no literal
+    // between them, and those save the call of `scan`.
+    let w = read_u64(buf, a);
+    let h = hash(w as u32, hashlog);
+    let r = table.get(h);
+    table.set(h, a);
+    if is_candidate::<SHIFT>(buf, a, r, w) {
+        return Some(r);
+    }
+    // `scan` with `hashlog` (12, 13 or 14) a constant: its hashes shift by
+    // an immediate, which keeps %cl and the loop's setup out of each call.
+    debug_assert!((12..=14).contains(&hashlog));
+    let (a, r) = match hashlog {
+        12 => scan::<SHIFT, 12>(buf, table, a + 1, iplimit),
+        13 => scan::<SHIFT, 13>(buf, table, a + 1, iplimit),
+        _ => scan::<SHIFT, 14>(buf, table, a + 1, iplimit),
+    };
     *ip = a;
     (a < iplimit).then_some(r)
 }
 
-/// The per-byte loop of [`next_candidate`]: `(position, candidate)`, or
-/// `(iplimit, _)`. Not inlined: inside the encoder loops the compiler
-/// keeps half a dozen extra induction variables alive in it for the code
-/// after the loop, which costs more than the call does.
+/// Whether `r`, the table's entry for the word `w` at `a`, is a candidate
+/// worth measuring (see [`next_candidate`]): `1 <= a - r < MAX_FARDISTANCE`
+/// in one test (`r <= a` always), then the first `2 * SHIFT - 1` bytes
+/// (little-endian: the top ones of the 8 compared are shifted out).
+#[inline(always)]
+fn is_candidate<const SHIFT: usize>(buf: &[u8], a: usize, r: usize, w: u64) -> bool {
+    const { assert!(SHIFT >= 1 && 2 * SHIFT - 1 <= 7) };
+    let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
+    a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
+        && (w ^ read_u64(buf, r)) << unchecked == 0
+}
+
+/// The per-byte loop of [`next_candidate`] from `a` on, at `hashlog =
+/// HASHLOG`: `(position, candidate)`, or `(iplimit, _)`. Not inlined:
+/// inside the encoder loops the compiler keeps half a dozen extra
+/// induction variables alive in it for the code after the loop, which
+/// costs more than the call does.
 #[inline(never)]
-fn scan<const SHIFT: usize>(
+fn scan<const SHIFT: usize, const HASHLOG: u32>(
     buf: &[u8],
     table: &mut impl Slots,
-    hashlog: u32,
     mut a: usize,
     iplimit: usize,
 ) -> (usize, usize) {
-    // Only the low `2 * SHIFT - 1` bytes of the 8 compared must agree
-    // (little-endian: the top ones are shifted out).
-    const { assert!(SHIFT >= 1 && 2 * SHIFT - 1 <= 7) };
-    let unchecked = 64 - 8 * (2 * SHIFT as u32 - 1);
-    // `1 <= a - r < MAX_FARDISTANCE` in one test (`r <= a` always), then
-    // the first `2 * SHIFT - 1` bytes.
-    let hit = |a: usize, r: usize, w: u64| {
-        a.wrapping_sub(r).wrapping_sub(1) < MAX_FARDISTANCE - 1
-            && (w ^ read_u64(buf, r)) << unchecked == 0
-    };
+    let hit = |a: usize, r: usize, w: u64| is_candidate::<SHIFT>(buf, a, r, w);
     // Two positions a step from one load: the word at `a + 1` is the one
     // at `a` shifted by a byte, its low 7 bytes (all that are compared)
     // intact.
     while a + 1 < iplimit {
         let w = read_u64(buf, a);
-        let h = hash(w as u32, hashlog);
+        let h = hash(w as u32, HASHLOG);
         let r = table.get(h);
         table.set(h, a);
         if hit(a, r, w) {
             return (a, r);
         }
         let w1 = w >> 8;
-        let h1 = hash(w1 as u32, hashlog);
+        let h1 = hash(w1 as u32, HASHLOG);
         let r1 = table.get(h1);
         table.set(h1, a + 1);
         if hit(a + 1, r1, w1) {
@@ -173,7 +197,7 @@ fn scan<const SHIFT: usize>(
     }
     if a < iplimit {
         let w = read_u64(buf, a);
-        let h = hash(w as u32, hashlog);
+        let h = hash(w as u32, HASHLOG);
         let r = table.get(h);
         table.set(h, a);
         if hit(a, r, w) {
