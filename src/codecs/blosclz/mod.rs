@@ -327,15 +327,17 @@ impl Backend for BloscLz {
     }
 }
 
-/// Encoder state: the hash table, reused between streams.
+/// Encoder state: the hash tables, reused between streams.
 #[derive(Default)]
 pub(crate) struct BloscLz {
     table: Vec<u32>,
+    /// The table of passes whose positions fit in 16 bits (see [`Plain`]).
+    table16: Vec<u16>,
     /// Every slot holds less: the `base` of the next pass.
     next: u32,
 }
 
-/// One pass's view of the hash table: [`Plain`] or [`Tagged`].
+/// One pass's view of the hash table: a [`Plain`] or a [`Tagged`] one.
 trait Slots {
     /// The position in slot `h` (0 if this pass has not written it).
     fn get(&self, h: usize) -> usize;
@@ -344,9 +346,27 @@ trait Slots {
 }
 
 /// A table zeroed before the pass, as C's: the slots hold positions.
-struct Plain<'a>(&'a mut [u32; TABLE]);
+/// With `u16` slots where every position of the pass fits (all probes, and
+/// main passes over streams up to 64 KiB): the same values as C's `u32`
+/// ones in half the memory. At hashlog 14 that is 32 KiB instead of 64:
+/// zeroing it costs half, and the table and a 32 KiB byte plane fit better
+/// in a 48 KiB L1 data cache (a shuffled float64 chunk, 8 planes of 32 KiB
+/// at clevel 5: 5% faster, about half of it the zeroing).
+struct Plain<'a, S>(&'a mut [S; TABLE]);
 
-impl Slots for Plain<'_> {
+impl Slots for Plain<'_, u16> {
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        self.0[h] as usize
+    }
+
+    #[inline(always)]
+    fn set(&mut self, h: usize, pos: usize) {
+        self.0[h] = pos as u16;
+    }
+}
+
+impl Slots for Plain<'_, u32> {
     #[inline(always)]
     fn get(&self, h: usize) -> usize {
         self.0[h] as usize
@@ -387,26 +407,45 @@ impl Slots for Tagged<'_> {
 const TAGGED_MAX: usize = 4096;
 
 /// Run `$body` with `$t` bound to a fresh table for a pass over the
-/// stream `$src` at `$hashlog`: tagged for short streams, else zeroed.
+/// stream `$src` at `$hashlog`: tagged for short streams, else zeroed, with
+/// `u16` slots if the pass's positions fit. `probe` is a probe's form: its
+/// positions lie in a window of at most `1 << hashlog <= TABLE` bytes.
 macro_rules! with_table {
     ($z:expr, $src:expr, $hashlog:expr, |$t:ident| $body:expr) => {{
         let n = $src.len();
         if n <= TAGGED_MAX {
             let $t = &mut $z.tagged(n);
             $body
+        } else if n <= 1 << 16 {
+            let $t = &mut $z.plain16($hashlog);
+            $body
         } else {
             let $t = &mut $z.plain($hashlog, n);
+            $body
+        }
+    }};
+    (probe $z:expr, $src:expr, $hashlog:expr, |$t:ident| $body:expr) => {{
+        const { assert!(TABLE <= 1 << 16) };
+        let n = $src.len();
+        if n <= TAGGED_MAX {
+            let $t = &mut $z.tagged(n);
+            $body
+        } else {
+            let $t = &mut $z.plain16($hashlog);
             $body
         }
     }};
 }
 
 impl BloscLz {
-    /// Allocate the hash table now (see `CodecCtx::warm_compress`).
+    /// Allocate the hash tables now (see `CodecCtx::warm_compress`).
     fn alloc_table(&mut self) {
         if self.table.len() != TABLE {
             self.table = vec![0; TABLE];
             self.next = 0;
+        }
+        if self.table16.len() != TABLE {
+            self.table16 = vec![0; TABLE];
         }
     }
 
@@ -433,7 +472,7 @@ impl BloscLz {
 
     /// A [`Plain`] table for a pass over `n` bytes at `hashlog`: its first
     /// `1 << hashlog` slots (all the pass reads) zeroed.
-    fn plain(&mut self, hashlog: u32, n: usize) -> Plain<'_> {
+    fn plain(&mut self, hashlog: u32, n: usize) -> Plain<'_, u32> {
         self.alloc_table();
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         self.next = self.next.max(n);
@@ -442,12 +481,21 @@ impl BloscLz {
         Plain(slots)
     }
 
+    /// [`Self::plain`] with `u16` slots, for a pass whose positions are
+    /// below `1 << 16` (it leaves the `u32` table and its bases alone).
+    fn plain16(&mut self, hashlog: u32) -> Plain<'_, u16> {
+        self.alloc_table();
+        let slots: &mut [u16; TABLE] = self.table16.as_mut_slice().try_into().unwrap();
+        slots[..1 << hashlog].fill(0);
+        Plain(slots)
+    }
+
     /// The entropy probe: a dry run of the encoder over (a part of) the end
     /// of the block that counts output bytes; `ip / oc` estimates the ratio.
     fn probe_ratio(&mut self, clevel: usize, src: &[u8]) -> f64 {
-        with_table!(self, src, HASHLOG[clevel], |table| Self::probe_ratio_in(
-            table, clevel, src
-        ))
+        with_table!(probe self, src, HASHLOG[clevel], |table| {
+            Self::probe_ratio_in(table, clevel, src)
+        })
     }
 
     /// [`Self::probe_ratio`] with its table.
@@ -552,7 +600,7 @@ impl BloscLz {
     /// the main pass writes them up to where the scan stops; the estimate
     /// is `ip / oc`.
     fn probe_ratio_blosc1(&mut self, src: &[u8]) -> f64 {
-        with_table!(self, src, HASHLOG_PROBE, |table| {
+        with_table!(probe self, src, HASHLOG_PROBE, |table| {
             Self::probe_ratio_blosc1_in(table, src)
         })
     }

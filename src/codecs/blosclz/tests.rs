@@ -632,6 +632,41 @@ fn tiny_and_incompressible_inputs_are_refused() {
     assert_eq!(z.compress_stream(5, &random, &mut dst).unwrap(), 0);
 }
 
+/// Streams of 64 KiB, the longest whose main pass has a table of `u16`
+/// slots, and longer ones (`u32` slots; the probes always have `u16`
+/// ones, their windows being shorter): the reference's bytes. A `u16`
+/// table on the 100 000-byte streams would wrap positions and fail.
+#[test]
+fn streams_around_64_kib_agree_with_the_reference() {
+    let mut z = BloscLz::default();
+    let mut streams = 0;
+    for len in [1 << 16, (1 << 16) + 1, 100_000] {
+        for kind in [0u8, 1, 3] {
+            let src = shapes(kind, len, len as u64);
+            for clevel in [1u8, 2, 5, 9] {
+                let want = reference_compress(clevel, &src, len);
+                let mut got = vec![0u8; len];
+                let n = z.compress_stream(clevel, &src, &mut got).unwrap();
+                streams += usize::from(n > 0);
+                assert!(
+                    got[..n] == want[..],
+                    "len {len} kind {kind} clevel {clevel}"
+                );
+                for split in [false, true] {
+                    let want = reference_compress_blosc1(clevel, &src, len, split);
+                    let n = z.compress_blosc1(clevel, &src, &mut got, split).unwrap();
+                    assert!(
+                        got[..n] == want[..],
+                        "blosc1 len {len} kind {kind} clevel {clevel}"
+                    );
+                }
+            }
+        }
+    }
+    // Most of them are streams (the far repeats are refused at clevel 1).
+    assert!(streams >= 30, "{streams}");
+}
+
 /// One encoder over many streams in a row (its hash table is never zeroed
 /// between them: slots of earlier passes must read as C's zeroed ones), of
 /// both encoders and every clevel, also across the point where the table's
