@@ -1,12 +1,12 @@
 /* ZSTD_compressCCtx on the same input through two builds of libzstd, each
  * dlopened: C-Blosc2 3.3.5's (python-blosc2's libblosc2.so.9 exports it) and
  * one built from the zstd 1.5.7 sources that zstd-sys vendors, with this
- * machine's gcc. Both write the same bytes; the time is the compiler's.
+ * machine's gcc and the flags of our build (.cargo/config.toml). Both write the same bytes; the time is the compiler's.
  * Input: 4 MiB of the perf grid's linspace-f64, bit-shuffled in 256 KiB blocks
  * (the rows "zstd bitshuffle linspace-f64"), compressed block by block.
  *
  *   Z=$(ls -d ~/.cargo/registry/src/<index>/zstd-sys-2.1.2+zstd.1.5.7/zstd/lib)
- *   gcc -O3 -fPIC -shared -I$Z -I$Z/common -DZSTD_DISABLE_ASM \
+ *   gcc -O3 -falign-functions=64 -fPIC -shared -I$Z -I$Z/common -DZSTD_DISABLE_ASM \
  *       $Z/common/[a-z]*.c $Z/compress/[a-z]*.c -o /tmp/libzstd-gcc.so
  *   gcc -O2 perf/diag/zstd_build.c -o /tmp/zb -ldl
  *   /tmp/zb target/pydeps/blosc2/lib/libblosc2.so.9 9; /tmp/zb /tmp/libzstd-gcc.so 9
