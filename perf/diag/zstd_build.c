@@ -1,7 +1,8 @@
 /* ZSTD_compressCCtx on the same input through two builds of libzstd, each
  * dlopened: C-Blosc2 3.3.5's (python-blosc2's libblosc2.so.9 exports it) and
  * one built from the zstd 1.5.7 sources that zstd-sys vendors, with this
- * machine's gcc and the flags of our build (.cargo/config.toml). Both write the same bytes; the time is the compiler's.
+ * machine's gcc and the flags of our build (.cargo/config.toml). Both write
+ * the same bytes; the difference in time is the compiler's.
  * Input: 4 MiB of the perf grid's linspace-f64, bit-shuffled in 256 KiB blocks
  * (the rows "zstd bitshuffle linspace-f64"), compressed block by block.
  *
