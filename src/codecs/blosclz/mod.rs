@@ -354,29 +354,25 @@ trait Slots {
 /// at clevel 5: 5% faster, about half of it the zeroing).
 struct Plain<'a, S>(&'a mut [S; TABLE]);
 
-impl Slots for Plain<'_, u16> {
-    #[inline(always)]
-    fn get(&self, h: usize) -> usize {
-        self.0[h] as usize
-    }
+/// [`Slots`] for a [`Plain`] table of each slot width (the caller makes
+/// sure every position of the pass fits: `as` never truncates here).
+macro_rules! plain_slots {
+    ($($s:ty),*) => {$(
+        impl Slots for Plain<'_, $s> {
+            #[inline(always)]
+            fn get(&self, h: usize) -> usize {
+                self.0[h] as usize
+            }
 
-    #[inline(always)]
-    fn set(&mut self, h: usize, pos: usize) {
-        self.0[h] = pos as u16;
-    }
+            #[inline(always)]
+            fn set(&mut self, h: usize, pos: usize) {
+                self.0[h] = pos as $s;
+            }
+        }
+    )*};
 }
 
-impl Slots for Plain<'_, u32> {
-    #[inline(always)]
-    fn get(&self, h: usize) -> usize {
-        self.0[h] as usize
-    }
-
-    #[inline(always)]
-    fn set(&mut self, h: usize, pos: usize) {
-        self.0[h] = pos as u32;
-    }
-}
+plain_slots!(u16, u32);
 
 /// A table not zeroed: the pass stores `position + base`, with a `base`
 /// above every value stored before, and a slot below `base` reads as 0,
