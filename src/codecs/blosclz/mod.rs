@@ -132,9 +132,7 @@ fn next_candidate<const SHIFT: usize>(
     // matches start right here, after the previous one with no literal
     // between them, and those save the call of `scan`.
     let w = read_u64(buf, a);
-    let h = hash(w as u32, hashlog);
-    let r = table.get(h);
-    table.set(h, a);
+    let r = enter(table, hashlog, a, w);
     if is_candidate::<SHIFT>(buf, a, r, w) {
         return Some(r);
     }
@@ -148,6 +146,16 @@ fn next_candidate<const SHIFT: usize>(
     };
     *ip = a;
     (a < iplimit).then_some(r)
+}
+
+/// Enter position `a`, whose word is `w`, into the table; returns the
+/// position the slot held before (the candidate for [`is_candidate`]).
+#[inline(always)]
+fn enter(table: &mut impl Slots, hashlog: u32, a: usize, w: u64) -> usize {
+    let h = hash(w as u32, hashlog);
+    let r = table.get(h);
+    table.set(h, a);
+    r
 }
 
 /// Whether `r`, the table's entry for the word `w` at `a`, is a candidate
@@ -180,16 +188,12 @@ fn scan<const SHIFT: usize, const HASHLOG: u32>(
     // intact.
     while a + 1 < iplimit {
         let w = read_u64(buf, a);
-        let h = hash(w as u32, HASHLOG);
-        let r = table.get(h);
-        table.set(h, a);
+        let r = enter(table, HASHLOG, a, w);
         if hit(a, r, w) {
             return (a, r);
         }
         let w1 = w >> 8;
-        let h1 = hash(w1 as u32, HASHLOG);
-        let r1 = table.get(h1);
-        table.set(h1, a + 1);
+        let r1 = enter(table, HASHLOG, a + 1, w1);
         if hit(a + 1, r1, w1) {
             return (a + 1, r1);
         }
@@ -197,9 +201,7 @@ fn scan<const SHIFT: usize, const HASHLOG: u32>(
     }
     if a < iplimit {
         let w = read_u64(buf, a);
-        let h = hash(w as u32, HASHLOG);
-        let r = table.get(h);
-        table.set(h, a);
+        let r = enter(table, HASHLOG, a, w);
         if hit(a, r, w) {
             return (a, r);
         }
