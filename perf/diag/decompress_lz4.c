@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
   int getitem = argc > 2 ? atoi(argv[2]) : 0;
   double* src = malloc(n*8); for (int i=0;i<n;i++) src[i] = (double)i/(n-1)*1000.0;
   blosc2_init();
-  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS; cp.compcode = BLOSC_LZ4; cp.clevel=argc>4?atoi(argv[4]):5; cp.typesize=8; cp.nthreads=1; cp.filters[BLOSC2_MAX_FILTERS-1]=BLOSC_SHUFFLE;
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS; cp.compcode = BLOSC_LZ4; cp.clevel=argc>4?atoi(argv[4]):5; cp.typesize=8; cp.nthreads=1; cp.filters[BLOSC2_MAX_FILTERS-1]=argc>6?atoi(argv[6]):BLOSC_SHUFFLE; if (argc>7) cp.splitmode=atoi(argv[7]);
   blosc2_context* cc = blosc2_create_cctx(cp);
   char* ch = malloc(n*8+64); int cs = blosc2_compress_ctx(cc, src, n*8, ch, n*8+64);
   blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS; dp.nthreads=1;
