@@ -30,6 +30,13 @@ fn copy_match(dst: &mut [u8], from: usize, op: usize, len: usize) {
 /// long copies than pieces, slower on short ones by its call and dispatch).
 const PIECES_MAX: usize = 64;
 
+/// Byte runs (distance 1) longer than this are a `fill` (libc `memset`):
+/// the high byte planes of shuffled 16-bit counters are runs of 50-90
+/// bytes, which 16-byte pattern pieces (two 8-byte stores each) decoded
+/// 1.3x slower (32 KiB chunk 1.61 -> 1.25 us, C-Blosc2 1.18; the perf grid's
+/// rows unchanged, perf/README.md session 13). It was 128.
+const RUN_FILL_MIN: usize = 32;
+
 /// One 16-byte piece from `dst[from..]` to `dst[to..]` (an unaligned vector
 /// load and store; the two ranges may overlap only if `to - from >= 16`).
 #[inline(always)]
@@ -77,7 +84,7 @@ fn copy_match_wild(dst: &mut [u8], from: usize, op: usize, len: usize) -> bool {
             k += 16;
         }
     } else {
-        if d == 1 && len > 2 * PIECES_MAX {
+        if d == 1 && len > RUN_FILL_MIN {
             // Long byte runs: memset.
             return false;
         }
@@ -134,7 +141,7 @@ fn copy_match_wild(dst: &mut [u8], from: usize, op: usize, len: usize) -> bool {
 /// the returned length are unspecified): matches at distances of 16 and
 /// more as 16-byte loads and stores up to 64 bytes (longer ones by
 /// `copy_within`, libc's `memmove`), shorter distances by storing their
-/// repeating pattern (byte runs up to 128 bytes, longer ones by `fill`).
+/// repeating pattern (byte runs up to 32 bytes, longer ones by `fill`).
 /// That replaced a `memmove` per match (per doubling piece for distances
 /// below 16), which cost the byte planes of shuffled float64 data (full of
 /// 6-33 byte matches at distances 1, 2 and 131) a quarter of their time.
