@@ -255,10 +255,10 @@ impl<'a> Plan<'a> {
         }
         // Bytes past the last stream (a block not a multiple of its
         // streams). Most blocks have none, and then no call at all: glibc's
-        // AVX-512 `memset` of 0 bytes is a masked store at `out`'s end, which
-        // took ~0.19 us a chunk (a third of a 32 KiB LZ4 chunk's decode) when
-        // that was the first byte of a page the caller never touched
-        // (perf/README.md, session 13).
+        // AVX-512 `memset` of 0 bytes is a store with an empty mask, which
+        // cost ~0.19 us a chunk where an unfiltered block decodes straight
+        // into the caller's buffer (a quarter of a 32 KiB LZ4 chunk's decode;
+        // perf/README.md, session 13).
         let tail = &mut out[nstreams * neblock..];
         if !tail.is_empty() {
             tail.fill(0);
