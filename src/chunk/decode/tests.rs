@@ -186,3 +186,36 @@ fn warm_decoders_on(src: &[u8], c: &[u8]) {
         .max(scratch.block.len());
     assert!(most <= 4 << 10, "a buffer grew to {most} bytes");
 }
+
+/// A split block whose size is not a multiple of its streams (only a
+/// foreign or crafted chunk has one: our encoder splits whole items only):
+/// the bytes after the last stream decode as zeros, over whatever the
+/// caller's buffer held; getitem reads the streams alike. Built by hand:
+/// Blosc2 header, no filter, typesize 4, one block of 10 bytes, four run
+/// streams of 2 bytes (bytes 1, 2, 3, 4), so 2 bytes past the streams.
+#[test]
+fn bytes_past_a_blocks_last_stream_are_zeros() {
+    let mut c = vec![5u8, 1, 0x05, 4];
+    c.extend_from_slice(&10i32.to_le_bytes()); // nbytes
+    c.extend_from_slice(&10i32.to_le_bytes()); // blocksize
+    c.extend_from_slice(&56i32.to_le_bytes()); // cbytes
+    c.extend_from_slice(&[0; 16]); // filters, codec meta, flags2, flags
+    c.extend_from_slice(&36i32.to_le_bytes()); // block 0 start
+    for s in 1..=4i32 {
+        c.extend_from_slice(&(-s).to_le_bytes());
+        c.push(0x01);
+    }
+    assert_eq!(c.len(), 56);
+    let want = [1u8, 1, 2, 2, 3, 3, 4, 4, 0, 0];
+    let mut d = crate::Decompressor::new(crate::DParams::default());
+    let mut out = [0xAAu8; 10];
+    assert_eq!(d.decompress_into(&c, &mut out).unwrap(), 10);
+    assert_eq!(out, want);
+    let mut items = [0xAAu8; 4];
+    let mut scratch = Scratch::default();
+    assert_eq!(
+        super::getitem_into(&c, 1, 1, &mut items, &mut scratch, None).unwrap(),
+        4
+    );
+    assert_eq!(items, want[4..8]);
+}
