@@ -5,6 +5,7 @@
 #   python3-numcodecs  Debian's numcodecs, whose test_blosc.py runs on our libblosc.so.1
 #   python3-pytest     to run it
 #   python3-venv       the Python package's tests build it in a virtualenv
+#   cmake              builds zlib-ng (libz-ng-sys, the `zlib` feature) and, for perf/, C-Blosc2
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail
@@ -14,6 +15,7 @@ missing=()
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=(python3-pytest)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v gcc >/dev/null || missing+=(gcc)
+command -v cmake >/dev/null || missing+=(cmake)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "prereqs: installing ${missing[*]}"
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

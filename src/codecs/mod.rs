@@ -8,8 +8,8 @@
 //!   turns anything but exactly `dst.len()` into an error;
 //! - `EXPANSION` bounds what a stream can decode to.
 //!
-//! A [`CodecCtx`] holds one worker's codec state (zstd contexts, libdeflate
-//! (de)compressors, LZ4 scratch, BloscLZ hash table) so that nothing is
+//! A [`CodecCtx`] holds one worker's codec state (zstd contexts, zlib
+//! compressors, zlib-ng's inflater, LZ4 scratch, BloscLZ hash table) so that nothing is
 //! allocated per block once it is warm, and dispatches to the back ends by
 //! [`Codec`] (compression) or by stream format number (decompression: LZ4
 //! and LZ4HC share format 1, Snappy has no [`Codec`]). Codecs know nothing
@@ -218,7 +218,7 @@ impl CodecCtx {
     }
 
     /// As [`CodecCtx::warm_compress`], for [`CodecCtx::decompress`] of
-    /// streams of codec `format` (zstd's and libdeflate's decompressors).
+    /// streams of codec `format` (zstd's decompressor, zlib-ng's inflater).
     pub(crate) fn warm_decompress(&mut self, format: u8) -> Result<()> {
         let w = Warm::Decompress;
         match format {

@@ -1,19 +1,29 @@
 //! ZLIB (RFC 1950 streams). Compression at clevels 1..=5 runs zlib-rs (pure
 //! Rust, zlib-ng's algorithms: the bundled zlib-ng of C-Blosc2 writes the
-//! same bytes at those levels on most data), clevels 6..=9 and every
-//! decompression run C libdeflate; both take the Blosc clevel as their
-//! level. Any inflater reads either's streams.
+//! same bytes at those levels on most data), clevels 6..=9 run C libdeflate;
+//! both take the Blosc clevel as their level. A stream that decodes to at
+//! least [`ZLIB_NG_MIN_RATIO`] times its size is inflated by C zlib-ng 2.3,
+//! the inflater C-Blosc2 3.x bundles (our `oxiblosc-zng` wrapper), any
+//! other by libdeflate.
 //!
 //! Why two back ends (perf/README.md, "Full grid" and "zlib"): at levels
 //! 1..=5 libdeflate searches for matches much harder than zlib-ng, so on
 //! very redundant data (shuffled ramps, linspaces) it compressed 1.5-2.6x
 //! slower than C-Blosc2 and its denser streams decoded up to 2x slower;
-//! zlib-rs there is 1.1-2.8x C's speed with C's ratio, and libdeflate
-//! decodes its streams 2-4x faster than C does. From level 6 up libdeflate
-//! is the faster compressor on noisy data (zlib-rs 0.96x-0.77x of C on
-//! random bytes and small alphabets at 7 and 9).
+//! zlib-rs there is 1.1-2.8x C's speed with C's ratio. From level 6 up
+//! libdeflate is the faster compressor on noisy data (zlib-rs 0.96x-0.77x of
+//! C on random bytes and small alphabets at 7 and 9).
+//!
+//! Why two inflaters (perf/README.md, "zlib-ng decodes the compressible
+//! streams, session 14"): libdeflate decoded the shuffled, very
+//! compressible 32 KiB chunks of `perf/diag/sweep.c` at 0.37-0.55 of
+//! C-Blosc2's speed (their long matches at short distances), but streams of
+//! noisy data (ratio 1.5) 1.1-1.3x faster than C. zlib-ng is C's own code;
+//! reset rather than set up for each stream, it decodes the sweep's
+//! compressible rows at C's speed.
 
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
+use oxiblosc_zng::{Inflater, ZngError};
 use zlib_rs::{Deflate, DeflateFlush, Status};
 
 use super::{Backend, DecDict, EncDict, Warm};
@@ -22,12 +32,25 @@ use crate::error::{Error, Result};
 /// The highest clevel compressed by zlib-rs; libdeflate above.
 const ZLIB_RS_MAX_CLEVEL: u8 = 5;
 
+/// Streams that decode to at least this many times their own size go to
+/// zlib-ng, the others to libdeflate. On the sweep's 135 ZLIB rows, 3 kept
+/// every row that either inflater decodes faster (a limit of 6 sent
+/// shuffled 4-byte ramps, ratio 4-5, back to libdeflate at 0.64-0.67).
+const ZLIB_NG_MIN_RATIO: usize = 3;
+
+/// Whether a `src_len`-byte stream that should decode to `dst_len` bytes
+/// goes to zlib-ng (else libdeflate).
+fn inflate_with_zlib_ng(src_len: usize, dst_len: usize) -> bool {
+    dst_len / ZLIB_NG_MIN_RATIO >= src_len
+}
+
 #[derive(Default)]
 pub(crate) struct Zlib {
     compressor: Option<(u8, Compressor)>,
     /// zlib-rs's stream for clevels up to [`ZLIB_RS_MAX_CLEVEL`] and its
     /// level, reset for every block.
     quick: Option<(u8, Deflate)>,
+    inflater: Option<Inflater>,
     decompressor: Option<Decompressor>,
     /// Classic zlib's stream (C libz through flate2) for Blosc1 chunks and
     /// its level, reset for every block.
@@ -47,6 +70,7 @@ impl Zlib {
                 self.compressor(l)?;
             }
             None => {
+                self.inflater()?;
                 self.decompressor.get_or_insert_with(Decompressor::new);
             }
         }
@@ -132,11 +156,32 @@ impl Zlib {
         }
     }
 
-    /// Inflate one stream with libdeflate; returns the bytes written.
+    fn inflater(&mut self) -> Result<&mut Inflater> {
+        if self.inflater.is_none() {
+            self.inflater = Some(Inflater::new().map_err(|e| Error::Codec {
+                codec: "zlib",
+                message: format!("zlib-ng: {e}"),
+            })?);
+        }
+        Ok(self.inflater.as_mut().expect("set above"))
+    }
+
+    /// Inflate one stream (zlib-ng or libdeflate, by its ratio); returns
+    /// the bytes written.
     pub(crate) fn decompress_stream(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let d = self.decompressor.get_or_insert_with(Decompressor::new);
-        d.zlib_decompress(src, dst)
-            .map_err(|e| Error::Corrupt(format!("zlib stream: {e}")))
+        if !inflate_with_zlib_ng(src.len(), dst.len()) {
+            let d = self.decompressor.get_or_insert_with(Decompressor::new);
+            return d
+                .zlib_decompress(src, dst)
+                .map_err(|e| Error::Corrupt(format!("zlib stream: {e}")));
+        }
+        self.inflater()?.decompress(src, dst).map_err(|e| match e {
+            ZngError::NoMemory => Error::Codec {
+                codec: "zlib",
+                message: format!("zlib-ng: {e}"),
+            },
+            _ => Error::Corrupt(format!("zlib stream: {e}")),
+        })
     }
 }
 
@@ -180,6 +225,42 @@ mod tests {
                 if noisy { s as u8 } else { (i / 100) as u8 }
             })
             .collect()
+    }
+
+    /// Each inflater refuses what it cannot decode: a truncated stream, a
+    /// flipped check, too small an output; neither panics on bit flips.
+    #[test]
+    fn both_inflaters_report_bad_streams() {
+        let mut z = Zlib::default();
+        for noisy in [false, true] {
+            let src = data(50_000, noisy);
+            let mut c = vec![0; 60_000];
+            let n = z.compress_stream(5, &src, &mut c).unwrap();
+            let c = &c[..n];
+            // The two data go to different inflaters.
+            assert_eq!(inflate_with_zlib_ng(n, src.len()), !noisy);
+            let mut out = vec![0; src.len()];
+            assert_eq!(z.decompress_stream(c, &mut out).unwrap(), src.len());
+            assert!(out == src);
+            for cut in [0, 1, n / 2, n - 1] {
+                assert!(
+                    z.decompress_stream(&c[..cut], &mut out).is_err(),
+                    "cut {cut}"
+                );
+            }
+            let mut bad = c.to_vec();
+            bad[n - 1] ^= 1;
+            assert!(z.decompress_stream(&bad, &mut out).is_err());
+            assert!(z.decompress_stream(c, &mut out[..src.len() - 1]).is_err());
+            for i in (0..n).step_by(7) {
+                let mut f = c.to_vec();
+                f[i] ^= 0x24;
+                let _ = z.decompress_stream(&f, &mut out);
+            }
+            // Still decodes after the errors.
+            assert_eq!(z.decompress_stream(c, &mut out).unwrap(), src.len());
+            assert!(out == src);
+        }
     }
 
     /// Every clevel, on both back ends: the stream decodes to the input, a
