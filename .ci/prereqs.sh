@@ -6,6 +6,8 @@
 #   python3-pytest     to run it
 #   python3-venv       the Python package's tests build it in a virtualenv
 #   cmake              builds zlib-ng (libz-ng-sys, the `zlib` feature) and, for perf/, C-Blosc2
+#   zlib1g-dev         the system zlib perf/'s static C-Blosc2 links (its bundled zlib-ng
+#                      would clash with ours)
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail
@@ -16,6 +18,7 @@ missing=()
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v gcc >/dev/null || missing+=(gcc)
 command -v cmake >/dev/null || missing+=(cmake)
+[ -e /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "prereqs: installing ${missing[*]}"
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
