@@ -130,7 +130,7 @@ impl Inflater {
     }
 
     /// Decode the zlib stream at the start of `src` into `dst`; returns the
-    /// bytes written. Bytes after the stream's end are not read.
+    /// bytes written. Bytes after the stream's end are ignored.
     pub fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, ZngError> {
         let s = &mut *self.strm;
         // SAFETY: `s` was set up by inflateInit and is not ended.
