@@ -593,7 +593,7 @@ impl Options {
             codecs: if quick {
                 vec![CCodec::BloscLz, CCodec::Lz4]
             } else {
-                vec![CCodec::BloscLz, CCodec::Lz4, CCodec::Zstd]
+                vec![CCodec::BloscLz, CCodec::Lz4, CCodec::Zlib, CCodec::Zstd]
             },
             clevel: 5,
             workloads: vec![Workload::Sine, Workload::Linspace],

@@ -495,8 +495,8 @@ impl ScalingArgs {
 #[derive(Args, Debug, Default, Clone)]
 pub struct CapiArgs {
     /// blosclz and lz4 on 32 KiB and 1 MiB chunks, 5 rounds of >= 8 ms
-    /// (default: blosclz, lz4, zstd on 32 KiB, 256 KiB, 4 MiB, 7 rounds of
-    /// >= 10 ms)
+    /// (default: blosclz, lz4, zlib, zstd on 32 KiB, 256 KiB, 4 MiB, 7 rounds
+    /// of >= 10 ms)
     #[arg(long)]
     pub quick: bool,
     #[command(flatten)]
