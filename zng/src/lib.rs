@@ -20,6 +20,7 @@
 //!
 //! `unsafe` lives in this crate only because zlib-ng is reached through its
 //! raw bindings: every block says why it is sound.
+#![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::fmt;
