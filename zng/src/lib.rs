@@ -1,10 +1,13 @@
 //! Safe, reusable zlib (RFC 1950) streams over zlib-ng 2.3 (C, built by
-//! `libz-ng-sys` with cmake): the zlib C-Blosc2 3.x bundles, so a
-//! [`Deflater`] writes the streams C-Blosc2 writes, byte for byte, and an
-//! [`Inflater`] decodes at its speed.
+//! `libz-ng-sys` with cmake), the zlib C-Blosc2 3.x bundles: an [`Inflater`]
+//! runs C-Blosc2's inflater, a [`Deflater`] its compressor with the
+//! parameters of its `zng_compress2` calls.
 //!
 //! Each value owns one zlib-ng stream state, reset (not reallocated) for
-//! every call, and works on whole streams held in memory.
+//! every call, and works on whole streams held in memory. The oxiblosc
+//! engine decodes with the [`Inflater`]; it does not compress with the
+//! [`Deflater`], which this repository's gcc 12 build runs at about half
+//! the speed of C-Blosc2's own copy (perf/README.md, session 14).
 //!
 //! ```
 //! use oxiblosc_zng::{Deflater, Inflater};
