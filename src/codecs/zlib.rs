@@ -44,6 +44,20 @@ fn inflate_with_zlib_ng(src_len: usize, dst_len: usize) -> bool {
     dst_len / ZLIB_NG_MIN_RATIO >= src_len
 }
 
+/// zlib-ng's failures: a stream it refuses is corrupt input, anything else
+/// (no memory for its state) the codec's own error.
+fn zng_error(e: ZngError) -> Error {
+    match e {
+        ZngError::Corrupt | ZngError::Truncated | ZngError::OutputFull => {
+            Error::Corrupt(format!("zlib stream: {e}"))
+        }
+        ZngError::NoMemory => Error::Codec {
+            codec: "zlib",
+            message: format!("zlib-ng: {e}"),
+        },
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Zlib {
     compressor: Option<(u8, Compressor)>,
@@ -158,10 +172,7 @@ impl Zlib {
 
     fn inflater(&mut self) -> Result<&mut Inflater> {
         if self.inflater.is_none() {
-            self.inflater = Some(Inflater::new().map_err(|e| Error::Codec {
-                codec: "zlib",
-                message: format!("zlib-ng: {e}"),
-            })?);
+            self.inflater = Some(Inflater::new().map_err(zng_error)?);
         }
         Ok(self.inflater.as_mut().expect("set above"))
     }
@@ -175,13 +186,7 @@ impl Zlib {
                 .zlib_decompress(src, dst)
                 .map_err(|e| Error::Corrupt(format!("zlib stream: {e}")));
         }
-        self.inflater()?.decompress(src, dst).map_err(|e| match e {
-            ZngError::NoMemory => Error::Codec {
-                codec: "zlib",
-                message: format!("zlib-ng: {e}"),
-            },
-            _ => Error::Corrupt(format!("zlib stream: {e}")),
-        })
+        self.inflater()?.decompress(src, dst).map_err(zng_error)
     }
 }
 
