@@ -399,8 +399,11 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
         };
         if ctx.cparams.is_none() {
             // A decompression context tells whether the chunk it decodes
-            // has a dictionary (C-Blosc2's `dctx->use_dict`).
-            ctx.use_dict = ChunkHeader::parse(chunk).map_or(0, |h| c_int::from(h.use_dict()));
+            // has a dictionary (C-Blosc2's `dctx->use_dict`). Read from the
+            // flag bits, not a whole parse: the decode parses the header
+            // anyway, and a second parse cost a 32 KiB chunk's decode about
+            // 150 instructions (perf/README.md, session 15).
+            ctx.use_dict = c_int::from(header_uses_dict(chunk));
         }
         let maskout = ctx.maskout.take();
         if dp.postfilter.is_none() {
@@ -490,6 +493,20 @@ pub(super) fn decompress_postfiltered(
         }
     }
     h.nbytes as c_int
+}
+
+/// Whether a chunk's header says a dictionary precedes its streams: an
+/// extended header (both shuffle bits of `flags`) with `BLOSC2_USEDICT` in
+/// `blosc2_flags` (byte 31), not memcpyed ([`ChunkHeader::use_dict`]'s
+/// rule on the raw bytes; `false` for a chunk too short to say).
+fn header_uses_dict(chunk: &[u8]) -> bool {
+    const EXTENDED: u8 = 0x05;
+    const MEMCPYED: u8 = 0x02;
+    const USE_DICT: u8 = 0x01;
+    chunk.len() >= EXTENDED_HEADER_LENGTH
+        && chunk[2] & EXTENDED == EXTENDED
+        && chunk[2] & MEMCPYED == 0
+        && chunk[31] & USE_DICT != 0
 }
 
 /// `blosc2_getitem_ctx`.

@@ -143,6 +143,24 @@ fn decompression_contexts_share_pools_and_report_the_dictionary_of_the_chunk() {
         assert_eq!((*d1).use_dict, 1);
         assert_eq!(decompress(d1, &cplain, src.len()), src);
         assert_eq!((*d1).use_dict, 0, "no stale dictionary state");
+        // A memcpyed chunk has no dictionary, whatever byte 31 says (the
+        // flag bits are read without a parse: ChunkHeader::use_dict's rule).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect();
+        let mut raw = compress(plain, &noise).unwrap();
+        assert_ne!(raw[2] & 0x02, 0, "incompressible: memcpyed");
+        raw[31] |= 0x01;
+        decompress(d1, &cd, src.len());
+        assert_eq!((*d1).use_dict, 1);
+        assert_eq!(decompress(d1, &raw, noise.len()), noise);
+        assert_eq!((*d1).use_dict, 0, "memcpyed: no dictionary");
         decompress(d2, &cd, src.len());
         assert!(!(*d1).thread_pool.is_null());
         assert_eq!((*d1).thread_pool, (*d2).thread_pool);
