@@ -8,6 +8,9 @@
 #   cmake              builds zlib-ng (libz-ng-sys, the `zlib` feature) and, for perf/, C-Blosc2
 #   zlib1g-dev         the system zlib perf/'s static C-Blosc2 links (its bundled zlib-ng
 #                      would clash with ours)
+#   clang-19           compiles zlib-ng (.cargo/zlib-ng-clang.cmake): gcc 12's build
+#                      compresses at half C-Blosc2's speed; without clang the ZLIB
+#                      clevels 1-5 fall back to zlib-rs (zng's test checks which)
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail
@@ -19,6 +22,8 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v gcc >/dev/null || missing+=(gcc)
 command -v cmake >/dev/null || missing+=(cmake)
 [ -e /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+command -v clang-19 >/dev/null || command -v clang-20 >/dev/null || command -v clang-21 >/dev/null \
+    || missing+=(clang-19)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "prereqs: installing ${missing[*]}"
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -1,18 +1,22 @@
-//! ZLIB (RFC 1950 streams). Compression at clevels 1..=5 runs zlib-rs (pure
-//! Rust, zlib-ng's algorithms: the bundled zlib-ng of C-Blosc2 writes the
-//! same bytes at those levels on most data), clevels 6..=9 run C libdeflate;
-//! both take the Blosc clevel as their level. A stream that decodes to at
-//! least [`ZLIB_NG_MIN_RATIO`] times its size is inflated by C zlib-ng 2.3,
-//! the inflater C-Blosc2 3.x bundles (our `oxiblosc-zng` wrapper), any
-//! other by libdeflate.
+//! ZLIB (RFC 1950 streams). Compression at clevels 1..=5 runs zlib-ng 2.3.3
+//! (C-Blosc2 3.3.5's own compressor, called as its `zng_compress2`, so the
+//! chunks are C's bytes) when libz-ng-sys built it with clang
+//! ([`oxiblosc_zng::DEFLATE_BUILT_BY_CLANG`]), else zlib-rs (pure Rust,
+//! zlib-ng's algorithms: the same bytes on most data); clevels 6..=9 run C
+//! libdeflate. All take the Blosc clevel as their level. A stream that
+//! decodes to at least [`ZLIB_NG_MIN_RATIO`] times its size is inflated by
+//! zlib-ng (our `oxiblosc-zng` wrapper), any other by libdeflate.
 //!
-//! Why two back ends (perf/README.md, "Full grid" and "zlib"): at levels
-//! 1..=5 libdeflate searches for matches much harder than zlib-ng, so on
-//! very redundant data (shuffled ramps, linspaces) it compressed 1.5-2.6x
-//! slower than C-Blosc2 and its denser streams decoded up to 2x slower;
-//! zlib-rs there is 1.1-2.8x C's speed with C's ratio. From level 6 up
-//! libdeflate is the faster compressor on noisy data (zlib-rs 0.96x-0.77x of
-//! C on random bytes and small alphabets at 7 and 9).
+//! Why these back ends (perf/README.md, "Full grid", "zlib" and "zlib-ng
+//! compression built by clang 19"): at levels 1..=5 libdeflate searches for
+//! matches much harder than zlib-ng, so on very redundant data (shuffled
+//! ramps, linspaces) it compressed 1.5-2.6x slower than C-Blosc2 and its
+//! denser streams decoded up to 2x slower. zlib-ng from clang 19 compresses
+//! those levels 1.05-1.22x faster than zlib-rs (`perf/run capi --codec
+//! zlib`, every row); from gcc 12 it runs at about half C's speed (its
+//! `deflate_medium` stalls there), hence zlib-rs in such builds. From level
+//! 6 up libdeflate is the faster compressor on noisy data (zlib-rs
+//! 0.96x-0.77x of C on random bytes and small alphabets at 7 and 9).
 //!
 //! Why two inflaters (perf/README.md, "zlib-ng decodes the compressible
 //! streams, session 14"): libdeflate decoded the shuffled, very
@@ -23,13 +27,13 @@
 //! compressible rows at C's speed.
 
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
-use oxiblosc_zng::{Inflater, ZngError};
+use oxiblosc_zng::{DEFLATE_BUILT_BY_CLANG, Deflater, Inflater, ZngError};
 use zlib_rs::{Deflate, DeflateFlush, Status};
 
 use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Error, Result};
 
-/// The highest clevel compressed by zlib-rs; libdeflate above.
+/// The highest clevel compressed by zlib-ng (or zlib-rs); libdeflate above.
 const ZLIB_RS_MAX_CLEVEL: u8 = 5;
 
 /// Streams that decode to at least this many times their own size go to
@@ -51,10 +55,16 @@ fn zng_error(e: ZngError) -> Error {
         ZngError::Corrupt | ZngError::Truncated | ZngError::OutputFull => {
             Error::Corrupt(format!("zlib stream: {e}"))
         }
-        ZngError::NoMemory => Error::Codec {
-            codec: "zlib",
-            message: format!("zlib-ng: {e}"),
-        },
+        ZngError::NoMemory | ZngError::BadLevel | ZngError::TooLarge => codec_error(e),
+    }
+}
+
+/// A failure of zlib-ng's own (no memory, a level or length it refuses):
+/// never the input's fault when compressing.
+fn codec_error(e: ZngError) -> Error {
+    Error::Codec {
+        codec: "zlib",
+        message: format!("zlib-ng: {e}"),
     }
 }
 
@@ -64,6 +74,9 @@ pub(crate) struct Zlib {
     /// zlib-rs's stream for clevels up to [`ZLIB_RS_MAX_CLEVEL`] and its
     /// level, reset for every block.
     quick: Option<(u8, Deflate)>,
+    /// zlib-ng's deflater for clevels up to [`ZLIB_RS_MAX_CLEVEL`] when
+    /// a clang build of zlib-ng has it (then it replaces `quick`).
+    ng: Option<Deflater>,
     inflater: Option<Inflater>,
     decompressor: Option<Decompressor>,
     /// Classic zlib's stream (C libz through flate2) for Blosc1 chunks and
@@ -77,6 +90,9 @@ impl Zlib {
     /// now.
     fn prepare(&mut self, clevel: Option<u8>) -> Result<()> {
         match clevel {
+            Some(l) if l <= ZLIB_RS_MAX_CLEVEL && DEFLATE_BUILT_BY_CLANG => {
+                self.ng(l)?;
+            }
             Some(l) if l <= ZLIB_RS_MAX_CLEVEL => {
                 self.quick(l);
             }
@@ -105,6 +121,14 @@ impl Zlib {
         Ok(&mut self.compressor.insert((clevel, c)).1)
     }
 
+    fn ng(&mut self, clevel: u8) -> Result<&mut Deflater> {
+        let d = match self.ng.take() {
+            Some(d) if d.level() == clevel => d,
+            _ => Deflater::new(clevel).map_err(codec_error)?,
+        };
+        Ok(self.ng.insert(d))
+    }
+
     fn quick(&mut self, clevel: u8) -> &mut Deflate {
         let d = match self.quick.take() {
             Some((l, d)) if l == clevel => d,
@@ -113,14 +137,18 @@ impl Zlib {
         &mut self.quick.insert((clevel, d)).1
     }
 
-    /// Compress one stream at `clevel` (zlib-rs up to 5, libdeflate above);
-    /// `Ok(0)` when it does not fit in `dst`.
+    /// Compress one stream at `clevel` (up to 5 zlib-ng from a clang build,
+    /// else zlib-rs; libdeflate above); `Ok(0)` when it does not fit in
+    /// `dst`.
     pub(crate) fn compress_stream(
         &mut self,
         clevel: u8,
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<usize> {
+        if clevel <= ZLIB_RS_MAX_CLEVEL && DEFLATE_BUILT_BY_CLANG {
+            return self.ng(clevel)?.compress(src, dst).map_err(codec_error);
+        }
         if clevel <= ZLIB_RS_MAX_CLEVEL {
             let d = self.quick(clevel);
             d.reset();

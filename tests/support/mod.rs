@@ -18,6 +18,18 @@ pub mod pyenv;
 
 use std::path::PathBuf;
 
+/// Whether ZLIB clevels 1-5 compress with zlib-ng itself (a clang build
+/// of it, `oxiblosc_zng::DEFLATE_BUILT_BY_CLANG`): the library and the
+/// parameters of C-Blosc2 3.3.5's `zng_compress2`, so those chunks must be
+/// C's bytes. A gcc build compresses them with zlib-rs, whose bytes are
+/// zlib-ng's on most data but not promised.
+pub fn zlib_ng_compresses() -> bool {
+    #[cfg(feature = "zlib")]
+    return oxiblosc_zng::DEFLATE_BUILT_BY_CLANG;
+    #[cfg(not(feature = "zlib"))]
+    return false;
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,23 +1,28 @@
-//! A safe, reusable zlib (RFC 1950) inflater over zlib-ng 2.3 (C, built by
+//! Safe, reusable zlib (RFC 1950) streams over zlib-ng 2.3 (C, built by
 //! `libz-ng-sys` with cmake), the zlib C-Blosc2 3.x bundles: an [`Inflater`]
-//! runs C-Blosc2's own inflater.
+//! runs C-Blosc2's own inflater, a [`Deflater`] its compressor with the
+//! parameters of its `zng_compress2` calls (window 15, memory level 8,
+//! default strategy), so its streams are C-Blosc2's bytes.
 //!
-//! It owns one zlib-ng stream state, reset (not reallocated) for every
-//! call, and decodes whole streams held in memory. There is no deflater:
-//! this repository's gcc 12 build of zlib-ng compresses at about half the
-//! speed of C-Blosc2's own copy (perf/README.md, session 14), so the
-//! oxiblosc engine compresses with zlib-rs and libdeflate.
+//! Each value owns one zlib-ng stream state, reset (not reallocated) for
+//! every call, and works on whole streams held in memory. The oxiblosc
+//! engine decodes with the [`Inflater`], and compresses with the
+//! [`Deflater`] at clevels 1-5 only when [`DEFLATE_BUILT_BY_CLANG`]: gcc
+//! 12, Debian 12's compiler, builds a deflater that runs at about half the
+//! speed of C-Blosc2's own copy, clang 19 one a little faster than it
+//! (perf/README.md, "zlib-ng compression built by clang 19";
+//! `.cargo/zlib-ng-clang.cmake` picks clang for this repository's builds).
 //!
 //! ```
-//! // "hello" as a zlib stream (one stored block).
-//! let z = [
-//!     0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xff, b'h', b'e', b'l', b'l', b'o', 0x06, 0x2c,
-//!     0x02, 0x15,
-//! ];
-//! let mut out = [0u8; 5];
-//! let mut inflater = oxiblosc_zng::Inflater::new().unwrap();
-//! assert_eq!(inflater.decompress(&z, &mut out), Ok(5));
-//! assert_eq!(&out, b"hello");
+//! use oxiblosc_zng::{Deflater, Inflater};
+//!
+//! let data = b"hello hello hello hello hello hello".repeat(100);
+//! let mut z = vec![0u8; data.len() + 64];
+//! let n = Deflater::new(5).unwrap().compress(&data, &mut z).unwrap();
+//! assert!(n > 0 && n < data.len());
+//! let mut back = vec![0u8; data.len()];
+//! assert_eq!(Inflater::new().unwrap().decompress(&z[..n], &mut back), Ok(data.len()));
+//! assert_eq!(back, data);
 //! ```
 //!
 //! `unsafe` lives in this crate only because zlib-ng is reached through its
@@ -31,6 +36,13 @@ use std::ptr;
 
 use libz_ng_sys as z;
 
+/// Whether libz-ng-sys compiled zlib-ng with clang (read from its cmake
+/// build by `build.rs`). zlib-ng 2.3.3's `deflate_medium` (levels 3-6)
+/// stalls under gcc 12 on an 8-byte reload of its match struct: a clang 19
+/// build compresses about twice as fast, a little faster than C-Blosc2's
+/// gcc 14 copy, so the engine takes the [`Deflater`] only from such a build.
+pub const DEFLATE_BUILT_BY_CLANG: bool = cfg!(zng_clang);
+
 /// Why a call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ZngError {
@@ -43,6 +55,11 @@ pub enum ZngError {
     OutputFull,
     /// zlib-ng could not allocate its state.
     NoMemory,
+    /// A compression level outside 0..=9.
+    BadLevel,
+    /// An input of 4 GiB or more to compress (zlib-ng takes 32-bit lengths
+    /// per call; Blosc streams are far smaller).
+    TooLarge,
 }
 
 impl fmt::Display for ZngError {
@@ -52,6 +69,8 @@ impl fmt::Display for ZngError {
             ZngError::Truncated => "truncated zlib stream",
             ZngError::OutputFull => "zlib stream decodes to more bytes than the output holds",
             ZngError::NoMemory => "zlib-ng could not allocate its state",
+            ZngError::BadLevel => "zlib level outside 0..=9",
+            ZngError::TooLarge => "input of 4 GiB or more",
         })
     }
 }
@@ -183,6 +202,86 @@ impl Drop for Inflater {
     }
 }
 
+/// A zlib-ng deflate state for one level, reused for every stream: its
+/// streams are those of zlib-ng's `compress2` at that level (window 15,
+/// memory level 8, default strategy), which is what C-Blosc2 calls.
+pub struct Deflater {
+    strm: Box<z::z_stream>,
+    level: u8,
+}
+
+// SAFETY: as for `Inflater`.
+unsafe impl Send for Deflater {}
+
+impl Deflater {
+    /// A new deflate state at `level` (0..=9).
+    pub fn new(level: u8) -> Result<Deflater, ZngError> {
+        if level > 9 {
+            return Err(ZngError::BadLevel);
+        }
+        let mut strm = new_stream();
+        // SAFETY: a zeroed stream with allocator callbacks, boxed; the
+        // parameters are compress2's.
+        let rc = unsafe {
+            z::deflateInit2_(
+                &mut *strm,
+                c_int::from(level),
+                z::Z_DEFLATED,
+                15,
+                8,
+                z::Z_DEFAULT_STRATEGY,
+                z::zlibVersion(),
+                size_of::<z::z_stream>() as c_int,
+            )
+        };
+        match rc {
+            z::Z_OK => Ok(Deflater { strm, level }),
+            z::Z_MEM_ERROR => Err(ZngError::NoMemory),
+            _ => Err(ZngError::BadLevel),
+        }
+    }
+
+    /// The level this state compresses at.
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+
+    /// Compress `src` into one zlib stream in `dst`; returns its length, or
+    /// `Ok(0)` when it does not fit in `dst`.
+    pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, ZngError> {
+        let ai = c_uint::try_from(src.len()).map_err(|_| ZngError::TooLarge)?;
+        let s = &mut *self.strm;
+        // SAFETY: `s` was set up by deflateInit2 and is not ended.
+        if unsafe { z::deflateReset(s) } != z::Z_OK {
+            return Err(ZngError::NoMemory);
+        }
+        // A stream longer than 4 GiB - 1 never fits a Blosc block: the
+        // room is capped, not the stream.
+        let ao = dst.len().min(c_uint::MAX as usize) as c_uint;
+        s.next_in = src.as_ptr().cast_mut();
+        s.avail_in = ai;
+        s.next_out = dst.as_mut_ptr();
+        s.avail_out = ao;
+        // SAFETY: next_in/avail_in cover `src`, next_out/avail_out a prefix
+        // of `dst`, both borrowed for this call; zlib-ng stays within them.
+        let rc = unsafe { z::deflate(s, z::Z_FINISH) };
+        match rc {
+            z::Z_STREAM_END => Ok((ao - s.avail_out) as usize),
+            // Out of room before the end.
+            z::Z_OK | z::Z_BUF_ERROR => Ok(0),
+            z::Z_MEM_ERROR => Err(ZngError::NoMemory),
+            _ => Err(ZngError::Corrupt),
+        }
+    }
+}
+
+impl Drop for Deflater {
+    fn drop(&mut self) {
+        // SAFETY: set up by deflateInit2, ended once, here.
+        unsafe { z::deflateEnd(&mut *self.strm) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +362,65 @@ mod tests {
         assert_eq!(inf.decompress(&more, &mut out), Ok(src.len()));
         assert_eq!(out, src);
         assert_eq!(inf.decompress(&z, &mut out), Ok(src.len()));
+    }
+
+    /// The [`Deflater`]: one reused state per level writes what a fresh
+    /// one writes, and zlib-rs's bytes (the fallback the engine takes from
+    /// a gcc build), and the streams decode back.
+    #[test]
+    fn deflater_every_level_reused_state_writes_zlib_rs_bytes() {
+        let mut inf = Inflater::new().unwrap();
+        for level in 0..=9 {
+            let mut def = Deflater::new(level).unwrap();
+            assert_eq!(def.level(), level);
+            for n in [0, 1, 100, 65_536, 300_001] {
+                let src = data(n);
+                let mut z = vec![0u8; n * 2 + 64];
+                let k = def.compress(&src, &mut z).unwrap();
+                assert!(k > 0, "level {level} n {n}");
+                let mut fresh = vec![0u8; n * 2 + 64];
+                let f = Deflater::new(level)
+                    .unwrap()
+                    .compress(&src, &mut fresh)
+                    .unwrap();
+                assert_eq!(z[..k], fresh[..f], "level {level} n {n}");
+                assert_eq!(z[..k], compressed(level, &src)[..], "level {level} n {n}");
+                let mut back = vec![0xAAu8; n];
+                assert_eq!(inf.decompress(&z[..k], &mut back), Ok(n));
+                assert_eq!(back, src);
+            }
+        }
+    }
+
+    #[test]
+    fn deflater_stream_that_does_not_fit_is_zero_and_the_state_recovers() {
+        let src = data(50_000);
+        let mut def = Deflater::new(5).unwrap();
+        let mut small = vec![0u8; 100];
+        assert_eq!(def.compress(&src, &mut small), Ok(0));
+        let good = compressed(5, &src);
+        let mut z = vec![0u8; good.len()];
+        assert_eq!(def.compress(&src, &mut z), Ok(good.len()));
+        assert_eq!(z, good);
+        let mut short = vec![0u8; good.len() - 1];
+        assert_eq!(def.compress(&src, &mut short), Ok(0));
+        assert_eq!(Deflater::new(10).err(), Some(ZngError::BadLevel));
+    }
+
+    /// This repository's builds take clang when it is installed
+    /// (`.cargo/zlib-ng-clang.cmake`); CI installs it (`.ci/prereqs.sh`).
+    #[test]
+    fn this_build_says_which_compiler_built_zlib_ng() {
+        let clang = ["clang-21", "clang-20", "clang-19"].iter().any(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        assert_eq!(
+            DEFLATE_BUILT_BY_CLANG, clang,
+            "zlib-ng was built before clang was installed (or removed): \
+             `cargo clean -p libz-ng-sys` makes cmake configure it again"
+        );
     }
 }
