@@ -58,6 +58,16 @@
 //! liblz4 (the 512 KiB shuffled block no longer stays in L2 while the codec
 //! reads it), offset by 0.2M fewer instructions: a tie within the noise.
 //!
+//! Session 15, after ZLIB clevels 1-5 moved to zlib-ng built by clang 19
+//! (both writers), `FORMATS_PAIRED=30 cargo bench --bench formats` (no
+//! other job running), fastest of 30 rounds in ms, Blosc1 / Blosc2
+//! throughput: lz4 ts4 2.038 / 2.083 (1.02), lz4 ts8 bitshuffle 0.995 /
+//! 1.061 (1.07), zstd ts4 20.866 / 20.543 (0.985), zlib ts8 9.334 / 8.242
+//! (0.88; Blosc2's blocks gained more from zlib-ng than Blosc1's byte
+//! planes: 9.54 -> 8.24 against 10.15 -> 9.33). The Blosc2 writer forced
+//! onto Blosc1's blocks took 9.238 for zlib ts8, 20.965 for zstd ts4: the
+//! gap is still the layout the 16-byte header fixes.
+//!
 //! The criterion run, `/work/scratch/quiet cargo bench --bench formats`, at
 //! a load average of 4.5-10 (other builds), Blosc1 / Blosc2 throughput:
 //!
