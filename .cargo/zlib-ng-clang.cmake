@@ -11,20 +11,18 @@
 # engine compresses ZLIB clevels 1-5 with zlib-ng only from a clang build
 # (zng/build.rs tells it), with zlib-rs otherwise.
 #
-# cmake-rs computes CMAKE_C_FLAGS for the system cc: the one gcc-only flag it
-# adds (-fno-ipa-icf-variables, in sanitizer builds such as cargo-fuzz's) is
-# dropped, and clang is taken only if it then compiles and links a test
-# program with those flags; otherwise the system cc stays (so in cargo-fuzz's
-# ASan builds, where clang would need its own sanitizer runtime, and the
-# engine takes zlib-rs there).
+# cmake-rs computes CMAKE_C_FLAGS for the system cc: clang is taken only if
+# it compiles and links a test program with those flags, otherwise the
+# system cc stays. That keeps gcc (and the engine on zlib-rs) in cargo-fuzz's
+# ASan builds, whose flags include gcc's -fno-ipa-icf-variables and need a
+# sanitizer runtime clang does not have here.
 #
 # try_compile projects re-read this file: they inherit the compiler the
 # top-level configure chose, so only an unset compiler is decided here.
 if(NOT CMAKE_C_COMPILER AND CMAKE_SOURCE_DIR MATCHES "libz-ng-sys[^/]*/src/zlib-ng$")
   find_program(OXIBLOSC_ZNG_CLANG NAMES clang-21 clang-20 clang-19)
   if(OXIBLOSC_ZNG_CLANG)
-    string(REPLACE "-fno-ipa-icf-variables" "" oxiblosc_flags "${CMAKE_C_FLAGS}")
-    separate_arguments(oxiblosc_flag_list UNIX_COMMAND "${oxiblosc_flags}")
+    separate_arguments(oxiblosc_flag_list UNIX_COMMAND "${CMAKE_C_FLAGS}")
     set(oxiblosc_probe "${CMAKE_BINARY_DIR}/oxiblosc-clang-probe.c")
     file(WRITE "${oxiblosc_probe}" "int main(void) { return 0; }\n")
     execute_process(
@@ -33,7 +31,6 @@ if(NOT CMAKE_C_COMPILER AND CMAKE_SOURCE_DIR MATCHES "libz-ng-sys[^/]*/src/zlib-
       RESULT_VARIABLE oxiblosc_rc OUTPUT_QUIET ERROR_QUIET)
     if(oxiblosc_rc EQUAL 0)
       set(CMAKE_C_COMPILER "${OXIBLOSC_ZNG_CLANG}")
-      set(CMAKE_C_FLAGS "${oxiblosc_flags}" CACHE STRING "C flags (clang)" FORCE)
     endif()
   endif()
 endif()

@@ -34,7 +34,27 @@ use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Error, Result};
 
 /// The highest clevel compressed by zlib-ng (or zlib-rs); libdeflate above.
-const ZLIB_RS_MAX_CLEVEL: u8 = 5;
+const ZLIB_NG_MAX_CLEVEL: u8 = 5;
+
+/// The compressor of one clevel: the one decision [`Zlib::prepare`] and
+/// [`Zlib::compress_stream`] share.
+#[derive(Clone, Copy)]
+enum Encoder {
+    /// zlib-ng, C-Blosc2's own compressor (clang builds of it).
+    ZlibNg,
+    /// zlib-rs, zlib-ng's algorithms in Rust (gcc builds of zlib-ng).
+    ZlibRs,
+    /// libdeflate, above [`ZLIB_NG_MAX_CLEVEL`].
+    Libdeflate,
+}
+
+fn deflater_for(clevel: u8) -> Encoder {
+    match clevel {
+        l if l > ZLIB_NG_MAX_CLEVEL => Encoder::Libdeflate,
+        _ if DEFLATE_BUILT_BY_CLANG => Encoder::ZlibNg,
+        _ => Encoder::ZlibRs,
+    }
+}
 
 /// Streams that decode to at least this many times their own size go to
 /// zlib-ng, the others to libdeflate. On the sweep's 135 ZLIB rows, 3 kept
@@ -71,11 +91,11 @@ fn codec_error(e: ZngError) -> Error {
 #[derive(Default)]
 pub(crate) struct Zlib {
     compressor: Option<(u8, Compressor)>,
-    /// zlib-rs's stream for clevels up to [`ZLIB_RS_MAX_CLEVEL`] and its
-    /// level, reset for every block.
+    /// zlib-rs's stream for clevels up to [`ZLIB_NG_MAX_CLEVEL`] in gcc
+    /// builds of zlib-ng, and its level, reset for every block.
     quick: Option<(u8, Deflate)>,
-    /// zlib-ng's deflater for clevels up to [`ZLIB_RS_MAX_CLEVEL`] when
-    /// a clang build of zlib-ng has it (then it replaces `quick`).
+    /// zlib-ng's deflater for clevels up to [`ZLIB_NG_MAX_CLEVEL`] in clang
+    /// builds of zlib-ng (then it replaces `quick`).
     ng: Option<Deflater>,
     inflater: Option<Inflater>,
     decompressor: Option<Decompressor>,
@@ -90,15 +110,11 @@ impl Zlib {
     /// now.
     fn prepare(&mut self, clevel: Option<u8>) -> Result<()> {
         match clevel {
-            Some(l) if l <= ZLIB_RS_MAX_CLEVEL && DEFLATE_BUILT_BY_CLANG => {
-                self.ng(l)?;
-            }
-            Some(l) if l <= ZLIB_RS_MAX_CLEVEL => {
-                self.quick(l);
-            }
-            Some(l) => {
-                self.compressor(l)?;
-            }
+            Some(l) => match deflater_for(l) {
+                Encoder::ZlibNg => drop(self.ng(l)?),
+                Encoder::ZlibRs => drop(self.quick(l)),
+                Encoder::Libdeflate => drop(self.compressor(l)?),
+            },
             None => {
                 self.inflater()?;
                 self.decompressor.get_or_insert_with(Decompressor::new);
@@ -146,26 +162,29 @@ impl Zlib {
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<usize> {
-        if clevel <= ZLIB_RS_MAX_CLEVEL && DEFLATE_BUILT_BY_CLANG {
-            return self.ng(clevel)?.compress(src, dst).map_err(codec_error);
+        match deflater_for(clevel) {
+            Encoder::ZlibNg => self.ng(clevel)?.compress(src, dst).map_err(codec_error),
+            Encoder::ZlibRs => {
+                let d = self.quick(clevel);
+                d.reset();
+                match d.compress(src, dst, DeflateFlush::Finish) {
+                    // The whole stream, with its Adler-32 trailer, fitted.
+                    Ok(Status::StreamEnd) => Ok(d.total_out() as usize),
+                    // `dst` filled up first: does not fit.
+                    Ok(Status::Ok | Status::BufError) => Ok(0),
+                    Err(e) => Err(Error::Codec {
+                        codec: "zlib",
+                        message: format!("zlib-rs: {}", e.as_str()),
+                    }),
+                }
+            }
+            // libdeflate stops with InsufficientSpace as soon as it
+            // overflows: our 0.
+            Encoder::Libdeflate => Ok(self
+                .compressor(clevel)?
+                .zlib_compress(src, dst)
+                .unwrap_or(0)),
         }
-        if clevel <= ZLIB_RS_MAX_CLEVEL {
-            let d = self.quick(clevel);
-            d.reset();
-            return match d.compress(src, dst, DeflateFlush::Finish) {
-                // The whole stream, with its Adler-32 trailer, fitted.
-                Ok(Status::StreamEnd) => Ok(d.total_out() as usize),
-                // `dst` filled up first: does not fit.
-                Ok(Status::Ok | Status::BufError) => Ok(0),
-                Err(e) => Err(Error::Codec {
-                    codec: "zlib",
-                    message: format!("zlib-rs: {}", e.as_str()),
-                }),
-            };
-        }
-        let c = self.compressor(clevel)?;
-        // libdeflate stops with InsufficientSpace as soon as it overflows: our 0.
-        Ok(c.zlib_compress(src, dst).unwrap_or(0))
     }
 
     /// Compress as C-Blosc 1.x does, with classic zlib's `compress2` at
