@@ -189,35 +189,6 @@ pub unsafe fn chunk_at<'a>(src: *const c_void) -> Option<&'a [u8]> {
     Some(unsafe { slice_in(src, cbytes) })
 }
 
-/// getitem of a memcpyed chunk (the items stored right after the header):
-/// copies items from `start` into `out` (`out.len()` bytes) and returns
-/// true, without the engine's second header parse and decompressor lookup,
-/// most of the cost of a getitem of a few items. False (nothing written)
-/// when the chunk is not a plain memcpyed one or the range is not in it:
-/// the engine's path then decides.
-pub fn memcpyed_items(
-    chunk: &[u8],
-    h: &oxiblosc::ChunkHeader,
-    start: usize,
-    out: &mut [u8],
-) -> bool {
-    if !h.is_memcpyed() || h.special().is_some() || h.is_lazy() || h.is_vlblocks() {
-        return false;
-    }
-    let at = (usize::from(h.typesize).max(1))
-        .checked_mul(start)
-        .and_then(|b| b.checked_add(h.header_len()));
-    // A chunk shorter than its cbytes goes to the engine (which refuses it).
-    let items = at.and_then(|at| chunk.get(..h.cbytes)?.get(at..at.checked_add(out.len())?));
-    match items {
-        Some(items) => {
-            out.copy_from_slice(items);
-            true
-        }
-        None => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::ffi::c_void;

@@ -336,11 +336,10 @@ pub unsafe extern "C" fn blosc_getitem(
         }
         // SAFETY: dest has room for nitems items (C-Blosc's contract).
         let out = unsafe { slice_out(dest, len) };
-        // The memcpyed flag (0x02): such a chunk's items are copied directly.
-        if chunk[2] & 0x02 != 0
-            && let Ok(h) = oxiblosc::ChunkHeader::parse(chunk)
-            && crate::common::memcpyed_items(chunk, &h, start, out)
-        {
+        // A memcpyed chunk's items are copied from where they are stored.
+        if let Some((items, _)) = oxiblosc::ChunkHeader::memcpyed_items(chunk) {
+            // In range: the same typesize and nbytes (= items.len()) as above.
+            out.copy_from_slice(&items[start * ts..start * ts + len]);
             return len as c_int;
         }
         match crate::engines::with_decompressor(DParams::default(), |d| {

@@ -63,21 +63,26 @@ pub(super) fn getitem_raw(
     if start < 0 || nitems < 0 {
         return err::INVALID_PARAM;
     }
-    if let Err(e) = precheck(chunk) {
-        return e;
-    }
-    // Borrowed where parse left it: moving it out copies it with wide loads
-    // that stall on parse's narrow stores.
-    let parsed = ChunkHeader::parse(chunk);
-    let h = match &parsed {
-        Ok(h) => h,
-        Err(e) => return code_of(e),
+    // A memcpyed chunk's items are copied from where they are stored; the
+    // shortcut reads only the fields that place them (any chunk it does not
+    // take, valid or not, goes through the full parse below).
+    let memcpyed = ChunkHeader::memcpyed_items(chunk);
+    let (ts, nbytes) = match memcpyed {
+        Some((items, ts)) => (ts, items.len()),
+        None => {
+            if let Err(e) = precheck(chunk) {
+                return e;
+            }
+            match ChunkHeader::parse(chunk) {
+                Ok(h) => (usize::from(h.typesize).max(1), h.nbytes),
+                Err(e) => return code_of(&e),
+            }
+        }
     };
-    let ts = usize::from(h.typesize).max(1);
     let (start, nitems) = (start as usize, nitems as usize);
     // `start + nitems > nbytes / ts` without a division (in u64: both ints
     // are below 2^31 and ts below 2^8).
-    if (start + nitems) as u64 * ts as u64 > h.nbytes as u64 {
+    if (start + nitems) as u64 * ts as u64 > nbytes as u64 {
         return err::INVALID_PARAM;
     }
     let len = nitems * ts;
@@ -89,7 +94,9 @@ pub(super) fn getitem_raw(
     }
     // SAFETY: dest has `destsize >= len` writable bytes.
     let out = unsafe { slice_out(dest, len) };
-    if crate::common::memcpyed_items(chunk, h, start, out) {
+    if let Some((items, _)) = memcpyed {
+        // In range: (start + nitems) * ts <= nbytes = items.len().
+        out.copy_from_slice(&items[start * ts..start * ts + len]);
         return len as c_int;
     }
     match run(&mut |d| d.getitem_into(chunk, start, nitems, out)) {

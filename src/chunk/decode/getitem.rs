@@ -12,6 +12,12 @@ pub(crate) fn getitem_into(
     scratch: &mut Scratch,
     context: Option<&CallContext>,
 ) -> Result<usize> {
+    // A memcpyed chunk: its items are a copy, without the plan.
+    if let Some((items, ts)) = ChunkHeader::memcpyed_items(src) {
+        let (begin, end) = item_range(start, nitems, ts, items.len(), dst.len())?;
+        dst[..end - begin].copy_from_slice(&items[begin..end]);
+        return Ok(end - begin);
+    }
     let plan = Plan::new(src, context)?;
     let h = &plan.h;
     if h.is_vlblocks() {
@@ -19,26 +25,8 @@ pub(crate) fn getitem_into(
             "getitem is not defined on VL-block chunks".into(),
         ));
     }
-    let ts = usize::from(h.typesize);
-    let begin = start.checked_mul(ts);
-    let end = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
-    let (begin, end) = match (begin, end) {
-        (Some(b), Some(e)) if e <= h.nbytes => (b, e),
-        _ => {
-            return Err(Error::InvalidParam(format!(
-                "items {start}..{} are outside the chunk's {} items",
-                start.saturating_add(nitems),
-                h.nbytes / ts
-            )));
-        }
-    };
+    let (begin, end) = item_range(start, nitems, usize::from(h.typesize), h.nbytes, dst.len())?;
     let len = end - begin;
-    if dst.len() < len {
-        return Err(Error::DstTooSmall {
-            needed: len,
-            available: dst.len(),
-        });
-    }
     let dst = &mut dst[..len];
     if len == 0 {
         return Ok(0);
@@ -48,11 +36,8 @@ pub(crate) fn getitem_into(
         fill_special_at(h, plan.chunk, begin, dst)?;
         return Ok(len);
     }
-    if h.is_memcpyed() {
-        let hlen = h.header_len();
-        dst.copy_from_slice(&plan.chunk[hlen + begin..hlen + end]);
-        return Ok(len);
-    }
+    // (A memcpyed chunk that is not special was taken above:
+    // `ChunkHeader::memcpyed_items` accepts every one that parses.)
     let k = Kernels::selected()?;
     let bs = h.blocksize;
     let first = begin / bs;
@@ -126,3 +111,34 @@ pub(crate) fn getitem_into(
 /// getitem (C-Blosc2 keeps a block-sized buffer in each context, whatever
 /// its size).
 pub(super) const GETITEM_KEPT: usize = 4 << 20;
+
+/// Bytes `begin..end` of items `start..start + nitems` of `ts` bytes in a
+/// chunk of `nbytes`, checked against the chunk and the `dst_len` bytes of
+/// the caller's buffer.
+fn item_range(
+    start: usize,
+    nitems: usize,
+    ts: usize,
+    nbytes: usize,
+    dst_len: usize,
+) -> Result<(usize, usize)> {
+    let begin = start.checked_mul(ts);
+    let end = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
+    let (begin, end) = match (begin, end) {
+        (Some(b), Some(e)) if e <= nbytes => (b, e),
+        _ => {
+            return Err(Error::InvalidParam(format!(
+                "items {start}..{} are outside the chunk's {} items",
+                start.saturating_add(nitems),
+                nbytes / ts
+            )));
+        }
+    };
+    if dst_len < end - begin {
+        return Err(Error::DstTooSmall {
+            needed: end - begin,
+            available: dst_len,
+        });
+    }
+    Ok((begin, end))
+}
