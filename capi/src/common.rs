@@ -376,4 +376,108 @@ mod tests {
             }
         }
     }
+
+    /// The memcpyed shortcut refuses what the engine's path refuses, with
+    /// the same codes: the same bad calls on a memcpyed chunk and on a
+    /// compressed chunk of the same data give the same result, through
+    /// `blosc2_getitem_ctx`.
+    #[test]
+    fn memcpyed_and_compressed_chunks_refuse_bad_getitems_alike() {
+        use crate::v2::{self, err};
+        let src: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
+        let chunk_at = |clevel: i32| {
+            let mut c = vec![0u8; src.len() + 64];
+            // SAFETY: the buffers have the sizes given.
+            let n = unsafe {
+                v2::blosc2_compress(
+                    clevel,
+                    1,
+                    4,
+                    src.as_ptr().cast(),
+                    src.len() as i32,
+                    c.as_mut_ptr().cast(),
+                    c.len() as i32,
+                )
+            };
+            assert!(n > 0);
+            c.truncate(n as usize);
+            c
+        };
+        let (memcpyed, packed) = (chunk_at(0), chunk_at(5));
+        assert_ne!(memcpyed[2] & 0x02, 0);
+        assert_eq!(packed[2] & 0x02, 0, "clevel 5 compresses this data");
+        let dctx = v2::blosc2_create_dctx(v2::DPARAMS_DEFAULTS);
+        let call =
+            |chunk: &[u8], start: i32, nitems: i32, out: Option<&mut [u8]>, destsize: i32| {
+                let dest = out.map_or(std::ptr::null_mut(), |o| o.as_mut_ptr().cast::<c_void>());
+                // SAFETY: chunk is readable for its length; dest is null or has
+                // at least destsize bytes (the cases below keep to that).
+                unsafe {
+                    v2::blosc2_getitem_ctx(
+                        dctx,
+                        chunk.as_ptr().cast(),
+                        chunk.len() as i32,
+                        start,
+                        nitems,
+                        dest,
+                        destsize,
+                    )
+                }
+            };
+        let mut out = vec![0u8; 1024];
+        let cases: [(i32, i32, bool, i32, i32); 7] = [
+            // (start, nitems, dest given, destsize, expected)
+            (10, 20, true, 80, 80),
+            (10, 20, true, 79, err::WRITE_BUFFER),
+            (3990, 11, true, 1024, err::INVALID_PARAM),
+            (-1, 1, true, 1024, err::INVALID_PARAM),
+            (0, -1, true, 1024, err::INVALID_PARAM),
+            (0, 4, false, 16, err::NULL_POINTER),
+            (4000, 0, false, 0, 0),
+        ];
+        for (start, nitems, given, destsize, want) in cases {
+            let mut results = Vec::new();
+            for chunk in [&memcpyed, &packed] {
+                let o = given.then_some(&mut out[..]);
+                results.push(call(chunk, start, nitems, o, destsize));
+            }
+            assert_eq!(
+                results,
+                [want, want],
+                "start {start} nitems {nitems} destsize {destsize}"
+            );
+        }
+        // A header the full parse refuses is refused with parse's code (the
+        // two chunks may fail different checks: a memcpyed chunk's cbytes
+        // must be nbytes + 32, a compressed one's must fit the buffer).
+        for (at, v) in [
+            (0usize, 0u8),
+            (3, 0),
+            (12, 0xff),
+            (13, 0x7f),
+            (15, 0x80),
+            (31, 0x80),
+        ] {
+            for chunk in [&memcpyed, &packed] {
+                let mut bad = chunk.clone();
+                bad[at] = v;
+                let Err(e) = oxiblosc::ChunkHeader::parse(&bad) else {
+                    panic!(
+                        "byte {at} = {v:#x} parses, memcpyed: {}",
+                        chunk == &memcpyed
+                    );
+                };
+                let want = v2::code_of(&e);
+                let got = call(&bad, 0, 4, Some(&mut out[..]), 1024);
+                assert_eq!(
+                    got,
+                    want,
+                    "byte {at} = {v:#x}, memcpyed: {}",
+                    chunk == &memcpyed
+                );
+            }
+        }
+        // SAFETY: dctx came from blosc2_create_dctx and is freed once.
+        unsafe { v2::blosc2_free_ctx(dctx) };
+    }
 }
