@@ -46,6 +46,14 @@ impl Pipeline {
         (0..6).filter(|&s| self.ids[s] != id::NOFILTER)
     }
 
+    /// The element size of the byte shuffle when undoing the pipeline is
+    /// that shuffle alone (other slots empty or encode-only), else `None`.
+    pub(crate) fn only_shuffle(&self) -> Option<usize> {
+        let mut slots = self.backward_slots();
+        let s = slots.next()?;
+        (slots.next().is_none() && self.ids[s] == id::SHUFFLE).then(|| self.elem_size(s))
+    }
+
     /// Whether any slot is DELTA (blocks after the first need block 0).
     pub(crate) fn has_delta(&self) -> bool {
         self.ids.contains(&id::DELTA)

@@ -85,6 +85,17 @@ pub(crate) fn getitem_into(
         let from = begin.max(bstart);
         let to = end.min(bstart + blen);
         let whole = covers(i);
+        if !whole
+            && plan.unshuffle_items(
+                k,
+                scratch,
+                i,
+                from - bstart,
+                &mut dst[from - begin..to - begin],
+            )?
+        {
+            continue;
+        }
         let out = if whole {
             &mut dst[from - begin..to - begin]
         } else {
@@ -141,4 +152,48 @@ fn item_range(
         });
     }
     Ok((begin, end))
+}
+
+impl Plan<'_> {
+    /// Items of block `i` from byte `at` of the block into `out`, when the
+    /// block's only filter is a byte shuffle: its streams are decoded, and
+    /// only the items asked for are unshuffled, straight into `out` (a
+    /// gather of their bytes from each byte plane, then the kernel on just
+    /// those), rather than the whole block into a buffer and a copy out of
+    /// it. False, with nothing written, for any other block or a range not
+    /// on the shuffle's element grid: the caller decodes the whole block.
+    pub(super) fn unshuffle_items(
+        &self,
+        k: &Kernels,
+        scratch: &mut Scratch,
+        i: usize,
+        at: usize,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(es) = self.pipeline.only_shuffle() else {
+            return Ok(false);
+        };
+        let blen = self.h.block_len(i);
+        // Byte `j` of element `e` is at `j * plane + e`; the block's last
+        // `blen % es` bytes are stored as they are.
+        let plane = blen / es;
+        if es < 2
+            || out.is_empty()
+            || !at.is_multiple_of(es)
+            || !out.len().is_multiple_of(es)
+            || at + out.len() > plane * es
+        {
+            return Ok(false);
+        }
+        let (first, n) = (at / es, out.len() / es);
+        scratch.reserve(blen);
+        self.decode_streams(i, &mut scratch.codecs, &mut scratch.a[..blen])?;
+        let gathered = &mut scratch.b[..n * es];
+        for (j, row) in gathered.chunks_exact_mut(n).enumerate() {
+            let from = j * plane + first;
+            row.copy_from_slice(&scratch.a[from..from + n]);
+        }
+        k.unshuffle(es, gathered, out)?;
+        Ok(true)
+    }
 }

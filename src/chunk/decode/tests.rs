@@ -219,3 +219,110 @@ fn bytes_past_a_blocks_last_stream_are_zeros() {
     );
     assert_eq!(items, want[4..8]);
 }
+
+/// getitem of part of a block whose only filter is a byte shuffle
+/// unshuffles just the items asked for (`Plan::unshuffle_items`): every
+/// range gives the input's bytes, for type sizes 1-17 and 32, shuffle
+/// element sizes other than the type size (the filter's meta), block sizes
+/// that are not a multiple of either, short last blocks, both chunk
+/// formats and a DELTA pipeline (which takes the whole-block path).
+#[test]
+fn getitem_unshuffles_only_the_items_asked_for() {
+    use crate::ChunkFormat;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut scratch = Scratch::default();
+    let (mut cases, mut took_shortcut) = (0, 0);
+    let mut sizes: Vec<usize> = (1..=17).collect();
+    sizes.push(32);
+    for ts in sizes {
+        let len = ts * 3001 + 5;
+        // Elements counting up slowly, with noise in the low bit of some.
+        let src: Vec<u8> = (0..len)
+            .map(|i| {
+                let v = (i / ts / 16) as u64 + u64::from(i % ts == 0 && next() % 4 == 0);
+                v.checked_shr(8 * (i % ts) as u32).unwrap_or(0) as u8
+            })
+            .collect();
+        let mut pipelines = vec![
+            vec![(Filter::Shuffle, 0u8)],
+            vec![(Filter::Delta, 0), (Filter::Shuffle, 0)],
+        ];
+        if ts > 2 {
+            pipelines.push(vec![(Filter::Shuffle, 2)]);
+        }
+        for filters in &pipelines {
+            for blocksize in [1000, 4096, ts * 512] {
+                for format in [ChunkFormat::Blosc2, ChunkFormat::Blosc1] {
+                    if format == ChunkFormat::Blosc1 && (filters[0].1 != 0 || filters.len() > 1) {
+                        continue; // Blosc1 headers hold neither metas nor this order
+                    }
+                    let p = CParams::default()
+                        .codec(Codec::Lz4)
+                        .typesize(ts)
+                        .blocksize(blocksize)
+                        .filters_with_meta(filters)
+                        .format(format);
+                    let c = crate::compress(&src, &p).unwrap();
+                    let h = crate::ChunkHeader::parse(&c).unwrap();
+                    assert!(!h.is_memcpyed(), "ts {ts}: the data compresses");
+                    let plan = super::Plan::new(&c, None).unwrap();
+                    let n = len / ts;
+                    let bs_items = (h.blocksize / ts).max(1);
+                    let mut ranges = vec![
+                        (0, 1),
+                        (n - 1, 1),
+                        (1, bs_items),
+                        (bs_items - 1, 2),
+                        (n / 2, n / 3),
+                    ];
+                    for _ in 0..12 {
+                        let start = next() as usize % n;
+                        ranges.push((start, 1 + next() as usize % (n - start).min(3 * bs_items)));
+                    }
+                    for (start, nitems) in ranges {
+                        let (start, nitems) = (start.min(n - 1), nitems.min(n - start.min(n - 1)));
+                        let mut got = vec![0xa5u8; nitems * ts];
+                        let r =
+                            super::getitem_into(&c, start, nitems, &mut got, &mut scratch, None);
+                        assert_eq!(r.unwrap(), got.len());
+                        assert_eq!(
+                            got,
+                            src[start * ts..(start + nitems) * ts],
+                            "ts {ts} {filters:?} blocksize {blocksize} {format:?} items {start}+{nitems}"
+                        );
+                        cases += 1;
+                    }
+                    // The shortcut itself, on block 0's first items when they are
+                    // on the shuffle's grid: taken for a lone shuffle, with the
+                    // input's bytes; refused for DELTA and for typesize 1.
+                    let es = if filters[0].1 == 0 {
+                        ts
+                    } else {
+                        usize::from(filters[0].1)
+                    };
+                    let k = crate::kernels::Kernels::selected().unwrap();
+                    let mut out = vec![0u8; es * 3];
+                    let took = plan
+                        .unshuffle_items(k, &mut scratch, 0, es, &mut out)
+                        .unwrap();
+                    let lone = filters.len() == 1 && es > 1 && 4 * es <= h.block_len(0) / es * es;
+                    assert_eq!(took, lone, "ts {ts} {filters:?} blocksize {blocksize}");
+                    if took {
+                        assert_eq!(out, src[es..4 * es]);
+                        took_shortcut += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        cases > 1000 && took_shortcut > 40,
+        "{cases} cases, shortcut {took_shortcut}"
+    );
+}
