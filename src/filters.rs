@@ -46,12 +46,25 @@ impl Pipeline {
         (0..6).filter(|&s| self.ids[s] != id::NOFILTER)
     }
 
-    /// The element size of the byte shuffle when undoing the pipeline is
-    /// that shuffle alone (other slots empty or encode-only), else `None`.
-    pub(crate) fn only_shuffle(&self) -> Option<usize> {
+    /// When undoing the pipeline is one shuffle alone (other slots empty or
+    /// encode-only): whether it shuffles bits, and its element size.
+    pub(crate) fn only_transpose(&self) -> Option<(bool, usize)> {
         let mut slots = self.backward_slots();
         let s = slots.next()?;
-        (slots.next().is_none() && self.ids[s] == id::SHUFFLE).then(|| self.elem_size(s))
+        if slots.next().is_some() {
+            return None;
+        }
+        match self.ids[s] {
+            id::SHUFFLE => Some((false, self.elem_size(s))),
+            id::BITSHUFFLE => Some((true, self.typesize)),
+            _ => None,
+        }
+    }
+
+    /// Whether bit shuffles follow C-Blosc 1.x's rule (format version 2):
+    /// a buffer whose element count is not a multiple of 8 is stored as is.
+    pub(crate) fn blosc1_bitshuffle(&self) -> bool {
+        self.blosc1_bitshuffle
     }
 
     /// Whether any slot is DELTA (blocks after the first need block 0).

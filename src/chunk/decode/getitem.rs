@@ -155,13 +155,15 @@ fn item_range(
 }
 
 impl Plan<'_> {
-    /// Items of block `i` from byte `at` of the block into `out`, when the
-    /// block's only filter is a byte shuffle: its streams are decoded, and
-    /// only the items asked for are unshuffled, straight into `out` (a
-    /// gather of their bytes from each byte plane, then the kernel on just
-    /// those), rather than the whole block into a buffer and a copy out of
-    /// it. False, with nothing written, for any other block or a range not
-    /// on the shuffle's element grid: the caller decodes the whole block.
+    /// Bytes `at..at + out.len()` of block `i` into `out`, when the block's
+    /// only filter is a byte or bit shuffle: its streams are decoded, then
+    /// only the elements the range touches (rounded out to whole groups of 8
+    /// for a bit shuffle) are gathered from each byte or bit row and
+    /// unshuffled, straight into `out` when the range is on that grid. This
+    /// replaces unshuffling the whole block into a buffer and copying out
+    /// of it. False, with nothing written, for any other block, a range
+    /// reaching the block's untransposed tail, or a widened range with no
+    /// room for its staging: the caller then decodes the whole block.
     pub(super) fn unshuffle_items(
         &self,
         k: &Kernels,
@@ -170,30 +172,60 @@ impl Plan<'_> {
         at: usize,
         out: &mut [u8],
     ) -> Result<bool> {
-        let Some(es) = self.pipeline.only_shuffle() else {
+        let Some((bits, es)) = self.pipeline.only_transpose() else {
             return Ok(false);
         };
         let blen = self.h.block_len(i);
-        // Byte `j` of element `e` is at `j * plane + e`; the block's last
-        // `blen % es` bytes are stored as they are.
-        let plane = blen / es;
-        if es < 2
-            || out.is_empty()
-            || !at.is_multiple_of(es)
-            || !out.len().is_multiple_of(es)
-            || at + out.len() > plane * es
+        let nelem = blen / es;
+        // C-Blosc 1.x stored such a block as it was: the bytes are in place.
+        let raw = bits && self.pipeline.blosc1_bitshuffle() && !nelem.is_multiple_of(8);
+        // Elements transposed (the rest of the block is stored as is), and
+        // the grid a range of them must be cut on.
+        let (m, grid) = if bits {
+            (nelem - nelem % 8, 8)
+        } else {
+            (nelem, 1)
+        };
+        let end = at + out.len();
+        let e0 = at / es / grid * grid;
+        let e1 = end.div_ceil(es).div_ceil(grid) * grid;
+        let exact = e0 * es == at && e1 * es == end;
+        let n = e1 - e0;
+        if out.is_empty()
+            || (!bits && es < 2)
+            || (!raw && e1 > m)
+            || (!raw && !exact && 2 * n * es > blen)
         {
             return Ok(false);
         }
-        let (first, n) = (at / es, out.len() / es);
         scratch.reserve(blen);
         self.decode_streams(i, &mut scratch.codecs, &mut scratch.a[..blen])?;
-        let gathered = &mut scratch.b[..n * es];
-        for (j, row) in gathered.chunks_exact_mut(n).enumerate() {
-            let from = j * plane + first;
-            row.copy_from_slice(&scratch.a[from..from + n]);
+        if raw {
+            out.copy_from_slice(&scratch.a[at..end]);
+            return Ok(true);
         }
-        k.unshuffle(es, gathered, out)?;
+        // Rows of the transposed part: `es` byte planes of `m` bytes, or
+        // `8 * es` bit rows of `m / 8` bytes; the range's part of each.
+        let (rows, row_len, r0, r1) = if bits {
+            (8 * es, m / 8, e0 / 8, e1 / 8)
+        } else {
+            (es, m, e0, e1)
+        };
+        let staging = if exact { 0 } else { n * es };
+        let (gathered, staged) = scratch.b[..n * es + staging].split_at_mut(n * es);
+        for (r, row) in gathered.chunks_exact_mut(r1 - r0).take(rows).enumerate() {
+            let from = r * row_len + r0;
+            row.copy_from_slice(&scratch.a[from..from + (r1 - r0)]);
+        }
+        let target = if exact { &mut *out } else { &mut *staged };
+        if bits {
+            k.bitunshuffle(es, gathered, target)?;
+        } else {
+            k.unshuffle(es, gathered, target)?;
+        }
+        if !exact {
+            out.copy_from_slice(&staged[at - e0 * es..end - e0 * es]);
+        }
         Ok(true)
     }
 }

@@ -220,12 +220,14 @@ fn bytes_past_a_blocks_last_stream_are_zeros() {
     assert_eq!(items, want[4..8]);
 }
 
-/// getitem of part of a block whose only filter is a byte shuffle
-/// unshuffles just the items asked for (`Plan::unshuffle_items`): every
-/// range gives the input's bytes, for type sizes 1-17 and 32, shuffle
+/// getitem of part of a block whose only filter is a byte or bit shuffle
+/// unshuffles just the elements the range touches (`Plan::unshuffle_items`):
+/// every range gives the input's bytes, for type sizes 1-17 and 32, shuffle
 /// element sizes other than the type size (the filter's meta), block sizes
-/// that are not a multiple of either, short last blocks, both chunk
-/// formats and a DELTA pipeline (which takes the whole-block path).
+/// that are not a multiple of either, ranges off the element grid, short
+/// last blocks, both chunk formats (C-Blosc 1.x's bit shuffle leaves a
+/// block of a count of elements that is not a multiple of 8 as it was) and
+/// a DELTA pipeline (which takes the whole-block path).
 #[test]
 fn getitem_unshuffles_only_the_items_asked_for() {
     use crate::ChunkFormat;
@@ -251,13 +253,14 @@ fn getitem_unshuffles_only_the_items_asked_for() {
             .collect();
         let mut pipelines = vec![
             vec![(Filter::Shuffle, 0u8)],
+            vec![(Filter::BitShuffle, 0)],
             vec![(Filter::Delta, 0), (Filter::Shuffle, 0)],
         ];
         if ts > 2 {
             pipelines.push(vec![(Filter::Shuffle, 2)]);
         }
         for filters in &pipelines {
-            for blocksize in [1000, 4096, ts * 512] {
+            for blocksize in [1000, 4096, ts * 512, ts * 515] {
                 for format in [ChunkFormat::Blosc2, ChunkFormat::Blosc1] {
                     if format == ChunkFormat::Blosc1 && (filters[0].1 != 0 || filters.len() > 1) {
                         continue; // Blosc1 headers hold neither metas nor this order
@@ -279,6 +282,8 @@ fn getitem_unshuffles_only_the_items_asked_for() {
                         (n - 1, 1),
                         (1, bs_items),
                         (bs_items - 1, 2),
+                        (8, 16),
+                        (3, 9),
                         (n / 2, n / 3),
                     ];
                     for _ in 0..12 {
@@ -286,7 +291,8 @@ fn getitem_unshuffles_only_the_items_asked_for() {
                         ranges.push((start, 1 + next() as usize % (n - start).min(3 * bs_items)));
                     }
                     for (start, nitems) in ranges {
-                        let (start, nitems) = (start.min(n - 1), nitems.min(n - start.min(n - 1)));
+                        let start = start.min(n - 1);
+                        let nitems = nitems.min(n - start);
                         let mut got = vec![0xa5u8; nitems * ts];
                         let r =
                             super::getitem_into(&c, start, nitems, &mut got, &mut scratch, None);
@@ -298,21 +304,38 @@ fn getitem_unshuffles_only_the_items_asked_for() {
                         );
                         cases += 1;
                     }
-                    // The shortcut itself, on block 0's first items when they are
-                    // on the shuffle's grid: taken for a lone shuffle, with the
-                    // input's bytes; refused for DELTA and for typesize 1.
-                    let es = if filters[0].1 == 0 {
-                        ts
-                    } else {
-                        usize::from(filters[0].1)
+                    // The shortcut itself, on bytes es..4 * es of block 0 (a
+                    // range off the bit grid): taken for a lone shuffle of
+                    // elements of 2 bytes or more and for a lone bit shuffle of
+                    // a block of 16 elements or more, with the input's bytes;
+                    // refused for DELTA.
+                    let (bits, es) = match filters[..] {
+                        [(Filter::BitShuffle, _)] => (true, ts),
+                        [(Filter::Shuffle, 0)] => (false, ts),
+                        [(Filter::Shuffle, m)] => (false, usize::from(m)),
+                        _ => (false, 0),
                     };
-                    let k = crate::kernels::Kernels::selected().unwrap();
-                    let mut out = vec![0u8; es * 3];
+                    if es == 0 {
+                        let mut out = vec![0u8; ts];
+                        let took = plan
+                            .unshuffle_items(k(), &mut scratch, 0, 0, &mut out)
+                            .unwrap();
+                        assert!(!took, "ts {ts} {filters:?}");
+                        continue;
+                    }
+                    let mut out = vec![0u8; 3 * es];
                     let took = plan
-                        .unshuffle_items(k, &mut scratch, 0, es, &mut out)
+                        .unshuffle_items(k(), &mut scratch, 0, es, &mut out)
                         .unwrap();
-                    let lone = filters.len() == 1 && es > 1 && 4 * es <= h.block_len(0) / es * es;
-                    assert_eq!(took, lone, "ts {ts} {filters:?} blocksize {blocksize}");
+                    let expected = if bits {
+                        h.block_len(0) / es >= 16
+                    } else {
+                        es > 1
+                    };
+                    assert_eq!(
+                        took, expected,
+                        "ts {ts} {filters:?} blocksize {blocksize} {format:?}"
+                    );
                     if took {
                         assert_eq!(out, src[es..4 * es]);
                         took_shortcut += 1;
@@ -322,7 +345,11 @@ fn getitem_unshuffles_only_the_items_asked_for() {
         }
     }
     assert!(
-        cases > 1000 && took_shortcut > 40,
+        cases > 2000 && took_shortcut > 100,
         "{cases} cases, shortcut {took_shortcut}"
     );
+}
+
+fn k() -> &'static crate::kernels::Kernels {
+    crate::kernels::Kernels::selected().unwrap()
 }
