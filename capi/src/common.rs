@@ -197,24 +197,30 @@ mod tests {
     /// direct copy: every range gives the input's items; a range past the
     /// end is refused as before; a chunk whose cbytes is cut short still
     /// goes through the engine's checks (an error, not a short copy).
-    #[test]
-    fn memcpyed_getitem_copies_the_items_and_refuses_what_is_outside() {
-        let src: Vec<u8> = (0..4000u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
-        let mut chunk = vec![0u8; src.len() + 64];
+    /// `src` (4-byte items, byte shuffle) as a chunk of `blosc2_compress`.
+    fn blosc2_chunk(clevel: i32, src: &[u8]) -> Vec<u8> {
+        let mut c = vec![0u8; src.len() + 64];
         // SAFETY: the buffers have the sizes given.
         let n = unsafe {
             crate::v2::blosc2_compress(
-                0,
+                clevel,
                 1,
                 4,
                 src.as_ptr().cast(),
                 src.len() as i32,
-                chunk.as_mut_ptr().cast(),
-                chunk.len() as i32,
+                c.as_mut_ptr().cast(),
+                c.len() as i32,
             )
         };
         assert!(n > 0);
-        chunk.truncate(n as usize);
+        c.truncate(n as usize);
+        c
+    }
+
+    #[test]
+    fn memcpyed_getitem_copies_the_items_and_refuses_what_is_outside() {
+        let src: Vec<u8> = (0..4000u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+        let chunk = blosc2_chunk(0, &src);
         assert_ne!(chunk[2] & 0x02, 0, "clevel 0 makes a memcpyed chunk");
         // The Blosc1 ABI reads Blosc1 chunks (16-byte header).
         let mut chunk1 = vec![0u8; src.len() + 64];
@@ -385,25 +391,7 @@ mod tests {
     fn memcpyed_and_compressed_chunks_refuse_bad_getitems_alike() {
         use crate::v2::{self, err};
         let src: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
-        let chunk_at = |clevel: i32| {
-            let mut c = vec![0u8; src.len() + 64];
-            // SAFETY: the buffers have the sizes given.
-            let n = unsafe {
-                v2::blosc2_compress(
-                    clevel,
-                    1,
-                    4,
-                    src.as_ptr().cast(),
-                    src.len() as i32,
-                    c.as_mut_ptr().cast(),
-                    c.len() as i32,
-                )
-            };
-            assert!(n > 0);
-            c.truncate(n as usize);
-            c
-        };
-        let (memcpyed, packed) = (chunk_at(0), chunk_at(5));
+        let (memcpyed, packed) = (blosc2_chunk(0, &src), blosc2_chunk(5, &src));
         assert_ne!(memcpyed[2] & 0x02, 0);
         assert_eq!(packed[2] & 0x02, 0, "clevel 5 compresses this data");
         let dctx = v2::blosc2_create_dctx(v2::DPARAMS_DEFAULTS);

@@ -24,6 +24,8 @@ pub(crate) mod flags {
 pub(crate) mod bflags {
     pub const USE_DICT: u8 = 0x01;
     pub const LAZY: u8 = 0x08;
+    /// Bits 4..=6: the special value a chunk stands for (0: none).
+    pub const SPECIAL: u8 = 0x70;
     pub const INSTRUMENTED: u8 = 0x80;
 }
 
@@ -473,7 +475,8 @@ impl ChunkHeader {
             // blosc2_flags2: none (VL blocks cannot be memcpyed, other bits
             // are unknown); blosc2_flags: not instrumented, special or lazy.
             let (flags2, bflags) = (ext[14], ext[15]);
-            if flags2 != 0 || bflags & (bflags::INSTRUMENTED | 0x70 | bflags::LAZY) != 0 {
+            if flags2 != 0 || bflags & (bflags::INSTRUMENTED | bflags::SPECIAL | bflags::LAZY) != 0
+            {
                 return None;
             }
             EXTENDED_HEADER_LEN
