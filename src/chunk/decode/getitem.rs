@@ -51,16 +51,25 @@ pub(crate) fn getitem_into(
     // When the scratch is already that large (the decompressor's last
     // getitem), nothing is allocated and decoding checks each stream itself.
     let need = h.block_len(first);
+    // A partly read block of a shuffle-only chunk goes through
+    // `unshuffle_items`, which uses the scratch pair, not the block buffer:
+    // the buffer is grown only when a block falls back to it (checking
+    // the blocks first unless that was done here).
     // (`decode_block` sizes `a` and `b` only for a filtered chunk.)
+    let shortcut = plan.pipeline.only_transpose().is_some();
     let warm = !plan.pipeline.has_delta()
-        && (!partial || scratch.block.len() >= need)
+        && (!partial || shortcut || scratch.block.len() >= need)
         && (plan.pipeline_is_empty() || (scratch.a.len() >= need && scratch.b.len() >= need));
-    if !warm {
+    let check = || -> Result<()> {
         if plan.pipeline.has_delta() && first > 0 {
             plan.check_block(0)?;
         }
-        (first..=last).try_for_each(|i| plan.check_block(i))?;
+        (first..=last).try_for_each(|i| plan.check_block(i))
+    };
+    if !warm {
+        check()?;
     }
+    let mut checked = !warm;
     let block0: Option<Vec<u8>> = if plan.pipeline.has_delta() && last > 0 {
         let mut b0 = vec![0u8; h.block_len(0)];
         plan.decode_block(k, scratch, 0, None, &mut b0)?;
@@ -68,17 +77,15 @@ pub(crate) fn getitem_into(
     } else {
         None
     };
-    // Sized by the blocks checked above (the first is the longest), not by
-    // the header's block size: a short last block may be all that is read.
+    // Grown (in the loop, for the first block that needs it) to the
+    // checked blocks' length (the first is the longest), not to the
+    // header's block size: a short last block may be all that is read.
     // The buffer is the decompressor's from its last getitem when it is
     // long enough: a fresh zeroed one per call cost more than a small
     // getitem itself (a 256 KiB block: an mmap and 64 page faults, ~2.5 us).
     // Taken out of `scratch` for the call (the blocks decode with it); an
     // error drops it.
     let mut block = std::mem::take(&mut scratch.block);
-    if partial {
-        block.grow_to(need);
-    }
     for i in first..=last {
         let blen = h.block_len(i);
         let bstart = i * bs;
@@ -95,6 +102,13 @@ pub(crate) fn getitem_into(
             )?
         {
             continue;
+        }
+        if !whole && block.len() < need {
+            if !checked {
+                check()?;
+                checked = true;
+            }
+            block.grow_to(need);
         }
         let out = if whole {
             &mut dst[from - begin..to - begin]

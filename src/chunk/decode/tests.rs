@@ -2,6 +2,17 @@ use crate::parallel::Scratch;
 use crate::{CParams, Codec, Filter};
 
 fn chunk(typesize: usize, blocksize: usize, len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
+    chunk_with(typesize, blocksize, len, seed, Some(Filter::Shuffle))
+}
+
+/// [`chunk`] with `filter` (or none) as its only filter.
+fn chunk_with(
+    typesize: usize,
+    blocksize: usize,
+    len: usize,
+    seed: u64,
+    filter: Option<Filter>,
+) -> (Vec<u8>, Vec<u8>) {
     let mut x = seed | 1;
     let src: Vec<u8> = (0..len)
         .map(|i| {
@@ -18,7 +29,7 @@ fn chunk(typesize: usize, blocksize: usize, len: usize, seed: u64) -> (Vec<u8>, 
         blocksize,
         ..CParams::default()
     };
-    p.filters[5] = Some(Filter::Shuffle);
+    p.filters[5] = filter;
     let c = crate::Compressor::new(p).compress(&src).unwrap();
     (src, c)
 }
@@ -70,14 +81,16 @@ fn a_dictionary_a_codec_does_not_use_is_passed_over() {
 /// getitem reuses one block buffer per thread: alternating chunks with
 /// larger and smaller blocks (and a short last block), ranges inside one
 /// block, across blocks and whole chunks, each result is exactly the
-/// input's slice (a stale byte of an earlier block would show).
+/// input's slice (a stale byte of an earlier block would show). The
+/// chunks are unfiltered or delta-coded: a shuffle-only chunk's partial
+/// blocks do not use the buffer (`getitem_shortcut_leaves_the_block_buffer`).
 #[test]
 fn getitem_reused_block_buffer() {
     let chunks = [
-        chunk(8, 64 << 10, (256 << 10) + 8 * 100, 1),
-        chunk(4, 16 << 10, 100 << 10, 2),
-        chunk(8, 32 << 10, 96 << 10, 3),
-        chunk(2, 128 << 10, 300 << 10, 4),
+        chunk_with(8, 64 << 10, (256 << 10) + 8 * 100, 1, None),
+        chunk_with(4, 16 << 10, 100 << 10, 2, Some(Filter::Delta)),
+        chunk_with(8, 32 << 10, 96 << 10, 3, None),
+        chunk_with(2, 128 << 10, 300 << 10, 4, None),
     ];
     let mut scratch = Scratch::default();
     for round in 0..3 {
@@ -107,10 +120,38 @@ fn getitem_reused_block_buffer() {
     assert!(scratch.block.len() >= 128 << 10);
 }
 
+/// A partly read block of a shuffle-only chunk is unshuffled from the
+/// scratch pair: the block buffer is not grown (it was, to the block size,
+/// on every call for blocks above the kept size), while an unfiltered
+/// chunk's partial block still goes through it; both read right.
+#[test]
+fn getitem_shortcut_leaves_the_block_buffer() {
+    for filter in [Some(Filter::Shuffle), Some(Filter::BitShuffle), None] {
+        let (src, c) = chunk_with(8, 256 << 10, 1 << 20, 6, filter);
+        let mut scratch = Scratch::default();
+        // Inside one block, across two blocks, and a few items that a bit
+        // shuffle reads widened to its grid of 8 elements.
+        for (start, nitems) in [(7, 1000), (32_000, 1000), (3, 5)] {
+            let mut got = vec![0u8; nitems * 8];
+            super::getitem_into(&c, start, nitems, &mut got, &mut scratch, None).unwrap();
+            assert_eq!(
+                got,
+                src[start * 8..(start + nitems) * 8],
+                "{filter:?} {start}"
+            );
+        }
+        if filter.is_some() {
+            assert!(scratch.block.is_empty(), "{filter:?}: block buffer grown");
+        } else {
+            assert_eq!(scratch.block.len(), 256 << 10);
+        }
+    }
+}
+
 /// A block above the kept size is not kept for the next call.
 #[test]
 fn getitem_drops_large_block_buffer() {
-    let (src, c) = chunk(8, 8 << 20, 8 << 20, 5);
+    let (src, c) = chunk_with(8, 8 << 20, 8 << 20, 5, None);
     let h = crate::ChunkHeader::parse(&c).unwrap();
     assert!(h.blocksize > super::getitem::GETITEM_KEPT && !h.is_memcpyed());
     let mut scratch = Scratch::default();
