@@ -406,3 +406,82 @@ fn a_short_slice_decodes_only_its_blocks() {
         assert!(largest < 512 << 10, "{a}..{b}: allocated {largest}");
     }
 }
+
+/// `ndarray::get_slice` and `set_slice` take the metalayer as an argument:
+/// one that is not the super-chunk's, or a chunk shorter than the
+/// metalayer's chunks, is `Corrupt`. Before, a metalayer claiming 256 MiB
+/// chunks (same number of chunks) allocated 256 MiB and read zeros for the
+/// real 48-byte chunks, and a short last chunk read (and `set_slice`
+/// stored) the previous chunk's bytes after its own. A refused `set_slice`
+/// changes nothing, not even the chunks before the bad one.
+#[test]
+fn ndarray_slices_refuse_chunks_that_are_not_the_metalayers() {
+    use oxiblosc::ndarray::{self, NdMeta};
+    use oxiblosc::{CParams, Error};
+    let meta = NdMeta::new(&[12, 9], &[4, 3], &[2, 3], "<i4");
+    let data: Vec<u8> = (0..12 * 9 * 4).map(|i| (i % 251) as u8 + 1).collect();
+    let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    assert_eq!(sc.nchunks(), 9);
+    let corrupt = |r: oxiblosc::Result<()>| matches!(r, Err(Error::Corrupt(_)));
+
+    // Nine chunks as well, of 2^26 items.
+    let huge = NdMeta::new(&[3, 3 << 26], &[1, 1 << 26], &[1, 1 << 20], "<i4");
+    let mut out = [0u8; 4];
+    counting::reset_largest();
+    assert!(corrupt(ndarray::get_slice(
+        &mut sc,
+        &huge,
+        &[0, 0],
+        &[1, 1],
+        &mut out,
+        &[1, 1]
+    )));
+    assert!(corrupt(ndarray::set_slice(
+        &mut sc,
+        &huge,
+        &[0, 0],
+        &[1, 1],
+        &[7u8; 4],
+        &[1, 1]
+    )));
+    let largest = counting::largest();
+    assert!(largest < 1 << 20, "allocated {largest} bytes");
+
+    // The last chunk (rows 8..12, columns 6..9) replaced by one of 24
+    // bytes instead of 48.
+    let short = oxiblosc::compress(&[9u8; 24], &CParams::default().typesize(4)).unwrap();
+    sc.update_chunk(8, &short).unwrap();
+    let before = sc.to_cframe().unwrap();
+    let mut box_ = vec![0u8; 4 * 3 * 4];
+    assert!(corrupt(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[8, 6],
+        &[12, 9],
+        &mut box_,
+        &[4, 3]
+    )));
+    // Chunk 7 first (its 48 bytes fill the buffer), then the short one.
+    let mut two = vec![0u8; 4 * 6 * 4];
+    assert!(corrupt(ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[8, 3],
+        &[12, 9],
+        &mut two,
+        &[4, 6]
+    )));
+    assert!(corrupt(ndarray::set_slice(
+        &mut sc,
+        &meta,
+        &[8, 3],
+        &[12, 9],
+        &two,
+        &[4, 6]
+    )));
+    // Chunk 7 decodes, but nothing is stored before every chunk has.
+    assert!(
+        sc.to_cframe().unwrap() == before,
+        "a refused set_slice changed the frame"
+    );
+}

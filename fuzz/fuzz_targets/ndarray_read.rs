@@ -1,6 +1,9 @@
 //! NDArrays: the b2nd/caterva metalayer decoder, `.npy` headers, and a
 //! contiguous frame opened as an NDArray then read whole (bounded by
-//! `MAX_OUTPUT`) and as `.npy`.
+//! `MAX_OUTPUT`), as `.npy`, and as a box picked by the input's last bytes
+//! through `ndarray::get_slice` (which decodes only the blocks the box
+//! touches): when the whole read works, the box must too, and equal the
+//! whole read's items.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::ndarray::{self, NdArray, NdMeta};
@@ -31,9 +34,47 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(v) = a.to_vec() {
         assert_eq!(v.len() as u64, a.nbytes(), "to_vec against nbytes");
+        check_box(&mut a, &v, data);
         let mut npy = Vec::new();
         if a.write_npy(&mut npy).is_ok() {
             assert!(npy.len() as u64 >= a.nbytes(), ".npy shorter than its data");
         }
     }
 });
+
+/// A box of the array, its bounds taken from the input's last bytes, read by
+/// `get_slice` into a buffer of the box's shape: equal to the same items of
+/// `all` (the array read whole, C order).
+fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) {
+    let meta = a.meta().clone();
+    let n = meta.ndim();
+    let is = a.layout().itemsize();
+    if meta.shape.contains(&0) || is == 0 {
+        return;
+    }
+    let byte = |k: usize| u64::from(data[data.len() - 1 - k % data.len()]);
+    let start: Vec<u64> = (0..n).map(|d| byte(2 * d) % meta.shape[d]).collect();
+    let stop: Vec<u64> = (0..n)
+        .map(|d| start[d] + 1 + byte(2 * d + 1) % (meta.shape[d] - start[d]))
+        .collect();
+    let bshape: Vec<u64> = (0..n).map(|d| stop[d] - start[d]).collect();
+    let items: u64 = bshape.iter().product();
+    let mut got = vec![0u8; items as usize * is];
+    ndarray::get_slice(a.schunk(), &meta, &start, &stop, &mut got, &bshape)
+        .expect("a box of an array that reads whole reads");
+    // The box's rows (its last dimension) from the whole array.
+    let row = bshape[n - 1] as usize * is;
+    let mut idx = start.clone();
+    for r in got.chunks_exact(row) {
+        let flat = (0..n).fold(0u64, |f, d| f * meta.shape[d] + idx[d]) as usize * is;
+        assert_eq!(r, &all[flat..flat + row], "box row at {idx:?}");
+        // The next row: count up the dimensions before the last.
+        for d in (0..n - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < stop[d] {
+                break;
+            }
+            idx[d] = start[d];
+        }
+    }
+}

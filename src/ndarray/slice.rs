@@ -190,25 +190,31 @@ pub fn get_slice(
         )));
     }
     let layout = layout_of(sc, meta)?;
-    let mut buf = vec![0u8; layout.chunk_nbytes()];
+    let want = layout.chunk_nbytes();
+    // Sized by the first chunk of the box (see `chunk_buffer`).
+    let mut buf = Vec::new();
+    let mut mask = Vec::new();
     let bn = layout.block_nbytes().max(1);
-    let mut mask = vec![true; layout.chunk_nbytes().div_ceil(bn)];
     for ci in chunks_of_box(meta, &layout, start, stop) {
+        if buf.is_empty() {
+            buf = chunk_buffer(sc, ci, want)?;
+            mask = vec![true; want.div_ceil(bn)];
+        }
         // Only the blocks the box touches are decoded (C-Blosc2 masks the
         // others out the same way).
         mask.fill(true);
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
             mask[c * is / bn] = false;
         });
-        match sc.decompress_chunk_masked_into(ci as usize, &mask, &mut buf) {
+        let n = match sc.decompress_chunk_masked_into(ci as usize, &mask, &mut buf) {
             // A chunk whose blocks are not the array's (another writer's
             // block size): decoded whole.
-            Err(Error::InvalidParam(_)) => {
-                sc.decompress_chunk(ci as usize, &mut buf)?;
-            }
-            r => {
-                r?;
-            }
+            Err(Error::InvalidParam(_)) => sc.decompress_chunk(ci as usize, &mut buf)?,
+            r => r?,
+        };
+        // A shorter chunk would leave the previous chunk's bytes in `buf`.
+        if n != want {
+            return Err(short_chunk(ci, n, want));
         }
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
             dst[b * is..(b + n) * is].copy_from_slice(&buf[c * is..(c + n) * is]);
@@ -217,9 +223,31 @@ pub fn get_slice(
     Ok(())
 }
 
+/// A buffer of `want` bytes, the metalayer's chunk size, allocated only once
+/// chunk `ci`, checked to the end of its streams, declares that size: a
+/// metalayer that is not the super-chunk's is refused before anything is
+/// sized by it.
+fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
+    let chunk = sc.get_chunk(ci as usize)?;
+    let h = crate::chunk::validate(&chunk)?;
+    if h.nbytes != want {
+        return Err(short_chunk(ci, h.nbytes, want));
+    }
+    Ok(vec![0u8; want])
+}
+
+/// The error for chunk `ci` of `n` bytes where the metalayer gives `want`.
+fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
+    Error::Corrupt(format!(
+        "chunk {ci} holds {n} bytes, the NDArray's metalayer gives {want}"
+    ))
+}
+
 /// Write the box `start..stop` of the NDArray in `sc` from `src`, a
 /// C-order buffer of shape `bshape` with the box at its origin. Each chunk
-/// the box touches is decompressed, patched and stored again.
+/// the box touches is decompressed, patched and compressed again; the
+/// super-chunk is changed only once all of them are (a chunk that does not
+/// decode leaves the array as it was).
 ///
 /// ```
 /// use oxiblosc::ndarray::{self, NdMeta, get_slice, set_slice};
@@ -254,14 +282,26 @@ pub fn set_slice(
     }
     sc.check_writable()?;
     let layout = layout_of(sc, meta)?;
-    let mut buf = vec![0u8; layout.chunk_nbytes()];
+    let want = layout.chunk_nbytes();
+    let mut buf = Vec::new();
+    let mut updates = Vec::new();
     for ci in chunks_of_box(meta, &layout, start, stop) {
-        sc.decompress_chunk(ci as usize, &mut buf)?;
+        if buf.is_empty() {
+            buf = chunk_buffer(sc, ci, want)?;
+        }
+        let n = sc.decompress_chunk(ci as usize, &mut buf)?;
+        // A shorter chunk would be stored again with the previous chunk's
+        // bytes after its own.
+        if n != want {
+            return Err(short_chunk(ci, n, want));
+        }
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
             buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
         });
-        let chunk = crate::compress(&buf, sc.cparams())?;
-        sc.update_chunk(ci as usize, &chunk)?;
+        updates.push((ci as usize, crate::compress(&buf, sc.cparams())?));
+    }
+    for (ci, chunk) in updates {
+        sc.update_chunk(ci, &chunk)?;
     }
     Ok(())
 }
