@@ -469,3 +469,27 @@ fn fuzz_sframe_read_3_slice_past_the_chunks_is_an_error() {
     assert!(sc.get_slice_into(a, b, &mut buf).is_err());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// An NDArray frame whose header records a block size (8,200 bytes) other
+/// than its block shape's (8,192): `ndarray::set_slice` compressed the
+/// chunks it rewrote with the header's block size, and the array no longer
+/// opened ("chunk 0 has blocks of 8200 bytes, the b2nd metalayer's are
+/// 8192"). Edits now write blocks of the block shape (found by
+/// `ndarray_read`, session 17).
+#[test]
+fn fuzz_ndarray_read_1_set_slice_keeps_the_block_shape() {
+    use oxiblosc::ndarray::{self, NdArray};
+    let bytes = finding("fuzz-ndarray_read-1.bin");
+    let sc = OpenOptions::new().from_cframe(bytes).unwrap();
+    assert_ne!(sc.cparams().blocksize, 8192);
+    let mut a = NdArray::open(sc).unwrap();
+    assert_eq!(a.layout().block_nbytes(), 8192);
+    let all = a.to_vec().unwrap();
+    let meta = a.meta().clone();
+    let mut sc = a.into_schunk();
+    let zeros = vec![0u64; meta.ndim()];
+    ndarray::set_slice(&mut sc, &meta, &zeros, &meta.shape, &all, &meta.shape).unwrap();
+    let frame = sc.to_cframe().unwrap();
+    let mut again = NdArray::open(SChunk::from_cframe(frame).unwrap()).unwrap();
+    assert!(again.to_vec().unwrap() == all);
+}

@@ -233,6 +233,44 @@ fn set_slice_matches_the_model_and_only_touches_the_box() {
     }
 }
 
+/// Chunks written by `set_slice` and `resize` have the array's block size
+/// even when the super-chunk's compression parameters give another one (a
+/// frame's header may; found by fuzzing `ndarray_read`): before, they
+/// took the parameters' block size and the array no longer opened.
+#[test]
+fn edits_write_blocks_of_the_block_shape_whatever_the_cparams() {
+    let meta = NdMeta::new(&[12, 9], &[4, 6], &[2, 3], "<i4");
+    let data: Vec<u8> = (0..12 * 9 * 4).map(|i| (i % 251) as u8).collect();
+    let block = 2 * 3 * 4;
+    for other in [0, block + 4, 4 * 6 * 4] {
+        let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+        sc.set_cparams(sc.cparams().clone().blocksize(other))
+            .unwrap();
+        let mut model = Model {
+            shape: vec![12, 9],
+            is: 4,
+            data: data.clone(),
+        };
+        let src: Vec<u8> = (0..3 * 5 * 4).map(|i| 255 - i as u8).collect();
+        ndarray::set_slice(&mut sc, &meta, &[1, 2], &[4, 7], &src, &[3, 5]).unwrap();
+        model.set(&[1, 2], &[4, 7], &src);
+        let mut m = meta.clone();
+        ndarray::resize(&mut sc, &mut m, &[12, 15], None).unwrap();
+        for i in 0..sc.nchunks() {
+            let c = sc.get_chunk(i).unwrap();
+            let h = oxiblosc::ChunkHeader::parse(&c).unwrap();
+            assert_eq!(h.blocksize, block, "blocksize {other}: chunk {i}");
+        }
+        let mut a = NdArray::open(sc).expect("the edited array opens");
+        let got = a.to_vec().expect("the edited array reads");
+        for r in 0..12 {
+            let row = &got[r * 15 * 4..(r + 1) * 15 * 4];
+            assert_eq!(row[..36], model.data[r * 36..(r + 1) * 36], "row {r}");
+            assert!(row[36..].iter().all(|&b| b == 0), "row {r}: new items");
+        }
+    }
+}
+
 #[test]
 fn resize_insert_and_append_match_the_model() {
     let mut rng = Rng(3);

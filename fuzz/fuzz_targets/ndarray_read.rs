@@ -3,9 +3,13 @@
 //! `MAX_OUTPUT`), as `.npy`, and as a box picked by the input's last bytes
 //! through `ndarray::get_slice` (which decodes only the blocks the box
 //! touches): when the whole read works, the box must too, and equal the
-//! whole read's items.
+//! whole read's items. Then the same box is written back with those items
+//! (`set_slice`) on a writable copy: refused or not, the frame reopens, and
+//! a write that works leaves the array as it was (unless the frame's own
+//! compression parameters are lossy).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use oxiblosc::Filter;
 use oxiblosc::ndarray::{self, NdArray, NdMeta};
 use oxiblosc::schunk::OpenOptions;
 
@@ -34,7 +38,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(v) = a.to_vec() {
         assert_eq!(v.len() as u64, a.nbytes(), "to_vec against nbytes");
-        check_box(&mut a, &v, data);
+        if let Some((start, stop, items)) = check_box(&mut a, &v, data) {
+            rewrite_box(data, &v, &start, &stop, &items);
+        }
         let mut npy = Vec::new();
         if a.write_npy(&mut npy).is_ok() {
             assert!(npy.len() as u64 >= a.nbytes(), ".npy shorter than its data");
@@ -44,13 +50,13 @@ fuzz_target!(|data: &[u8]| {
 
 /// A box of the array, its bounds taken from the input's last bytes, read by
 /// `get_slice` into a buffer of the box's shape: equal to the same items of
-/// `all` (the array read whole, C order).
-fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) {
+/// `all` (the array read whole, C order). The box and its items.
+fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) -> Option<(Vec<u64>, Vec<u64>, Vec<u8>)> {
     let meta = a.meta().clone();
     let n = meta.ndim();
     let is = a.layout().itemsize();
-    if meta.shape.contains(&0) || is == 0 {
-        return;
+    if n == 0 || meta.shape.contains(&0) || is == 0 {
+        return None;
     }
     let byte = |k: usize| u64::from(data[data.len() - 1 - k % data.len()]);
     let start: Vec<u64> = (0..n).map(|d| byte(2 * d) % meta.shape[d]).collect();
@@ -76,5 +82,34 @@ fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) {
             }
             idx[d] = start[d];
         }
+    }
+    Some((start, stop, got))
+}
+
+/// `items` written back into the box `start..stop` of a writable copy of
+/// the frame in `data`, whose array reads as `all`.
+fn rewrite_box(data: &[u8], all: &[u8], start: &[u64], stop: &[u64], items: &[u8]) {
+    let Ok(mut sc) = OpenOptions::new().from_cframe(data.to_vec()) else {
+        return;
+    };
+    sc.set_dparams(common::dparams(1));
+    let lossless = sc
+        .cparams()
+        .filters
+        .iter()
+        .all(|f| !matches!(f, Some(Filter::TruncPrec(_) | Filter::User(_))));
+    let Ok(a) = NdArray::open(sc) else { return };
+    let meta = a.meta().clone();
+    let mut sc = a.into_schunk();
+    let bshape: Vec<u64> = start.iter().zip(stop).map(|(a, b)| b - a).collect();
+    let ok = ndarray::set_slice(&mut sc, &meta, start, stop, items, &bshape).is_ok();
+    common::must_reopen(&mut sc, "set_slice");
+    if ok && lossless {
+        let mut a = NdArray::open(sc).expect("an array that was written reopens");
+        let again = a.to_vec().expect("an array that was written reads");
+        assert!(
+            again == all,
+            "set_slice of a box's own items changed the array"
+        );
     }
 }

@@ -236,6 +236,14 @@ fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
     Ok(vec![0u8; want])
 }
 
+/// The super-chunk's compression parameters with the array's block size:
+/// every chunk of an NDArray has blocks of the block shape's bytes (its
+/// readers, ours and C-Blosc2's, require it), whatever block size the
+/// frame's header records.
+fn chunk_cparams(sc: &SChunk, layout: &Layout) -> crate::CParams {
+    sc.cparams().clone().blocksize(layout.block_nbytes())
+}
+
 /// The error for chunk `ci` of `n` bytes where the metalayer gives `want`.
 fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
     Error::Corrupt(format!(
@@ -283,6 +291,7 @@ pub fn set_slice(
     sc.check_writable()?;
     let layout = layout_of(sc, meta)?;
     let want = layout.chunk_nbytes();
+    let cparams = chunk_cparams(sc, &layout);
     let mut buf = Vec::new();
     let mut updates = Vec::new();
     for ci in chunks_of_box(meta, &layout, start, stop) {
@@ -298,7 +307,7 @@ pub fn set_slice(
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
             buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
         });
-        updates.push((ci as usize, crate::compress(&buf, sc.cparams())?));
+        updates.push((ci as usize, crate::compress(&buf, &cparams)?));
     }
     for (ci, chunk) in updates {
         sc.update_chunk(ci, &chunk)?;
@@ -416,6 +425,7 @@ pub fn resize(
     let cs = &meta.chunkshape;
     // Each new chunk: Some(old index) to keep, or its compressed bytes.
     let mut plan: Vec<std::result::Result<usize, Vec<u8>>> = Vec::new();
+    let cparams = chunk_cparams(sc, &new_layout);
     let mut buf = vec![0u8; new_layout.chunk_nbytes()];
     for ci in 0..new_layout.nchunks() {
         let mut cc = [0u64; MAX_DIM];
@@ -468,7 +478,7 @@ pub fn resize(
         if per_dim.iter().any(|p| p.is_empty()) {
             // No old item lands here: a zero chunk, recorded as such.
             plan.push(Err(crate::special_chunk(
-                sc.cparams(),
+                &cparams,
                 new_layout.chunk_nbytes(),
                 crate::SpecialValue::Zeros,
                 &[],
@@ -512,7 +522,7 @@ pub fn resize(
                 break;
             }
         }
-        plan.push(Err(crate::compress(&buf, sc.cparams())?));
+        plan.push(Err(crate::compress(&buf, &cparams)?));
     }
     let name = if sc.meta_exists(B2ND_META) {
         B2ND_META
