@@ -493,3 +493,56 @@ fn fuzz_ndarray_read_1_set_slice_keeps_the_block_shape() {
     let mut again = NdArray::open(SChunk::from_cframe(frame).unwrap()).unwrap();
     assert!(again.to_vec().unwrap() == all);
 }
+
+/// An NDArray frame whose header records blocks of 8,320 bytes, the block
+/// shape 8,192: grown by `ndarray::resize`, its new all-zero chunks are
+/// special index entries, which read back with the header's block size, and
+/// `NdArray` refused them ("chunk 9 has blocks of 8320 bytes"). A special
+/// chunk has no blocks to decode: the check is for stored chunks only
+/// (found by `ndarray_read`, session 17).
+#[test]
+fn fuzz_ndarray_read_2_grown_zero_chunks_read() {
+    use oxiblosc::ndarray::{self, NdArray};
+    let bytes = finding("fuzz-ndarray_read-2.bin");
+    let sc = OpenOptions::new().from_cframe(bytes).unwrap();
+    let mut a = NdArray::open(sc).unwrap();
+    let all = a.to_vec().unwrap();
+    let mut meta = a.meta().clone();
+    let mut sc = a.into_schunk();
+    let old = meta.shape.clone();
+    let mut grown = old.clone();
+    grown[0] += meta.chunkshape[0];
+    ndarray::resize(&mut sc, &mut meta, &grown, None).unwrap();
+    let mut a = NdArray::open(SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap()).unwrap();
+    let v = a.to_vec().unwrap();
+    assert!(v[..all.len()] == all[..]);
+    assert!(v[all.len()..].iter().all(|&b| b == 0));
+}
+
+/// An NDArray frame with a repeated-value chunk whose header records blocks
+/// of 8,251 bytes (the array's are 8,192; both make 16 blocks):
+/// `ndarray::get_slice` of the box `[0, 255]..[208, 286]` applied the mask
+/// made for the array's blocks to the chunk's and read skipped bytes. Such
+/// a chunk is decoded whole now (found by `ndarray_read`, session 17, once
+/// `NdArray` read special chunks of any block size).
+#[test]
+fn fuzz_ndarray_read_3_box_over_a_chunk_of_other_blocks() {
+    use oxiblosc::ndarray::{self, NdArray};
+    let bytes = finding("fuzz-ndarray_read-3.bin");
+    let sc = OpenOptions::new()
+        .read_only(true)
+        .from_cframe(bytes)
+        .unwrap();
+    let mut a = NdArray::open(sc).unwrap();
+    let all = a.to_vec().unwrap();
+    let meta = a.meta().clone();
+    assert_eq!(meta.shape, [300, 300]);
+    let (start, stop) = ([0u64, 255], [208u64, 286]);
+    let bshape = [208u64, 31];
+    let mut got = vec![0u8; 208 * 31 * 8];
+    ndarray::get_slice(a.schunk(), &meta, &start, &stop, &mut got, &bshape).unwrap();
+    for (r, row) in got.chunks_exact(31 * 8).enumerate() {
+        let at = (r * 300 + 255) * 8;
+        assert!(row == &all[at..at + 31 * 8], "row {r}");
+    }
+}

@@ -588,3 +588,54 @@ fn get_slice_decodes_only_the_blocks_the_box_touches() {
         assert!(read(&mut sc, lo, hi).is_err(), "{lo:?}..{hi:?}");
     }
 }
+
+/// A chunk cut in blocks of another size that come to the same number of
+/// blocks (another writer's, or a special chunk whose header records
+/// another block size): `get_slice` decodes it whole. Before, the box's
+/// mask, made for the array's blocks, was applied to the chunk's own, and
+/// the box read bytes the decoder had skipped (found by `ndarray_read`,
+/// session 17: a repeated-value chunk with blocks of 8,251 bytes).
+#[test]
+fn get_slice_of_a_chunk_with_other_blocks_decodes_it_whole() {
+    use oxiblosc::{ChunkHeader, Codec, SpecialValue};
+    // One 64x64 chunk of 16 blocks of 16x16 u32 items (1 KiB each).
+    let meta = NdMeta::new(&[64, 64], &[64, 64], &[16, 16], "<u4");
+    let data: Vec<u8> = (0..64 * 64u32)
+        .flat_map(|v| (v / 3).to_le_bytes())
+        .collect();
+    let p = CParams::default().codec(Codec::Lz4).typesize(4);
+    let mut sc = ndarray::create(&meta, p.clone(), &data).unwrap();
+    // The chunk's own bytes (ordered block by block) again, in 16 blocks of
+    // 1,028 bytes (the last one shorter).
+    let content = sc.decompress_chunk_vec(0).unwrap();
+    let other = oxiblosc::compress(&content, &p.clone().blocksize(1028)).unwrap();
+    let h = ChunkHeader::parse(&other).unwrap();
+    assert_eq!((h.blocksize, h.nblocks()), (1028, 16));
+    sc.update_chunk(0, &other).unwrap();
+    // Block 5 of the array's (bytes 5,120..6,144 of the chunk): the chunk's
+    // block 4 holds its first 20 bytes.
+    let (lo, hi) = ([16u64, 16u64], [32u64, 32u64]);
+    let shape = [hi[0] - lo[0], hi[1] - lo[1]];
+    let mut got = vec![0u8; (shape[0] * shape[1] * 4) as usize];
+    ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap();
+    let want: Vec<u8> = (lo[0]..hi[0])
+        .flat_map(|r| data[(r * 256 + lo[1] * 4) as usize..(r * 256 + hi[1] * 4) as usize].to_vec())
+        .collect();
+    assert!(got == want, "a chunk of 1,028-byte blocks");
+    // A repeated value whose header says 1,028-byte blocks.
+    let value = 7u32.to_le_bytes();
+    let special = oxiblosc::special_chunk(
+        &p.clone().blocksize(1028),
+        data.len(),
+        SpecialValue::Value,
+        &value,
+    )
+    .unwrap();
+    assert_eq!(ChunkHeader::parse(&special).unwrap().blocksize, 1028);
+    sc.update_chunk(0, &special).unwrap();
+    ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap();
+    assert!(
+        got.chunks(4).all(|v| v == value),
+        "a repeated value of 1,028-byte blocks"
+    );
+}

@@ -11,7 +11,7 @@
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::Filter;
 use oxiblosc::ndarray::{self, NdArray, NdMeta};
-use oxiblosc::schunk::OpenOptions;
+use oxiblosc::schunk::{OpenOptions, SChunk};
 
 #[path = "common.rs"]
 mod common;
@@ -111,5 +111,32 @@ fn rewrite_box(data: &[u8], all: &[u8], start: &[u64], stop: &[u64], items: &[u8
             again == all,
             "set_slice of a box's own items changed the array"
         );
+        grow_and_shrink(a.into_schunk(), meta, all);
     }
+}
+
+/// The array (reading as `all`) grown by one chunk along its first
+/// dimension, then shrunk back: grown, it reads as `all` and zeros; shrunk,
+/// as `all`.
+fn grow_and_shrink(mut sc: SChunk, mut meta: NdMeta, all: &[u8]) {
+    let old = meta.shape.clone();
+    let mut grown = old.clone();
+    grown[0] += meta.chunkshape[0];
+    // Resizing rewrites chunks: kept to small arrays, for speed.
+    let bytes = all.len() as u64 / old[0] * grown[0];
+    if bytes > 1 << 20 || ndarray::resize(&mut sc, &mut meta, &grown, None).is_err() {
+        return;
+    }
+    common::must_reopen(&mut sc, "resize");
+    let mut a = NdArray::open(sc).expect("a grown array reopens");
+    let v = a.to_vec().expect("a grown array reads");
+    assert!(v[..all.len()] == *all, "growing changed the old items");
+    assert!(v[all.len()..].iter().all(|&b| b == 0), "new items not zero");
+    let mut sc = a.into_schunk();
+    ndarray::resize(&mut sc, &mut meta, &old, None).expect("a grown array shrinks back");
+    let mut a = NdArray::open(sc).expect("a shrunk array reopens");
+    assert!(
+        a.to_vec().expect("a shrunk array reads") == all,
+        "grow then shrink changed the array"
+    );
 }

@@ -206,9 +206,10 @@ pub fn get_slice(
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
             mask[c * is / bn] = false;
         });
-        let n = match sc.decompress_chunk_masked_into(ci as usize, &mask, &mut buf) {
-            // A chunk whose blocks are not the array's (another writer's
-            // block size): decoded whole.
+        let n = match sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut buf) {
+            // A chunk of another writer's block size is decoded whole by
+            // `decompress_chunk_blocks_into`; one the mask does not fit
+            // otherwise (VL blocks) is decoded whole here.
             Err(Error::InvalidParam(_)) => sc.decompress_chunk(ci as usize, &mut buf)?,
             r => r?,
         };

@@ -195,6 +195,33 @@ impl SChunk {
         decompressor.decompress_masked_into(&chunk, maskout, dst)
     }
 
+    /// [`SChunk::decompress_chunk_masked_into`] when chunk `i` has blocks
+    /// of `blocksize` bytes, the ones `maskout` was made for; the whole
+    /// chunk otherwise (another writer's block size may give the same
+    /// number of blocks, cut elsewhere). One read of the chunk.
+    pub(crate) fn decompress_chunk_blocks_into(
+        &mut self,
+        i: usize,
+        blocksize: usize,
+        maskout: &[bool],
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
+        let h = ChunkHeader::parse(&chunk)?;
+        let n = if h.blocksize == blocksize && h.special().is_none() {
+            decompressor.decompress_masked_into(&chunk, maskout, dst)?
+        } else {
+            decompressor.decompress_into(&chunk, dst)?
+        };
+        if n != h.nbytes {
+            return Err(corrupt(format!(
+                "chunk {i} decompressed to {n} of {} bytes",
+                h.nbytes
+            )));
+        }
+        Ok(n)
+    }
+
     /// The same as [`SChunk::decompress_chunk_into`] (its first name).
     ///
     /// # Errors
