@@ -244,3 +244,46 @@ fn getitem_of_a_short_last_block_allocates_by_that_block() {
     let largest = counting::largest();
     assert!(largest <= 64 << 10, "allocated {largest}");
 }
+
+/// The streaming decoders keep `DParams::max_output` before sizing their
+/// output: a 32-byte special chunk declaring 2 GiB (it validates: a special
+/// chunk backs any size) is refused with a few KB allocated. Before, the
+/// stream sized its buffer by the header first (found when the fuzz
+/// targets began streaming, session 17).
+#[test]
+fn streams_keep_the_output_limit_before_allocating() {
+    use oxiblosc::stream::ChunkDecoder;
+    use oxiblosc::{CParams, SpecialValue};
+    use std::io::Read;
+    let nbytes = (1usize << 31) - 64;
+    let chunk = oxiblosc::special_chunk(
+        &CParams::default().typesize(1),
+        nbytes,
+        SpecialValue::Uninit,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(chunk.len(), 32);
+    counting::reset_largest();
+    let mut out = Vec::new();
+    let err = ChunkDecoder::with_params(&chunk[..], DParams::default().max_output(1 << 20))
+        .read_to_end(&mut out)
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    assert!(err.to_string().contains("output limit"), "{err}");
+    let largest = counting::largest();
+    assert!(largest <= 64 << 10, "allocated {largest}");
+    // Within the limit, the same chunk kind streams.
+    let small = oxiblosc::special_chunk(
+        &CParams::default().typesize(1),
+        4096,
+        SpecialValue::Zeros,
+        &[],
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    ChunkDecoder::with_params(&small[..], DParams::default().max_output(1 << 20))
+        .read_to_end(&mut out)
+        .unwrap();
+    assert_eq!(out, vec![0u8; 4096]);
+}

@@ -1,7 +1,12 @@
 //! Chunk decoding: validate, decompress (serial and parallel, which must
-//! agree), decompress_into a small buffer, getitem, block masks, VL blocks.
+//! agree), decompress_into a small buffer, getitem, block masks, VL blocks,
+//! and the streaming decoder of chunk sequences (`stream::ChunkDecoder`),
+//! which must agree when the input is one chunk.
 #![no_main]
+use std::io::Read;
+
 use libfuzzer_sys::fuzz_target;
+use oxiblosc::stream::ChunkDecoder;
 use oxiblosc::{ChunkHeader, Decompressor};
 
 #[path = "common.rs"]
@@ -69,6 +74,19 @@ fuzz_target!(|data: &[u8]| {
         let _ = d1.getitem(data, 0, 4);
         let _ = d1.getitem(data, 3, 1 << 12);
         let _ = d1.vl_blocks(data);
+    }
+    let dec = ChunkDecoder::with_params(data, dparams(1));
+    let mut streamed = Vec::new();
+    let limit = MAX_OUTPUT as u64 + 1;
+    if dec.take(limit).read_to_end(&mut streamed).is_ok() && (streamed.len() as u64) < limit {
+        if let (Ok(out), Ok(h)) = (&serial, ChunkHeader::parse(data)) {
+            if h.cbytes == data.len() {
+                assert!(
+                    streamed == *out,
+                    "the stream and the chunk decode differently"
+                );
+            }
+        }
     }
     let mut small = vec![0u8; 4096];
     let _ = d1.decompress_into(data, &mut small);

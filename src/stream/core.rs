@@ -306,6 +306,9 @@ impl std::error::Error for ChunkFailed {
 fn decode(d: &mut Decompressor, index: u64, chunk: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
     let mut run = |out: &mut Vec<u8>| -> crate::Result<()> {
         let h = crate::chunk::validate(chunk)?;
+        // The output limit before the buffer is sized (a special chunk
+        // validates at any size).
+        d.params().check_output(h.nbytes)?;
         out.resize(h.nbytes, 0);
         let n = d.decompress_into(chunk, out)?;
         out.truncate(n);
