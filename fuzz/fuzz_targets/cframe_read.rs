@@ -1,11 +1,14 @@
 //! Contiguous frames: parse, open, and every read; the streaming decoder
 //! (`stream::FrameDecoder`, as `oxiblosc decompress` reads a pipe) on the
-//! same bytes, which must give the frame's data when both read it.
+//! same bytes, which must give the frame's data when both read it; and, for
+//! one input in four (a file per input is slow), the bytes as a file frame
+//! (`SChunk::open`, the file backend), which must read as the in-memory
+//! frame does.
 #![no_main]
 use std::io::Read;
 
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::schunk::OpenOptions;
+use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::stream::FrameDecoder;
 
 #[path = "common.rs"]
@@ -14,12 +17,12 @@ mod common;
 fuzz_target!(|data: &[u8]| {
     let _ = oxiblosc::Frame::parse(data);
     let mut whole = None;
-    if let Ok(mut sc) = OpenOptions::new()
+    let mut memory = OpenOptions::new()
         .read_only(true)
-        .from_cframe(data.to_vec())
-    {
-        common::read_all(&mut sc);
-        common::must_reopen(&mut sc, "read-only");
+        .from_cframe(data.to_vec());
+    if let Ok(sc) = memory.as_mut() {
+        common::read_all(sc);
+        common::must_reopen(sc, "read-only");
         let nb = sc.nbytes();
         if nb <= common::MAX_OUTPUT as u64 {
             whole = sc.get_slice(0, nb).ok();
@@ -34,4 +37,53 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    if data.last().is_some_and(|b| b % 4 == 0) {
+        as_file(data, memory.ok());
+    }
 });
+
+/// `data` written to a file and opened read-only from it: opened or
+/// refused as in memory, and, opened, every chunk reads the same. As
+/// C-Blosc2 does, a file may hold bytes after the frame (`frame_len`), and
+/// its magic is not checked: the memory side is then the frame's bytes with
+/// the magic.
+fn as_file(data: &[u8], mut memory: Option<SChunk>) {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-fuzz-cframe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("frame.b2frame");
+    std::fs::write(&path, data).unwrap();
+    let file = OpenOptions::new().read_only(true).open(&path);
+    if memory.is_none() && file.is_ok() && data.len() >= 24 {
+        let flen = u64::from_be_bytes(data[16..24].try_into().unwrap());
+        let mut frame = data[..flen.min(data.len() as u64) as usize].to_vec();
+        frame[2..10].copy_from_slice(b"b2frame\0");
+        memory = OpenOptions::new().read_only(true).from_cframe(frame).ok();
+    }
+    match (file, memory) {
+        (Ok(mut f), Some(mut m)) => {
+            f.set_dparams(common::dparams(1));
+            assert_eq!(f.nchunks(), m.nchunks(), "chunks in a file and in memory");
+            assert_eq!(f.nbytes(), m.nbytes(), "bytes in a file and in memory");
+            common::read_all(&mut f);
+            for i in 0..f.nchunks().min(16) {
+                let (a, b) = (f.decompress_chunk_vec(i), m.decompress_chunk_vec(i));
+                match (&a, &b) {
+                    (Ok(a), Ok(b)) => assert!(a == b, "chunk {i} reads differently"),
+                    (Err(_), Err(_)) => {}
+                    _ => panic!(
+                        "chunk {i}: {:?} from the file, {:?} in memory",
+                        a.as_ref().err(),
+                        b.as_ref().err()
+                    ),
+                }
+            }
+        }
+        (Err(_), None) => {}
+        (f, m) => panic!(
+            "the file frame {} and the memory frame {}",
+            if f.is_ok() { "opens" } else { "is refused" },
+            if m.is_some() { "opens" } else { "is refused" }
+        ),
+    }
+    let _ = std::fs::remove_file(&path);
+}
