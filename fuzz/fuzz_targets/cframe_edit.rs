@@ -7,34 +7,10 @@
 //! reopens after each, and at the end it holds the same chunks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::CParams;
 use oxiblosc::schunk::{OpenOptions, SChunk};
 
 #[path = "common.rs"]
 mod common;
-
-/// Edit `k` of the input, chosen by `op`; whether it worked.
-fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
-    let n = sc.nchunks();
-    let at = usize::from(op >> 3) % (n + 1);
-    let size = 1 + usize::from(op) * 7;
-    let buf: Vec<u8> = (0..size).map(|i| (i * 31 + k) as u8).collect();
-    let chunk = oxiblosc::compress(&buf, &CParams::default().typesize(1));
-    match op & 7 {
-        0 => sc.append_buffer(&buf).map(|_| ()),
-        1 => chunk.and_then(|c| sc.insert_chunk(at, &c)),
-        2 => chunk.and_then(|c| sc.update_chunk(at, &c)),
-        3 => sc.delete_chunk(at),
-        4 => {
-            let order: Vec<usize> = (0..n).rev().collect();
-            sc.reorder_chunks(&order)
-        }
-        5 => sc.vlmeta_set("fz", &buf),
-        6 => sc.set_slice(0, &buf[..buf.len().min(sc.nbytes() as usize)]),
-        _ => sc.compact(),
-    }
-    .is_ok()
-}
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 4 {
@@ -47,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     sc.set_dparams(common::dparams(1));
     let mut worked = Vec::new();
     for (k, &op) in ops.iter().enumerate() {
-        worked.push(edit(&mut sc, k, op));
+        worked.push(common::edit(&mut sc, k, op));
         common::must_reopen(&mut sc, &format!("after op {op}"));
     }
     common::read_all(&mut sc);
@@ -69,7 +45,7 @@ fn as_file(ops: &[u8], frame: &[u8], worked: &[bool], memory: &mut SChunk) {
     f.set_dparams(common::dparams(1));
     for (k, &op) in ops.iter().enumerate() {
         assert_eq!(
-            edit(&mut f, k, op),
+            common::edit(&mut f, k, op),
             worked[k],
             "edit {k} (op {op}) in a file and in memory"
         );

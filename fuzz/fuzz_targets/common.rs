@@ -1,8 +1,8 @@
 //! What the targets share: the output limit and the checks on a super-chunk.
 #![allow(dead_code)]
 
-use oxiblosc::DParams;
 use oxiblosc::schunk::SChunk;
+use oxiblosc::{CParams, DParams};
 
 /// Decoded sizes above this are refused (run-length streams may stand for
 /// 2 GiB legitimately; libFuzzer's RSS limit is 2 GiB).
@@ -68,4 +68,27 @@ pub fn must_reopen(sc: &mut SChunk, what: &str) {
             panic!("{what}: the frame written does not reopen: {e}");
         }
     }
+}
+
+/// Edit `k` of the input, chosen by `op`; whether it worked.
+pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
+    let n = sc.nchunks();
+    let at = usize::from(op >> 3) % (n + 1);
+    let size = 1 + usize::from(op) * 7;
+    let buf: Vec<u8> = (0..size).map(|i| (i * 31 + k) as u8).collect();
+    let chunk = oxiblosc::compress(&buf, &CParams::default().typesize(1));
+    match op & 7 {
+        0 => sc.append_buffer(&buf).map(|_| ()),
+        1 => chunk.and_then(|c| sc.insert_chunk(at, &c)),
+        2 => chunk.and_then(|c| sc.update_chunk(at, &c)),
+        3 => sc.delete_chunk(at),
+        4 => {
+            let order: Vec<usize> = (0..n).rev().collect();
+            sc.reorder_chunks(&order)
+        }
+        5 => sc.vlmeta_set("fz", &buf),
+        6 => sc.set_slice(0, &buf[..buf.len().min(sc.nbytes() as usize)]),
+        _ => sc.compact(),
+    }
+    .is_ok()
 }

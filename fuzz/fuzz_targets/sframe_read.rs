@@ -1,7 +1,9 @@
 //! Sparse frames: the input is an index file and up to three chunk files.
 //! Layout: three `(id: u8, len: u16 LE)` records, then the chunk files'
 //! bytes in that order, then the index (`chunks.b2frame`). Open, every
-//! read, and to_cframe, which must give a frame that reopens.
+//! read, and to_cframe, which must give a frame that reopens. For one
+//! input in four (since session 17), two edits of the directory opened
+//! writable, after each of which it must reopen.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::schunk::OpenOptions;
@@ -29,6 +31,20 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&dir) {
         common::read_all(&mut sc);
         common::must_reopen(&mut sc, "sframe to_cframe");
+        drop(sc);
+        // One input in four: the first record's id byte picks two edits of
+        // the directory opened writable; after each, it reopens.
+        if head[0] % 4 == 0 {
+            if let Ok(mut sc) = OpenOptions::new().open(&dir) {
+                sc.set_dparams(common::dparams(1));
+                for (k, op) in [head[3], head[6]].into_iter().enumerate() {
+                    common::edit(&mut sc, k, op);
+                    if let Err(e) = OpenOptions::new().read_only(true).open(&dir) {
+                        panic!("after op {op}, the sparse frame does not reopen: {e}");
+                    }
+                }
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 });
