@@ -546,3 +546,24 @@ fn fuzz_ndarray_read_3_box_over_a_chunk_of_other_blocks() {
         assert!(row == &all[at..at + 31 * 8], "row {r}");
     }
 }
+
+/// A frame whose offsets index is one repeated value naming a stored
+/// 36-byte chunk (five entries, one chunk): its live compressed bytes were
+/// counted as 0, so after an append the super-chunk (and the C ABI's
+/// `schunk->cbytes`) said 56 bytes while the frame it wrote held 92 (found
+/// by `capi_frame` once it edits, session 17).
+#[test]
+fn fuzz_capi_frame_2_repeated_index_counts_its_chunk() {
+    let bytes = finding("fuzz-capi_frame-2.bin");
+    let mut sc = OpenOptions::new().from_cframe(bytes).unwrap();
+    assert_eq!(sc.nchunks(), 5);
+    let stored = sc.chunk_info(0).unwrap().cbytes as u64;
+    assert_eq!(sc.cbytes(), stored);
+    let cs = sc.chunksize().unwrap();
+    sc.append_buffer(&vec![1u8; cs]).unwrap();
+    let again = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    assert_eq!(
+        (again.nchunks(), again.cbytes()),
+        (sc.nchunks(), sc.cbytes())
+    );
+}

@@ -5,14 +5,21 @@
 //! through `blosc2_schunk_decompress_chunk`, `_get_chunk` and
 //! `_get_lazychunk`, a slice, the vlmetalayers, and `blosc2_schunk_to_buffer`,
 //! whose frame must open again. Every buffer is exactly the size the call
-//! is told, so a read or write past one is an ASan report.
+//! is told, so a read or write past one is an ASan report. Since session
+//! 17, for inputs whose last byte is even, the copied handle is then edited
+//! (`blosc2_schunk_append_buffer`, `_delete_chunk`, `_insert_chunk`,
+//! `_update_chunk`): after each edit, worked or not, the frame
+//! `blosc2_schunk_to_buffer` gives opens with the chunk count and sizes the
+//! handle's struct shows.
 #![no_main]
 use std::ffi::{CStr, c_char, c_void};
 
 use blosc2::schunk::{
-    blosc2_schunk, blosc2_schunk_decompress_chunk, blosc2_schunk_free, blosc2_schunk_from_buffer,
+    blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_decompress_chunk,
+    blosc2_schunk_delete_chunk, blosc2_schunk_free, blosc2_schunk_from_buffer,
     blosc2_schunk_get_chunk, blosc2_schunk_get_lazychunk, blosc2_schunk_get_slice_buffer,
-    blosc2_schunk_to_buffer, blosc2_vlmeta_get, blosc2_vlmeta_get_names,
+    blosc2_schunk_insert_chunk, blosc2_schunk_to_buffer, blosc2_schunk_update_chunk,
+    blosc2_vlmeta_get, blosc2_vlmeta_get_names,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -128,6 +135,67 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
     std::hint::black_box(sink);
 }
 
+/// The frame `blosc2_schunk_to_buffer` gives for `sc` opens, with the
+/// chunk count and sizes the struct shows.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn same_when_reopened(sc: *mut blosc2_schunk, what: &str) {
+    let (mut frame, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
+    // SAFETY: live handle (caller); writable out-pointers.
+    let n = unsafe { blosc2_schunk_to_buffer(sc, &mut frame, &mut needs_free) };
+    if n > 0 {
+        // SAFETY: n bytes the library returned.
+        let mut again = unsafe { std::slice::from_raw_parts(frame, n as usize) }.to_vec();
+        // SAFETY: again holds its length and outlives the handle.
+        let sc2 =
+            unsafe { blosc2_schunk_from_buffer(again.as_mut_ptr(), again.len() as i64, true) };
+        assert!(!sc2.is_null(), "{what}: the frame written does not open");
+        // SAFETY: both live.
+        let (a, b) = unsafe { (&*sc, &*sc2) };
+        assert_eq!(
+            (a.nchunks, a.nbytes, a.cbytes),
+            (b.nchunks, b.nbytes, b.cbytes),
+            "{what}: the struct and the frame it writes"
+        );
+        // SAFETY: live, freed once.
+        unsafe { blosc2_schunk_free(sc2) };
+    }
+    if needs_free && !frame.is_null() {
+        // SAFETY: malloc'ed for the caller.
+        unsafe { free(frame.cast()) };
+    }
+}
+
+/// Edits through the C API on a live handle, each followed by a reopen.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn edit_all(sc: *mut blosc2_schunk) {
+    // SAFETY: live handle (caller).
+    let cs = unsafe { (*sc).chunksize };
+    let len = if (1..=65536).contains(&cs) {
+        cs as usize
+    } else {
+        100
+    };
+    let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+    let mut chunk = oxiblosc::compress(&data, &oxiblosc::CParams::default().typesize(1)).unwrap();
+    // SAFETY: live handle; `data` and `chunk` hold their lengths (a copy
+    // of the chunk is taken).
+    unsafe {
+        let _ = blosc2_schunk_append_buffer(sc, data.as_ptr().cast(), len as i32);
+        same_when_reopened(sc, "append_buffer");
+        let _ = blosc2_schunk_delete_chunk(sc, 0);
+        same_when_reopened(sc, "delete_chunk");
+        let _ = blosc2_schunk_insert_chunk(sc, 0, chunk.as_mut_ptr(), true);
+        same_when_reopened(sc, "insert_chunk");
+        let last = (*sc).nchunks - 1;
+        let _ = blosc2_schunk_update_chunk(sc, last, chunk.as_mut_ptr(), true);
+        same_when_reopened(sc, "update_chunk");
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     for copy in [true, false] {
         // An exact copy: the frame's buffer for `copy == false` must stay
@@ -159,6 +227,10 @@ fuzz_target!(|data: &[u8]| {
         if needs_free && !frame.is_null() {
             // SAFETY: malloc'ed for the caller.
             unsafe { free(frame.cast()) };
+        }
+        if copy && data.last().is_some_and(|b| b % 2 == 0) {
+            // SAFETY: a live handle.
+            unsafe { edit_all(sc) };
         }
         // SAFETY: made above, freed once.
         unsafe { blosc2_schunk_free(sc) };

@@ -353,6 +353,11 @@ impl SChunk {
             && let ChunkEntry::Stored(loc) = ChunkEntry::from_raw(value)?
             && let Some(len) = span_of(self, loc)?
         {
+            // One stored chunk, counted once in the live bytes (as the
+            // explicit index's repeated entries are; it was left out, and a
+            // frame rewritten after an append showed more bytes than the
+            // super-chunk had said).
+            total += len;
             spans.push((loc, len));
             // Every entry is that chunk: it holds `count` times its bytes
             // (counted as 0 before, so such a frame, which `to_cframe` of
