@@ -62,6 +62,7 @@ fn as_file(data: &[u8], mut memory: Option<SChunk>) {
     match (file, memory) {
         (Ok(mut f), Some(mut m)) => {
             f.set_dparams(common::dparams(1));
+            m.set_dparams(common::dparams(1));
             assert_eq!(f.nchunks(), m.nchunks(), "chunks in a file and in memory");
             assert_eq!(f.nbytes(), m.nbytes(), "bytes in a file and in memory");
             common::read_all(&mut f);

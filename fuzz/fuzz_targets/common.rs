@@ -61,11 +61,17 @@ pub fn read_all(sc: &mut SChunk) {
     }
 }
 
-/// A frame written by `to_cframe` must reopen.
+/// A frame written by `to_cframe` must reopen, with the super-chunk's
+/// chunk count and sizes (since session 17).
 pub fn must_reopen(sc: &mut SChunk, what: &str) {
     if let Ok(frame) = sc.to_cframe() {
-        if let Err(e) = SChunk::from_cframe(frame) {
-            panic!("{what}: the frame written does not reopen: {e}");
+        match SChunk::from_cframe(frame) {
+            Err(e) => panic!("{what}: the frame written does not reopen: {e}"),
+            Ok(again) => assert_eq!(
+                (again.nchunks(), again.nbytes(), again.cbytes()),
+                (sc.nchunks(), sc.nbytes(), sc.cbytes()),
+                "{what}: the frame written and the super-chunk"
+            ),
         }
     }
 }
