@@ -208,26 +208,8 @@ fuzz_target!(|data: &[u8]| {
         }
         // SAFETY: a live handle, freed once below.
         unsafe { read_all(sc) };
-        let (mut frame, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
-        // SAFETY: live handle; writable out-pointers.
-        let n = unsafe { blosc2_schunk_to_buffer(sc, &mut frame, &mut needs_free) };
-        if n > 0 {
-            // SAFETY: n bytes the library returned.
-            let mut again = unsafe { std::slice::from_raw_parts(frame, n as usize) }.to_vec();
-            // SAFETY: again holds its length and outlives the handle.
-            let sc2 =
-                unsafe { blosc2_schunk_from_buffer(again.as_mut_ptr(), again.len() as i64, true) };
-            assert!(
-                !sc2.is_null(),
-                "blosc2_schunk_to_buffer gave a frame that does not open"
-            );
-            // SAFETY: live, freed once.
-            unsafe { blosc2_schunk_free(sc2) };
-        }
-        if needs_free && !frame.is_null() {
-            // SAFETY: malloc'ed for the caller.
-            unsafe { free(frame.cast()) };
-        }
+        // SAFETY: a live handle.
+        unsafe { same_when_reopened(sc, "read-only") };
         if copy && data.last().is_some_and(|b| b % 2 == 0) {
             // SAFETY: a live handle.
             unsafe { edit_all(sc) };
