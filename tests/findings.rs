@@ -567,3 +567,27 @@ fn fuzz_capi_frame_2_repeated_index_counts_its_chunk() {
         (sc.nchunks(), sc.cbytes())
     );
 }
+
+/// An NDArray frame whose header records `tcomp` 33: `ndarray::set_slice`
+/// and `resize` compressed with `SChunk::cparams`, which reports that count
+/// as it is, and started a pool of 33 threads (each with its codec states;
+/// a pool per count, kept, up to 256 threads for `tcomp` 4,099): the ASan
+/// fuzzer ran out of memory. They compress with
+/// `SChunk::compress_params`, whose thread count is capped to the machine's
+/// (found by `ndarray_read`, session 17).
+#[test]
+fn fuzz_ndarray_read_4_edits_run_the_capped_thread_count() {
+    use oxiblosc::ndarray::{self, NdArray};
+    let bytes = finding("fuzz-ndarray_read-4.bin");
+    let sc = OpenOptions::new().from_cframe(bytes).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(sc.cparams().nthreads, 33);
+    assert_eq!(sc.compress_params().nthreads, 33.min(cores));
+    let mut a = NdArray::open(sc).unwrap();
+    let all = a.to_vec().unwrap();
+    let meta = a.meta().clone();
+    let mut sc = a.into_schunk();
+    let zeros = vec![0u64; meta.ndim()];
+    ndarray::set_slice(&mut sc, &meta, &zeros, &meta.shape, &all, &meta.shape).unwrap();
+    assert!(NdArray::open(sc).unwrap().to_vec().unwrap() == all);
+}

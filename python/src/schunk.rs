@@ -349,9 +349,10 @@ impl SChunk {
     }
 }
 
-/// Compresses `data` with the super-chunk's parameters, GIL released.
+/// Compresses `data` with the super-chunk's parameters (and the thread
+/// count it runs, not a frame header's), GIL released.
 fn compress_for(py: Python<'_>, sc: &RsSChunk, data: &[u8]) -> PyResult<Vec<u8>> {
-    let p = sc.cparams().clone();
+    let p = sc.compress_params().clone();
     py.detach(|| with_compressor(p, |c| c.compress(data)))
         .map_err(to_py)
 }

@@ -237,12 +237,14 @@ fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
     Ok(vec![0u8; want])
 }
 
-/// The super-chunk's compression parameters with the array's block size:
-/// every chunk of an NDArray has blocks of the block shape's bytes (its
-/// readers, ours and C-Blosc2's, require it), whatever block size the
-/// frame's header records.
+/// The super-chunk's compression parameters (with the thread count it
+/// runs, not a frame header's) with the array's block size: every chunk of
+/// an NDArray has blocks of the block shape's bytes (its readers, ours and
+/// C-Blosc2's, require it), whatever block size the frame's header records.
 fn chunk_cparams(sc: &SChunk, layout: &Layout) -> crate::CParams {
-    sc.cparams().clone().blocksize(layout.block_nbytes())
+    sc.compress_params()
+        .clone()
+        .blocksize(layout.block_nbytes())
 }
 
 /// The error for chunk `ci` of `n` bytes where the metalayer gives `want`.

@@ -21,6 +21,22 @@ impl SChunk {
         &self.cparams
     }
 
+    /// The parameters the super-chunk compresses its chunks with:
+    /// [`SChunk::cparams`] with the thread count actually run. For a frame
+    /// opened from a file or a buffer, its `tcomp` is reported by
+    /// `cparams` as it is, but capped to the machine's parallelism here: a
+    /// header cannot make a writer start hundreds of threads. Compress
+    /// chunks for this super-chunk with these.
+    ///
+    /// ```
+    /// let sc = oxiblosc::SChunk::new(oxiblosc::CParams::default().nthreads(2))?;
+    /// assert_eq!(sc.compress_params().nthreads, 2);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn compress_params(&self) -> &CParams {
+        self.compressor.params()
+    }
+
     /// The decompression parameters in use.
     pub fn dparams(&self) -> &DParams {
         &self.dparams
