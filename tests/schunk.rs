@@ -692,3 +692,34 @@ fn get_slice_of_any_range_matches_the_content() {
         }
     }
 }
+
+/// A frame recording `tcomp` / `tdecomp` 64 reports them as they are, runs
+/// at most the machine's thread count (`compress_params`,
+/// `decompress_params`), and keeps those counts when a call context is
+/// attached (`set_call_context`; re-setting `cparams().clone()` would start
+/// 64 threads).
+#[test]
+fn opened_frames_run_capped_thread_counts_with_a_context() {
+    use oxiblosc::plugins::CallContext;
+    let mut sc =
+        oxiblosc::SChunk::new(oxiblosc::CParams::default().typesize(4).nthreads(64)).unwrap();
+    sc.set_dparams(oxiblosc::DParams::default().nthreads(64));
+    sc.append_buffer(&[3u8; 4000]).unwrap();
+    let mut sc = oxiblosc::SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let run = |sc: &oxiblosc::SChunk| {
+        (
+            sc.cparams().nthreads,
+            sc.dparams().nthreads,
+            sc.compress_params().nthreads,
+            sc.decompress_params().nthreads,
+        )
+    };
+    assert_eq!(run(&sc), (64, 64, 64.min(cores), 64.min(cores)));
+    sc.set_call_context(Some(CallContext::new(5u32)));
+    assert_eq!(run(&sc), (64, 64, 64.min(cores), 64.min(cores)));
+    let ctx = sc.compress_params().context.clone().unwrap();
+    assert_eq!(ctx.get::<u32>(), Some(&5));
+    assert!(sc.decompress_params().context.is_some() && sc.cparams().context.is_some());
+    assert_eq!(sc.decompress_chunk_vec(0).unwrap(), vec![3u8; 4000]);
+}

@@ -60,6 +60,38 @@ impl SChunk {
         self.dparams = p;
     }
 
+    /// The parameters the super-chunk decompresses its chunks with:
+    /// [`SChunk::dparams`] with the thread count actually run (a frame's
+    /// `tdecomp` capped to the machine's parallelism, as for
+    /// [`SChunk::compress_params`]).
+    pub fn decompress_params(&self) -> &DParams {
+        self.decompressor.params()
+    }
+
+    /// Hand `context` to the user filters and codecs of every later
+    /// compression and decompression (in [`SChunk::cparams`] and
+    /// [`SChunk::dparams`] too), keeping the thread counts run: unlike
+    /// [`SChunk::set_cparams`] with `cparams().clone()`, which would start
+    /// a frame's recorded `tcomp` uncapped.
+    ///
+    /// ```
+    /// use oxiblosc::plugins::CallContext;
+    /// let mut sc = oxiblosc::SChunk::new(oxiblosc::CParams::default())?;
+    /// sc.set_call_context(Some(CallContext::new(7u8)));
+    /// assert!(sc.compress_params().context.is_some());
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn set_call_context(&mut self, context: Option<crate::plugins::CallContext>) {
+        self.cparams.context = context.clone();
+        self.dparams.context = context.clone();
+        let mut cp = self.compressor.params().clone();
+        cp.context = context.clone();
+        self.compressor = Compressor::new(cp);
+        let mut dp = self.decompressor.params().clone();
+        dp.context = context;
+        self.decompressor = Decompressor::new(dp);
+    }
+
     /// Number of chunks.
     pub fn nchunks(&self) -> usize {
         self.offsets.len()

@@ -314,14 +314,11 @@ pub(crate) fn callback_params(
     Some((cp, dp))
 }
 
-/// Put `ctx` in the parameters of `sc` (callbacks then receive it).
+/// Put `ctx` in the parameters of `sc` (callbacks then receive it),
+/// keeping the thread counts it runs (a frame's `tcomp` / `tdecomp`
+/// capped; `set_cparams(cparams().clone())` started them uncapped).
 fn attach_context(sc: &mut SChunk, ctx: &CallContext) {
-    let mut cp = sc.cparams().clone();
-    cp.context = Some(ctx.clone());
-    let _ = sc.set_cparams(cp);
-    let mut dp = sc.dparams().clone();
-    dp.context = Some(ctx.clone());
-    sc.set_dparams(dp);
+    sc.set_call_context(Some(ctx.clone()));
 }
 
 /// What tells that a frame on disk changed: device, inode, size and
