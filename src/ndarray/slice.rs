@@ -206,13 +206,9 @@ pub fn get_slice(
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
             mask[c * is / bn] = false;
         });
-        let n = match sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut buf) {
-            // A chunk of another writer's block size is decoded whole by
-            // `decompress_chunk_blocks_into`; one the mask does not fit
-            // otherwise (VL blocks) is decoded whole here.
-            Err(Error::InvalidParam(_)) => sc.decompress_chunk(ci as usize, &mut buf)?,
-            r => r?,
-        };
+        // A chunk the mask does not fit (another writer's block size, VL
+        // blocks) is decoded whole.
+        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut buf)?;
         // A shorter chunk would leave the previous chunk's bytes in `buf`.
         if n != want {
             return Err(short_chunk(ci, n, want));

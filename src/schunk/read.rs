@@ -244,9 +244,10 @@ impl SChunk {
     }
 
     /// [`SChunk::decompress_chunk_masked_into`] when chunk `i` has blocks
-    /// of `blocksize` bytes, the ones `maskout` was made for; the whole
+    /// of `blocksize` bytes, as many as `maskout` has flags; the whole
     /// chunk otherwise (another writer's block size may give the same
-    /// number of blocks, cut elsewhere). One read of the chunk.
+    /// number of blocks, cut elsewhere; a special or VL-block chunk). One
+    /// read of the chunk.
     pub(crate) fn decompress_chunk_blocks_into(
         &mut self,
         i: usize,
@@ -256,7 +257,11 @@ impl SChunk {
     ) -> Result<usize> {
         let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
         let h = ChunkHeader::parse(&chunk)?;
-        let n = if h.blocksize == blocksize && h.special().is_none() {
+        let masked = h.blocksize == blocksize
+            && h.special().is_none()
+            && !h.is_vlblocks()
+            && h.nblocks() == maskout.len();
+        let n = if masked {
             decompressor.decompress_masked_into(&chunk, maskout, dst)?
         } else {
             decompressor.decompress_into(&chunk, dst)?
