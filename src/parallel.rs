@@ -2,11 +2,13 @@
 //! per-worker scratch a [`Compressor`](crate::Compressor) or
 //! [`Decompressor`](crate::Decompressor) keeps between chunks.
 //!
-//! - Pools are process-wide, one per thread count, built on first use and
-//!   never torn down (as C-Blosc2 shares its pthread pools): a thousand
-//!   compressors with `nthreads = 2` share two worker threads. Each
-//!   compressor takes an `Arc` to its pool once, so no lock or map lookup is
-//!   paid per chunk.
+//! - Pools are process-wide, one per thread count, built on first use: a
+//!   thousand compressors with `nthreads = 2` share two worker threads.
+//!   Each compressor takes an `Arc` to its pool once, so no lock or map
+//!   lookup is paid per chunk. The registry keeps the pools of the
+//!   [`KEEP_POOLS`] thread counts used last; an older pool ends when the
+//!   last compressor holding it is dropped, so a process that goes through
+//!   many thread counts does not keep every pool's threads.
 //! - `nthreads == 1`, a chunk of a single block, or a chunk below
 //!   `MIN_PARALLEL_BYTES` runs inline on the caller's thread with worker
 //!   0's scratch: no pool, no synchronisation.
@@ -31,7 +33,6 @@
 //! All of this is safe code: disjoint output regions come from
 //! `par_chunks_mut`, never from raw pointers.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rayon::ThreadPool;
@@ -66,16 +67,28 @@ pub(crate) fn cap_header_threads(n: usize) -> usize {
     n.clamp(1, cores)
 }
 
-type Registry = Mutex<HashMap<usize, Arc<ThreadPool>>>;
+/// How many pools the registry keeps: those of the thread counts requested
+/// last. A pool dropped from it lives on while a compressor holds it.
+pub(crate) const KEEP_POOLS: usize = 8;
 
-/// The shared pool of `nthreads` threads (built on first request). `None`
-/// when the pool cannot be built (the caller then runs inline).
-fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
+/// The kept pools, the one requested last at the end.
+type Registry = Mutex<Vec<(usize, Arc<ThreadPool>)>>;
+
+fn registry() -> &'static Registry {
     static POOLS: OnceLock<Registry> = OnceLock::new();
-    let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut pools = pools.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(p) = pools.get(&nthreads) {
-        return Some(Arc::clone(p));
+    POOLS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The shared pool of `nthreads` threads (built on first request, or when
+/// its pool has left the registry). `None` when the pool cannot be built
+/// (the caller then runs inline).
+fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
+    let mut pools = registry().lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(i) = pools.iter().position(|(n, _)| *n == nthreads) {
+        let entry = pools.remove(i);
+        let pool = Arc::clone(&entry.1);
+        pools.push(entry);
+        return Some(pool);
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(nthreads)
@@ -87,7 +100,12 @@ fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
         .build()
         .ok()?;
     let pool = Arc::new(pool);
-    pools.insert(nthreads, Arc::clone(&pool));
+    pools.push((nthreads, Arc::clone(&pool)));
+    if pools.len() > KEEP_POOLS {
+        // The least recently requested: its threads end once no
+        // compressor holds it.
+        pools.remove(0);
+    }
     Some(pool)
 }
 
@@ -257,7 +275,32 @@ impl Workers {
 
 #[cfg(test)]
 mod tests {
-    use super::AlignedBuf;
+    use super::{AlignedBuf, KEEP_POOLS, registry, shared_pool};
+    use std::sync::Arc;
+
+    #[test]
+    fn the_registry_keeps_the_pools_of_the_last_thread_counts() {
+        // Thread counts no other test of this binary uses (they run in
+        // parallel and share the registry).
+        let held = shared_pool(41).expect("pool");
+        let dropped = Arc::downgrade(&shared_pool(42).expect("pool"));
+        for n in 43..43 + KEEP_POOLS {
+            let p = shared_pool(n).expect("pool");
+            assert_eq!(p.current_num_threads(), n);
+        }
+        let kept: Vec<usize> = registry().lock().unwrap().iter().map(|e| e.0).collect();
+        assert!(kept.len() <= KEEP_POOLS, "{kept:?}");
+        assert!(!kept.contains(&41) && !kept.contains(&42), "{kept:?}");
+        // A pool out of the registry that nobody holds has ended; one that a
+        // compressor still holds works on.
+        assert!(dropped.upgrade().is_none());
+        assert_eq!(held.install(rayon::current_num_threads), 41);
+        // Asking again gives a pool of that count, kept again.
+        let again = shared_pool(42).expect("pool");
+        assert_eq!(again.current_num_threads(), 42);
+        assert!(Arc::ptr_eq(&again, &shared_pool(42).expect("pool")));
+        assert!(registry().lock().unwrap().iter().any(|e| e.0 == 42));
+    }
 
     #[test]
     fn aligned_buf_starts_on_64_bytes_and_only_grows() {
