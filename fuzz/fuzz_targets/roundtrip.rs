@@ -1,6 +1,11 @@
 //! Any valid parameters and data compress, and decompress back equal
 //! (serially and in parallel); getitem agrees. The same data cut into
-//! VL blocks (`chunk::vl_compress`) comes back block by block.
+//! VL blocks (`chunk::vl_compress`) comes back block by block. Since
+//! session 18 the data also goes, with the same parameters and a chunk
+//! size from the input, through one container picked by the input: a
+//! super-chunk in memory (then its frame reopened), the streaming frame
+//! encoder and decoder, a packed super-chunk, or a Bloscpack file; each
+//! must give the data back.
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
@@ -18,6 +23,8 @@ struct Input {
     nthreads: u8,
     blosc1: bool,
     use_dict: bool,
+    container: u8,
+    chunk: u16,
     data: Vec<u8>,
 }
 
@@ -60,6 +67,8 @@ fuzz_target!(|inp: Input| {
         p = p.format(ChunkFormat::Blosc1);
     }
     let lossy = filters.iter().any(|f| matches!(f, Filter::TruncPrec(_)));
+    let chunksize = p.typesize * (usize::from(inp.chunk) % 512 + 1);
+    containers(&inp.data, &p, chunksize, inp.container, lossy);
     let chunk = match oxiblosc::compress(&inp.data, &p) {
         Ok(c) => c,
         Err(oxiblosc::Error::InvalidParam(_) | oxiblosc::Error::Unsupported(_)) => return,
@@ -99,3 +108,109 @@ fuzz_target!(|inp: Input| {
         assert_eq!(d.decompress(&vl).unwrap(), got.concat());
     }
 });
+
+/// The data through the container `which` picks, with `p` and chunks of
+/// `chunksize` bytes: it must come back (its length only when `lossy`).
+/// Parameters a container refuses (`InvalidParam`, `Unsupported`) end the
+/// check.
+fn containers(data: &[u8], p: &CParams, chunksize: usize, which: u8, lossy: bool) {
+    use oxiblosc::Error::{InvalidParam, Unsupported};
+    use std::io::{Read, Write};
+    let same = |what: &str, got: &[u8]| {
+        assert_eq!(got.len(), data.len(), "{what} {p:?} chunksize {chunksize}");
+        if !lossy {
+            assert!(got == data, "{what} {p:?} chunksize {chunksize}");
+        }
+    };
+    match which % 4 {
+        0 => {
+            let built = oxiblosc::SChunk::builder()
+                .cparams(p.clone())
+                .chunksize(chunksize)
+                .build_memory();
+            let mut sc = match built {
+                Ok(sc) => sc,
+                Err(InvalidParam(_) | Unsupported(_)) => return,
+                Err(e) => panic!("SChunk {p:?}: {e}"),
+            };
+            for part in data.chunks(chunksize) {
+                match sc.append_buffer(part) {
+                    Ok(_) => {}
+                    Err(InvalidParam(_) | Unsupported(_)) => return,
+                    Err(e) => panic!("append {p:?}: {e}"),
+                }
+            }
+            assert_eq!(sc.nbytes(), data.len() as u64);
+            same("get_slice", &sc.get_slice(0, data.len() as u64).unwrap());
+            if !lossy && data.len() > 2 {
+                // A range across chunk edges, read block-masked.
+                let (a, b) = (chunksize / 3 % data.len(), data.len() - 1);
+                if a < b {
+                    let got = sc.get_slice(a as u64, b as u64).unwrap();
+                    assert!(
+                        got == data[a..b],
+                        "get_slice {a}..{b} {p:?} chunksize {chunksize}"
+                    );
+                }
+            }
+            let frame = sc.to_cframe().unwrap();
+            let mut back = oxiblosc::SChunk::from_cframe(frame).unwrap();
+            assert_eq!(back.nchunks(), sc.nchunks());
+            let mut all = Vec::new();
+            for i in 0..back.nchunks() {
+                all.extend(back.decompress_chunk_vec(i).unwrap());
+            }
+            same("reopened frame", &all);
+        }
+        1 => {
+            let mut enc =
+                match oxiblosc::stream::FrameEncoder::new(Vec::new(), p.clone(), chunksize) {
+                    Ok(e) => e,
+                    Err(InvalidParam(_) | Unsupported(_)) => return,
+                    Err(e) => panic!("FrameEncoder {p:?}: {e}"),
+                };
+            enc.write_all(data)
+                .unwrap_or_else(|e| panic!("FrameEncoder {p:?}: {e}"));
+            let frame = enc
+                .finish()
+                .unwrap_or_else(|e| panic!("FrameEncoder {p:?}: {e}"));
+            let mut got = Vec::new();
+            oxiblosc::stream::FrameDecoder::new(&frame[..])
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap();
+            same("FrameDecoder", &got);
+            let mut sc = oxiblosc::SChunk::from_cframe(frame).unwrap();
+            let mut all = Vec::new();
+            for i in 0..sc.nchunks() {
+                all.extend(sc.decompress_chunk_vec(i).unwrap());
+            }
+            same("streamed frame", &all);
+        }
+        2 => {
+            let packed = match oxiblosc::packed::pack(data, p, chunksize) {
+                Ok(b) => b,
+                Err(InvalidParam(_) | Unsupported(_)) => return,
+                Err(e) => panic!("packed {p:?}: {e}"),
+            };
+            same("packed", &oxiblosc::packed::unpack(&packed).unwrap());
+        }
+        _ => {
+            use oxiblosc::bloscpack::{self, Checksum, Options};
+            let opts = Options::default()
+                .cparams(p.clone())
+                .chunk_size(chunksize)
+                .checksum(if chunksize % 2 == 0 {
+                    Checksum::Adler32
+                } else {
+                    Checksum::None
+                });
+            let blp = match bloscpack::pack(data, &opts) {
+                Ok(b) => b,
+                Err(InvalidParam(_) | Unsupported(_)) => return,
+                Err(e) => panic!("bloscpack {p:?}: {e}"),
+            };
+            same("bloscpack", &bloscpack::unpack(&blp).unwrap());
+        }
+    }
+}

@@ -119,3 +119,21 @@ pub fn encode_repeated_index(entry: i64, n: usize) -> Result<Vec<u8>> {
         &entry.to_le_bytes(),
     )
 }
+
+/// A valid chunk shorter than a 32-byte Blosc2 header (a 16-byte header
+/// and at most 15 bytes, e.g. one holding 0 bytes, which C-Blosc2 takes) as
+/// the Blosc2 chunk of the same bytes and typesize: frames store chunks of
+/// at least 32 bytes (C-Blosc2's frame reader requires it too). Longer
+/// chunks are stored as given. Every frame writer (super-chunks, the
+/// streaming encoder) stores chunks through it.
+pub(crate) fn widen_short_chunk(chunk: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    if chunk.len() >= 32 {
+        return Ok(std::borrow::Cow::Borrowed(chunk));
+    }
+    let h = crate::chunk::ChunkHeader::parse(chunk)?;
+    let data = crate::decompress(chunk)?;
+    let p = CParams::default()
+        .clevel(0)
+        .typesize(usize::from(h.typesize).max(1));
+    Ok(std::borrow::Cow::Owned(crate::compress(&data, &p)?))
+}

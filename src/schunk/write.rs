@@ -7,23 +7,6 @@ use crate::error::{Result, invalid_param};
 use crate::frame::{self, ChunkEntry, Offsets};
 use crate::{SpecialValue, special_chunk};
 
-/// A valid chunk shorter than a 32-byte Blosc2 header (a 16-byte header
-/// and at most 15 bytes, e.g. one holding 0 bytes, which C-Blosc2 takes) as
-/// the Blosc2 chunk of the same bytes and typesize: frames store chunks of
-/// at least 32 bytes (C-Blosc2's frame reader requires it too). Longer
-/// chunks are stored as given.
-fn widen_short_chunk(chunk: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
-    if chunk.len() >= 32 {
-        return Ok(std::borrow::Cow::Borrowed(chunk));
-    }
-    let h = ChunkHeader::parse(chunk)?;
-    let data = crate::decompress(chunk)?;
-    let p = crate::CParams::default()
-        .clevel(0)
-        .typesize(usize::from(h.typesize).max(1));
-    Ok(std::borrow::Cow::Owned(crate::compress(&data, &p)?))
-}
-
 impl SChunk {
     /// Compress `src` with the super-chunk's parameters and append it.
     /// Returns the new number of chunks.
@@ -82,7 +65,7 @@ impl SChunk {
             return Err(invalid_param(format!("insert at {i} of {n} chunks")));
         }
         self.check_new_chunk(chunk)?;
-        let widened = widen_short_chunk(chunk)?;
+        let widened = frame::raw::widen_short_chunk(chunk)?;
         let chunk = &widened[..];
         let ch = self.check_new_chunk(chunk)?;
         let cs = self.header.chunksize;
@@ -130,7 +113,7 @@ impl SChunk {
             return Err(invalid_param(format!("update of chunk {i} of {n}")));
         }
         self.check_new_chunk(chunk)?;
-        let widened = widen_short_chunk(chunk)?;
+        let widened = frame::raw::widen_short_chunk(chunk)?;
         let chunk = &widened[..];
         let ch = self.check_new_chunk(chunk)?;
         let old_n = self.chunk_nbytes(i)?;

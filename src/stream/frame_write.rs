@@ -56,6 +56,10 @@ impl<W: Write> Framing for FrameSink<W> {
         if self.offsets.len() >= MAX_NCHUNKS {
             return Err(invalid_param("more than 268435455 chunks in a frame").into());
         }
+        // A Blosc1 chunk of a few bytes is shorter than frame readers take
+        // (a 32-byte header's worth): stored as the Blosc2 chunk of its
+        // bytes, as super-chunks store it.
+        let chunk = &*crate::frame::raw::widen_short_chunk(chunk)?;
         match &mut self.dest {
             Dest::Seek {
                 w, header_written, ..
