@@ -62,16 +62,36 @@ pub fn read_all(sc: &mut SChunk) {
 }
 
 /// A frame written by `to_cframe` must reopen, with the super-chunk's
-/// chunk count and sizes (since session 17).
+/// chunk count and sizes (since session 17), its metalayers and
+/// vlmetalayers, and (since session 18) its first chunks decoding to the
+/// same bytes (a chunk the super-chunk decodes must decode alike).
 pub fn must_reopen(sc: &mut SChunk, what: &str) {
-    if let Ok(frame) = sc.to_cframe() {
-        match SChunk::from_cframe(frame) {
-            Err(e) => panic!("{what}: the frame written does not reopen: {e}"),
-            Ok(again) => assert_eq!(
-                (again.nchunks(), again.nbytes(), again.cbytes()),
-                (sc.nchunks(), sc.nbytes(), sc.cbytes()),
-                "{what}: the frame written and the super-chunk"
-            ),
+    let Ok(frame) = sc.to_cframe() else { return };
+    let mut again = match SChunk::from_cframe(frame) {
+        Err(e) => panic!("{what}: the frame written does not reopen: {e}"),
+        Ok(again) => again,
+    };
+    assert_eq!(
+        (again.nchunks(), again.nbytes(), again.cbytes()),
+        (sc.nchunks(), sc.nbytes(), sc.cbytes()),
+        "{what}: the frame written and the super-chunk"
+    );
+    assert!(
+        again.metalayers() == sc.metalayers(),
+        "{what}: metalayers of the frame written"
+    );
+    assert_eq!(
+        again.vlmeta_names(),
+        sc.vlmeta_names(),
+        "{what}: vlmetalayers"
+    );
+    again.set_dparams(sc.dparams().clone());
+    for i in 0..sc.nchunks().min(8) {
+        if let Ok(v) = sc.decompress_chunk_vec(i) {
+            match again.decompress_chunk_vec(i) {
+                Ok(w) => assert!(w == v, "{what}: chunk {i} of the frame written differs"),
+                Err(e) => panic!("{what}: chunk {i} of the frame written: {e}"),
+            }
         }
     }
 }
