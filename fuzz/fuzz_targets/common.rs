@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use oxiblosc::schunk::SChunk;
-use oxiblosc::{CParams, DParams};
+use oxiblosc::{CParams, DParams, Filter};
 
 /// Decoded sizes above this are refused (run-length streams may stand for
 /// 2 GiB legitimately; libFuzzer's RSS limit is 2 GiB).
@@ -96,14 +96,39 @@ pub fn must_reopen(sc: &mut SChunk, what: &str) {
     }
 }
 
-/// Edit `k` of the input, chosen by `op`; whether it worked.
+/// How many leading chunks [`edit`] compares before and after.
+const KEPT: usize = 8;
+
+/// What chunk `i` of the edited super-chunk must decode to.
+enum Want {
+    /// Old chunk `j`'s bytes.
+    Old(usize),
+    /// The edit's own buffer (unless the frame's filters are lossy).
+    Buf,
+    /// Not checked chunk by chunk.
+    Any,
+}
+
+/// Edit `k` of the input, chosen by `op`; whether it worked. Since session
+/// 18 it also checks what the edit did (on the first [`KEPT`] chunks): an
+/// edit that fails changes nothing; one that works changes the chunks it
+/// says and only them (an append adds the buffer, an insert shifts the
+/// chunks after it, a reorder reverses them, `set_slice` changes its bytes
+/// and no others, a vlmetalayer change or `compact` no chunk).
 pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
     let n = sc.nchunks();
     let at = usize::from(op >> 3) % (n + 1);
     let size = 1 + usize::from(op) * 7;
     let buf: Vec<u8> = (0..size).map(|i| (i * 31 + k) as u8).collect();
     let chunk = oxiblosc::compress(&buf, &CParams::default().typesize(1));
-    match op & 7 {
+    let before: Vec<Option<Vec<u8>>> = (0..n.min(KEPT))
+        .map(|i| sc.decompress_chunk_vec(i).ok())
+        .collect();
+    let nb = sc.nbytes();
+    let flat = |sc: &mut SChunk| sc.get_slice(0, nb.min(1 << 16)).ok();
+    let flat_before = if op & 7 == 6 { flat(sc) } else { None };
+    let slice = &buf[..buf.len().min(nb as usize)];
+    let ok = match op & 7 {
         0 => sc.append_buffer(&buf).map(|_| ()),
         1 => chunk.and_then(|c| sc.insert_chunk(at, &c)),
         2 => chunk.and_then(|c| sc.update_chunk(at, &c)),
@@ -113,8 +138,72 @@ pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
             sc.reorder_chunks(&order)
         }
         5 => sc.vlmeta_set("fz", &buf),
-        6 => sc.set_slice(0, &buf[..buf.len().min(sc.nbytes() as usize)]),
+        6 => sc.set_slice(0, slice),
         _ => sc.compact(),
     }
-    .is_ok()
+    .is_ok();
+    let lossy = sc
+        .compress_params()
+        .filters
+        .iter()
+        .any(|f| matches!(f, Some(Filter::TruncPrec(_))));
+    type WantFn = Box<dyn Fn(usize) -> Want>;
+    let (want_n, want): (usize, WantFn) = match op & 7 {
+        _ if !ok => (n, Box::new(Want::Old)),
+        0 => (
+            n + 1,
+            Box::new(move |i| if i < n { Want::Old(i) } else { Want::Buf }),
+        ),
+        1 => (
+            n + 1,
+            Box::new(move |i| match i.cmp(&at) {
+                std::cmp::Ordering::Less => Want::Old(i),
+                std::cmp::Ordering::Equal => Want::Buf,
+                std::cmp::Ordering::Greater => Want::Old(i - 1),
+            }),
+        ),
+        2 => (
+            n,
+            Box::new(move |i| if i == at { Want::Buf } else { Want::Old(i) }),
+        ),
+        3 => (
+            n - 1,
+            Box::new(move |i| Want::Old(if i < at { i } else { i + 1 })),
+        ),
+        4 => (n, Box::new(move |i| Want::Old(n - 1 - i))),
+        6 => (n, Box::new(|_| Want::Any)),
+        _ => (n, Box::new(Want::Old)),
+    };
+    let what = format!(
+        "edit {k} (op {op}, {})",
+        if ok { "worked" } else { "failed" }
+    );
+    assert_eq!(sc.nchunks(), want_n, "{what}: chunk count");
+    for i in 0..want_n.min(KEPT) {
+        let expect = match want(i) {
+            Want::Old(j) => before.get(j).and_then(|b| b.as_deref()),
+            Want::Buf if !lossy => Some(&buf[..]),
+            _ => None,
+        };
+        if let Some(expect) = expect {
+            match sc.decompress_chunk_vec(i) {
+                Ok(v) => assert!(v == expect, "{what}: chunk {i} has other bytes"),
+                Err(e) => panic!("{what}: chunk {i} no longer decodes: {e}"),
+            }
+        }
+    }
+    if ok
+        && op & 7 == 6
+        && !lossy
+        && let Some(old) = flat_before
+    {
+        let mut want = old;
+        let m = slice.len().min(want.len());
+        want[..m].copy_from_slice(&slice[..m]);
+        assert!(
+            flat(sc).as_ref() == Some(&want),
+            "{what}: set_slice changed other bytes"
+        );
+    }
+    ok
 }
