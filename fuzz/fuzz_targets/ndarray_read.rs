@@ -3,10 +3,12 @@
 //! `MAX_OUTPUT`), as `.npy`, and as a box picked by the input's last bytes
 //! through `ndarray::get_slice` (which decodes only the blocks the box
 //! touches): when the whole read works, the box must too, and equal the
-//! whole read's items. Then the same box is written back with those items
-//! (`set_slice`) on a writable copy: refused or not, the frame reopens, and
-//! a write that works leaves the array as it was (unless the frame's own
-//! compression parameters are lossy).
+//! whole read's items. Then, on a writable copy, the box is written with
+//! other items (`set_slice`): refused or not, the frame reopens; a write
+//! that works changes the box's items and no others, one that fails changes
+//! nothing (since session 18; unless the frame's own compression parameters
+//! are lossy); then the old items are written back and the array reads as
+//! before.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::Filter;
@@ -69,11 +71,33 @@ fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) -> Option<(Vec<u64>, Vec<
     ndarray::get_slice(a.schunk(), &meta, &start, &stop, &mut got, &bshape)
         .expect("a box of an array that reads whole reads");
     // The box's rows (its last dimension) from the whole array.
-    let row = bshape[n - 1] as usize * is;
-    let mut idx = start.clone();
-    for r in got.chunks_exact(row) {
-        let flat = (0..n).fold(0u64, |f, d| f * meta.shape[d] + idx[d]) as usize * is;
-        assert_eq!(r, &all[flat..flat + row], "box row at {idx:?}");
+    for_each_row(&meta.shape, &start, &stop, is, |k, flat, row| {
+        assert_eq!(
+            &got[k..k + row],
+            &all[flat..flat + row],
+            "box row at byte {flat}"
+        );
+    });
+    Some((start, stop, got))
+}
+
+/// Each row (last dimension) of the box `start..stop` of an array of
+/// `shape` and `is`-byte items: `f(offset in the box, offset in the
+/// array, row length)`, in bytes.
+fn for_each_row(
+    shape: &[u64],
+    start: &[u64],
+    stop: &[u64],
+    is: usize,
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n = shape.len();
+    let row = (stop[n - 1] - start[n - 1]) as usize * is;
+    let rows: u64 = (0..n - 1).map(|d| stop[d] - start[d]).product();
+    let mut idx = start.to_vec();
+    for r in 0..rows as usize {
+        let flat = (0..n).fold(0u64, |f, d| f * shape[d] + idx[d]) as usize * is;
+        f(r * row, flat, row);
         // The next row: count up the dimensions before the last.
         for d in (0..n - 1).rev() {
             idx[d] += 1;
@@ -83,11 +107,13 @@ fn check_box(a: &mut NdArray, all: &[u8], data: &[u8]) -> Option<(Vec<u64>, Vec<
             idx[d] = start[d];
         }
     }
-    Some((start, stop, got))
 }
 
-/// `items` written back into the box `start..stop` of a writable copy of
-/// the frame in `data`, whose array reads as `all`.
+/// Other items (`items` with every byte changed) written into the box
+/// `start..stop` of a writable copy of the frame in `data`, whose array
+/// reads as `all`: the array then reads as `all` with the box replaced, or,
+/// when the write is refused, as `all`. Then the box's own `items` are
+/// written back, and the array reads as `all` again.
 fn rewrite_box(data: &[u8], all: &[u8], start: &[u64], stop: &[u64], items: &[u8]) {
     let Ok(mut sc) = OpenOptions::new().from_cframe(data.to_vec()) else {
         return;
@@ -100,19 +126,43 @@ fn rewrite_box(data: &[u8], all: &[u8], start: &[u64], stop: &[u64], items: &[u8
         .all(|f| !matches!(f, Some(Filter::TruncPrec(_) | Filter::User(_))));
     let Ok(a) = NdArray::open(sc) else { return };
     let meta = a.meta().clone();
+    let is = a.layout().itemsize();
     let mut sc = a.into_schunk();
     let bshape: Vec<u64> = start.iter().zip(stop).map(|(a, b)| b - a).collect();
-    let ok = ndarray::set_slice(&mut sc, &meta, start, stop, items, &bshape).is_ok();
+    let other: Vec<u8> = items
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b ^ (i as u8).wrapping_mul(151) ^ 0x5A)
+        .collect();
+    let ok = ndarray::set_slice(&mut sc, &meta, start, stop, &other, &bshape).is_ok();
     common::must_reopen(&mut sc, "set_slice");
-    if ok && lossless {
-        let mut a = NdArray::open(sc).expect("an array that was written reopens");
-        let again = a.to_vec().expect("an array that was written reads");
-        assert!(
-            again == all,
-            "set_slice of a box's own items changed the array"
-        );
-        grow_and_shrink(a.into_schunk(), meta, all);
+    if !lossless {
+        return;
     }
+    let mut a = NdArray::open(sc).expect("an array that was written reopens");
+    let mut want = all.to_vec();
+    if ok {
+        for_each_row(&meta.shape, start, stop, is, |k, flat, row| {
+            want[flat..flat + row].copy_from_slice(&other[k..k + row]);
+        });
+    }
+    let again = a.to_vec().expect("an array that was written reads");
+    assert!(
+        again == want,
+        "set_slice (worked: {ok}) left other bytes than the box's new items"
+    );
+    if !ok {
+        return;
+    }
+    let mut sc = a.into_schunk();
+    ndarray::set_slice(&mut sc, &meta, start, stop, items, &bshape)
+        .expect("a box written once is written again");
+    let mut a = NdArray::open(sc).expect("an array that was written reopens");
+    assert!(
+        a.to_vec().expect("an array that was written reads") == all,
+        "set_slice of the box's old items did not restore the array"
+    );
+    grow_and_shrink(a.into_schunk(), meta, all);
 }
 
 /// The array (reading as `all`) grown by one chunk along its first
