@@ -156,6 +156,9 @@ pub(crate) struct Scratch {
     /// getitem's block buffer, kept for the next getitem (up to
     /// `chunk::decode::getitem::GETITEM_KEPT` bytes).
     pub block: AlignedBuf,
+    /// getitem's decoded block 0 of a DELTA chunk (the reference of the
+    /// others), kept alike.
+    pub block0: AlignedBuf,
 }
 
 impl Scratch {

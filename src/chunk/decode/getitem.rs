@@ -70,10 +70,14 @@ pub(crate) fn getitem_into(
         check()?;
     }
     let mut checked = !warm;
-    let block0: Option<Vec<u8>> = if plan.pipeline.has_delta() && last > 0 {
-        let mut b0 = vec![0u8; h.block_len(0)];
-        plan.decode_block(k, scratch, 0, None, &mut b0)?;
-        Some(b0)
+    // DELTA's reference, block 0, decoded once into a buffer kept like the
+    // block buffer (its blocks were checked above: `warm` is false).
+    let mut b0 = std::mem::take(&mut scratch.block0);
+    let len0 = h.block_len(0);
+    let block0: Option<&[u8]> = if plan.pipeline.has_delta() && last > 0 {
+        b0.grow_to(len0);
+        plan.decode_block(k, scratch, 0, None, &mut b0[..len0])?;
+        Some(&b0[..len0])
     } else {
         None
     };
@@ -115,10 +119,10 @@ pub(crate) fn getitem_into(
         } else {
             &mut block[..blen]
         };
-        match (&block0, i) {
+        match (block0, i) {
             (Some(b0), 0) => out.copy_from_slice(b0),
             (b0, _) => {
-                let reference = if i == 0 { None } else { b0.as_deref() };
+                let reference = if i == 0 { None } else { b0 };
                 plan.decode_block(k, scratch, i, reference, out)?;
             }
         }
@@ -128,6 +132,9 @@ pub(crate) fn getitem_into(
     }
     if block.len() <= GETITEM_KEPT {
         scratch.block = block;
+    }
+    if b0.len() <= GETITEM_KEPT {
+        scratch.block0 = b0;
     }
     Ok(len)
 }

@@ -148,6 +148,29 @@ fn getitem_shortcut_leaves_the_block_buffer() {
     }
 }
 
+/// getitem on a DELTA chunk decodes block 0, the reference, into a buffer
+/// the scratch keeps: the next getitem reuses it (no allocation per call).
+#[test]
+fn getitem_keeps_the_delta_reference_buffer() {
+    let (src, c) = chunk_with(8, 256 << 10, 1 << 20, 7, Some(Filter::Delta));
+    let mut scratch = Scratch::default();
+    let mut at = None;
+    for (start, nitems) in [(70_000, 1000), (100_000, 3), (32_760, 20), (5, 5)] {
+        let mut got = vec![0u8; nitems * 8];
+        super::getitem_into(&c, start, nitems, &mut got, &mut scratch, None).unwrap();
+        assert_eq!(got, src[start * 8..(start + nitems) * 8], "{start}");
+        if start >= 32_768 {
+            assert_eq!(scratch.block0.len(), 256 << 10);
+            let p = scratch.block0.as_ptr();
+            assert_eq!(
+                *at.get_or_insert(p),
+                p,
+                "{start}: block 0 buffer reallocated"
+            );
+        }
+    }
+}
+
 /// A block above the kept size is not kept for the next call.
 #[test]
 fn getitem_drops_large_block_buffer() {
