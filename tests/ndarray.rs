@@ -251,6 +251,14 @@ fn hostile_metalayers_are_errors() {
         let r = open_bytes(frame);
         assert!(r.is_err(), "{what}: {r:?}");
     }
+    // A block shape other than the one the chunks were written with: the
+    // slice readers refuse it too (before session 18, `get_slice` decoded
+    // the chunks whole and read them with the wrong layout).
+    let m = NdMeta::new(&[100, 130], &[32, 64], &[8, 32], "<i4");
+    let mut sc = SChunk::from_cframe(with(m.clone())).unwrap();
+    let mut box_ = vec![0u8; 10 * 10 * 4];
+    let r = ndarray::get_slice(&mut sc, &m, &[3, 3], &[13, 13], &mut box_, &[10, 10]);
+    assert!(r.is_err(), "other blocks, get_slice: {r:?}");
     // Every bit of the metalayer flipped: an Err or the right-sized array,
     // never a panic.
     let n = NdMeta::new(&[100, 130], &[32, 64], &[8, 16], "<i4")

@@ -589,14 +589,16 @@ fn get_slice_decodes_only_the_blocks_the_box_touches() {
     }
 }
 
-/// A chunk cut in blocks of another size that come to the same number of
-/// blocks (another writer's, or a special chunk whose header records
-/// another block size): `get_slice` decodes it whole. Before, the box's
-/// mask, made for the array's blocks, was applied to the chunk's own, and
-/// the box read bytes the decoder had skipped (found by `ndarray_read`,
-/// session 17: a repeated-value chunk with blocks of 8,251 bytes).
+/// A stored chunk cut in blocks of another size than the block shape's
+/// (here as many blocks, cut elsewhere): its bytes may be laid out by
+/// another block shape, so `get_slice` and `set_slice` refuse it, as
+/// `NdArray` reads do (until session 18 `get_slice` decoded it whole; in
+/// session 17 it applied the array's mask to the chunk's blocks and read
+/// bytes the decoder had skipped). A special chunk, whatever block size
+/// its header records, is read (found by `ndarray_read`, session 17: a
+/// repeated-value chunk with blocks of 8,251 bytes).
 #[test]
-fn get_slice_of_a_chunk_with_other_blocks_decodes_it_whole() {
+fn slices_refuse_stored_chunks_of_other_blocks_and_read_special_ones() {
     use oxiblosc::{ChunkHeader, Codec, SpecialValue};
     // One 64x64 chunk of 16 blocks of 16x16 u32 items (1 KiB each).
     let meta = NdMeta::new(&[64, 64], &[64, 64], &[16, 16], "<u4");
@@ -612,16 +614,26 @@ fn get_slice_of_a_chunk_with_other_blocks_decodes_it_whole() {
     let h = ChunkHeader::parse(&other).unwrap();
     assert_eq!((h.blocksize, h.nblocks()), (1028, 16));
     sc.update_chunk(0, &other).unwrap();
-    // Block 5 of the array's (bytes 5,120..6,144 of the chunk): the chunk's
-    // block 4 holds its first 20 bytes.
     let (lo, hi) = ([16u64, 16u64], [32u64, 32u64]);
     let shape = [hi[0] - lo[0], hi[1] - lo[1]];
     let mut got = vec![0u8; (shape[0] * shape[1] * 4) as usize];
-    ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap();
-    let want: Vec<u8> = (lo[0]..hi[0])
-        .flat_map(|r| data[(r * 256 + lo[1] * 4) as usize..(r * 256 + hi[1] * 4) as usize].to_vec())
-        .collect();
-    assert!(got == want, "a chunk of 1,028-byte blocks");
+    let e = ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap_err();
+    assert!(
+        matches!(&e, Error::Corrupt(m) if m.contains("blocks of 1028 bytes")),
+        "{e}"
+    );
+    let before = sc.to_cframe().unwrap();
+    let e = ndarray::set_slice(&mut sc, &meta, &lo, &hi, &got, &shape).unwrap_err();
+    assert!(matches!(e, Error::Corrupt(_)), "{e}");
+    assert!(
+        sc.to_cframe().unwrap() == before,
+        "a refused set_slice changed the frame"
+    );
+    let e = NdArray::open(SChunk::from_cframe(before).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap_err();
+    assert!(matches!(e, Error::Corrupt(_)), "{e}");
     // A repeated value whose header says 1,028-byte blocks.
     let value = 7u32.to_le_bytes();
     let special = oxiblosc::special_chunk(

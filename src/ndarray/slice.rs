@@ -171,8 +171,9 @@ fn for_each_box_run(
 /// # Errors
 /// [`Error::InvalidParam`] for a box outside the array, a buffer shape
 /// smaller than the box or of the wrong length, a `dst` of another size;
-/// [`Error::Corrupt`] when the super-chunk disagrees with `meta`; the
-/// super-chunk's errors.
+/// [`Error::Corrupt`] when the super-chunk disagrees with `meta` (a chunk
+/// of another size, or a stored chunk of blocks other than the block
+/// shape's); the super-chunk's errors.
 pub fn get_slice(
     sc: &mut SChunk,
     meta: &NdMeta,
@@ -206,8 +207,8 @@ pub fn get_slice(
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
             mask[c * is / bn] = false;
         });
-        // A chunk the mask does not fit (another writer's block size, VL
-        // blocks) is decoded whole.
+        // A stored chunk of other blocks is refused (as `NdArray` reads
+        // refuse it); a special one is decoded whole.
         let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut buf)?;
         // A shorter chunk would leave the previous chunk's bytes in `buf`.
         if n != want {
@@ -293,11 +294,17 @@ pub fn set_slice(
     let cparams = chunk_cparams(sc, &layout);
     let mut buf = Vec::new();
     let mut updates = Vec::new();
+    let bn = layout.block_nbytes().max(1);
+    // Sized with the buffer, once the first chunk backs the metalayer.
+    let mut keep_all = Vec::new();
     for ci in chunks_of_box(meta, &layout, start, stop) {
         if buf.is_empty() {
             buf = chunk_buffer(sc, ci, want)?;
+            keep_all = vec![false; want.div_ceil(bn)];
         }
-        let n = sc.decompress_chunk(ci as usize, &mut buf)?;
+        // Every block decoded; a stored chunk of other blocks refused, as
+        // `get_slice` refuses it.
+        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &keep_all, &mut buf)?;
         // A shorter chunk would be stored again with the previous chunk's
         // bytes after its own.
         if n != want {

@@ -243,11 +243,17 @@ impl SChunk {
         decompressor.decompress_masked_into(&chunk, maskout, dst)
     }
 
-    /// [`SChunk::decompress_chunk_masked_into`] when chunk `i` has blocks
-    /// of `blocksize` bytes, as many as `maskout` has flags; the whole
-    /// chunk otherwise (another writer's block size may give the same
-    /// number of blocks, cut elsewhere; a special or VL-block chunk). One
-    /// read of the chunk.
+    /// Chunk `i` of an NDArray whose block shape makes blocks of
+    /// `blocksize` bytes, as many as `maskout` has flags: decoded through
+    /// [`SChunk::decompress_chunk_masked_into`], or whole when it has no
+    /// blocks to mask (a special chunk, whose header may record any block
+    /// size; VL blocks). One read of the chunk.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a stored chunk with blocks of another size:
+    /// its bytes were laid out by another block shape than the metalayer's
+    /// (as [`crate::ndarray::NdArray`] reads refuse it, and C-Blosc2's
+    /// b2nd, whose mask must have a flag per block); decoding errors.
     pub(crate) fn decompress_chunk_blocks_into(
         &mut self,
         i: usize,
@@ -257,10 +263,13 @@ impl SChunk {
     ) -> Result<usize> {
         let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
         let h = ChunkHeader::parse(&chunk)?;
-        let masked = h.blocksize == blocksize
-            && h.special().is_none()
-            && !h.is_vlblocks()
-            && h.nblocks() == maskout.len();
+        if h.special().is_none() && h.blocksize != blocksize {
+            return Err(corrupt(format!(
+                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {blocksize}",
+                h.blocksize
+            )));
+        }
+        let masked = h.special().is_none() && !h.is_vlblocks() && h.nblocks() == maskout.len();
         let n = if masked {
             decompressor.decompress_masked_into(&chunk, maskout, dst)?
         } else {
