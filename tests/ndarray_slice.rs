@@ -651,3 +651,42 @@ fn slices_refuse_stored_chunks_of_other_blocks_and_read_special_ones() {
         "a repeated value of 1,028-byte blocks"
     );
 }
+
+/// A file frame whose `b2nd` metalayer sits after a large one (its bytes
+/// past the first disk sector of the header): resize, insert and set_slice
+/// cannot carry the metalayer in their one commit write, so they update it
+/// first and then the chunks; they work and read back like the others.
+#[test]
+fn edits_of_an_array_whose_metalayer_is_past_the_first_sector() {
+    let dir = support::tempdir("nd-late-meta");
+    let path = dir.join("a.b2nd");
+    let meta = NdMeta::new(&[12, 9], &[4, 3], &[2, 3], "<u2");
+    let data: Vec<u8> = (0..108u16).flat_map(|v| v.to_le_bytes()).collect();
+    {
+        let mut sc = SChunk::builder()
+            .cparams(CParams::default().typesize(2).blocksize(12))
+            .chunksize(24)
+            .meta("pad", &[0xAB; 700])
+            .meta("b2nd", &meta.encode().unwrap())
+            .create_file(&path)
+            .unwrap();
+        ndarray::fill(&mut sc, &meta, &data).unwrap();
+    }
+    let raw = std::fs::read(&path).unwrap();
+    let enc = meta.encode().unwrap();
+    let at = raw.windows(enc.len()).position(|w| w == &enc[..]).unwrap();
+    assert!(at > 512, "the metalayer starts at {at}");
+    let mut sc = SChunk::open(&path).unwrap();
+    let mut m = meta.clone();
+    ndarray::insert(&mut sc, &mut m, &[5u8; 4 * 9 * 2], 0, 4).unwrap();
+    ndarray::set_slice(&mut sc, &m, &[0, 0], &[1, 2], &[1, 0, 2, 0], &[1, 2]).unwrap();
+    drop(sc);
+    let mut a = NdArray::open(SChunk::open(&path).unwrap()).unwrap();
+    assert_eq!(a.meta().shape, [16, 9]);
+    let mut want = data[..4 * 9 * 2].to_vec();
+    want.extend_from_slice(&[5u8; 4 * 9 * 2]);
+    want.extend_from_slice(&data[4 * 9 * 2..]);
+    want[..4].copy_from_slice(&[1, 0, 2, 0]);
+    assert!(a.to_vec().unwrap() == want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -287,6 +287,86 @@ fn a_failed_write_leaves_the_previous_frame_and_names_the_file_and_cause() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An NDArray edit is one change of the file (chunk list and `b2nd`
+/// metalayer in one commit write, since session 18): an insert in the
+/// middle, an append along the last axis (every edge chunk rebuilt), a
+/// shrink and a box write over four chunks, each failing at a spread of
+/// byte budgets, leave the array as it was or as edited, never new chunks
+/// under the old shape or half the box written (they were several changes
+/// before).
+#[test]
+fn ndarray_edits_fail_whole() {
+    use oxiblosc::ndarray::{self, NdArray, NdMeta};
+    type NdOp = fn(&mut SChunk, &mut NdMeta) -> oxiblosc::Result<()>;
+    let dir = tempdir("faults-nd");
+    let path = dir.join("a.b2nd");
+    let meta = NdMeta::new(&[40, 30], &[10, 10], &[5, 5], "<i4");
+    let data: Vec<u8> = (0..1200u32).flat_map(|v| v.to_le_bytes()).collect();
+    {
+        let mut sc = ndarray::builder(&meta, cparams())
+            .unwrap()
+            .fsync(false)
+            .create_file(&path)
+            .unwrap();
+        ndarray::fill(&mut sc, &meta, &data).unwrap();
+    }
+    let start_bytes = fs::read(&path).unwrap();
+    let array = |p: &Path| -> Result<(Vec<u64>, Vec<u8>), String> {
+        let sc = OpenOptions::new()
+            .read_only(true)
+            .open(p)
+            .map_err(|e| e.to_string())?;
+        let mut a = NdArray::open(sc).map_err(|e| e.to_string())?;
+        let v = a.to_vec().map_err(|e| e.to_string())?;
+        Ok((a.meta().shape.clone(), v))
+    };
+    let old = array(&path).unwrap();
+    let ops: Vec<(&str, NdOp)> = vec![
+        ("insert", |sc, m| {
+            ndarray::insert(sc, m, &[7u8; 10 * 30 * 4], 0, 20)
+        }),
+        ("append along axis 1", |sc, m| {
+            ndarray::append(sc, m, &[9u8; 40 * 3 * 4], 1)
+        }),
+        ("shrink", |sc, m| ndarray::resize(sc, m, &[25, 30], None)),
+        ("set_slice", |sc, m| {
+            let b = [1u8; 10 * 10 * 4];
+            ndarray::set_slice(sc, m, &[5, 5], &[15, 15], &b, &[10, 10])
+        }),
+    ];
+    let mut runs = 0;
+    for (name, op) in ops {
+        fs::write(&path, &start_bytes).unwrap();
+        let (mut sc, b) = open_faulty(&path, usize::MAX - 1, ENOSPC);
+        op(&mut sc, &mut meta.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        drop(sc);
+        let written = usize::MAX - 1 - b.get();
+        let new = array(&path).unwrap();
+        assert_ne!(new, old, "{name} changes the array");
+        let mut budgets: Vec<usize> = (0..written.min(30)).collect();
+        budgets.extend((1..40).map(|i| written * i / 40));
+        budgets.extend(written.saturating_sub(30)..written);
+        budgets.sort_unstable();
+        budgets.dedup();
+        for (i, &k) in budgets.iter().enumerate() {
+            let code = [ENOSPC, EFBIG, EIO][i % 3];
+            fs::write(&path, &start_bytes).unwrap();
+            let (mut sc, _) = open_faulty(&path, k, code);
+            let r = op(&mut sc, &mut meta.clone());
+            drop(sc);
+            assert!(r.is_err(), "{name}: fails at {k} of {written}");
+            let got = array(&path).unwrap_or_else(|e| panic!("{name} at {k}: {e}"));
+            assert!(
+                got == old || got == new,
+                "{name} at {k} of {written}: mixed contents"
+            );
+            runs += 1;
+        }
+    }
+    eprintln!("{runs} failed NDArray edits checked");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 // ---------------------------------------------------------------------------
 // Real EFBIG from the OS: a child process under `ulimit -f`.
 

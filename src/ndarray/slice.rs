@@ -254,8 +254,9 @@ fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
 /// Write the box `start..stop` of the NDArray in `sc` from `src`, a
 /// C-order buffer of shape `bshape` with the box at its origin. Each chunk
 /// the box touches is decompressed, patched and compressed again; the
-/// super-chunk is changed only once all of them are (a chunk that does not
-/// decode leaves the array as it was).
+/// super-chunk is changed only once all of them are, in one change (a
+/// chunk that does not decode, a failed write or a crash leave the array
+/// as it was).
 ///
 /// ```
 /// use oxiblosc::ndarray::{self, NdMeta, get_slice, set_slice};
@@ -315,10 +316,14 @@ pub fn set_slice(
         });
         updates.push((ci as usize, crate::compress(&buf, &cparams)?));
     }
+    // Every chunk replaced in one change (old-or-new as a whole).
+    let mut plan: Vec<std::result::Result<usize, Vec<u8>>> = (0..sc.nchunks()).map(Ok).collect();
     for (ci, chunk) in updates {
-        sc.update_chunk(ci, &chunk)?;
+        if let Some(p) = plan.get_mut(ci) {
+            *p = Err(chunk);
+        }
     }
-    Ok(())
+    sc.rebuild_chunks(&plan)
 }
 
 /// Pieces of `lo..hi` (new coordinates of one dimension) that hold old
@@ -349,9 +354,13 @@ fn old_pieces(lo: u64, hi: u64, old: u64, new: u64, s: u64) -> Vec<(u64, u64, u6
 /// `None` dimensions grow or shrink at their end; with `start`, each
 /// changed dimension gains zeros (or loses items) at `start[d]`. New items
 /// are zero. Chunks whose content does not change are kept as they are;
-/// the others are rebuilt (the new chunks are all compressed before the
-/// super-chunk is changed). Updates `meta` and the super-chunk's
-/// metalayer.
+/// the others are rebuilt. The new chunks are all compressed before the
+/// super-chunk is changed; then the chunk list and the metalayer are
+/// replaced in one change, old-or-new on a file like every change (a
+/// failure or a crash leaves the array as it was, or resized), unless
+/// the header is too large for its changed bytes to fit one disk sector
+/// (then the metalayer is written first: see
+/// `SChunk::rebuild_chunks_with_meta`). Updates `meta`.
 ///
 /// ```
 /// use oxiblosc::ndarray::{self, NdMeta, get_slice, resize};
@@ -375,6 +384,26 @@ pub fn resize(
     meta: &mut NdMeta,
     new_shape: &[u64],
     start: Option<&[u64]>,
+) -> Result<()> {
+    resize_with(sc, meta, new_shape, start, None)
+}
+
+/// Items written into the new shape by [`resize_with`]: the C-order box
+/// `lo..hi` (new coordinates) of `data`.
+struct BoxFill<'a> {
+    lo: &'a [u64],
+    hi: &'a [u64],
+    data: &'a [u8],
+}
+
+/// [`resize`], with the items of `fill` (if any) written in the same plan:
+/// one change of the chunk list and the metalayer.
+fn resize_with(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_shape: &[u64],
+    start: Option<&[u64]>,
+    fill: Option<BoxFill<'_>>,
 ) -> Result<()> {
     let n = meta.ndim();
     if new_shape.len() != n || start.is_some_and(|s| s.len() != n) {
@@ -464,7 +493,14 @@ pub fn resize(
                 }
             }
         }
-        if keep {
+        // Whether the chunk holds items of `fill`.
+        let filled = fill.as_ref().is_some_and(|f| {
+            (0..n).all(|d| {
+                let lo = cc[d] * cs[d];
+                lo < f.hi[d] && f.lo[d] < (lo + cs[d]).min(new_shape[d])
+            })
+        });
+        if keep && !filled {
             plan.push(Ok(oi as usize));
             continue;
         }
@@ -481,14 +517,36 @@ pub fn resize(
                 }
             })
             .collect();
+        let write_fill = |buf: &mut [u8]| {
+            if let Some(f) = fill.as_ref().filter(|_| filled) {
+                let fshape: Vec<u64> = (0..n).map(|d| f.hi[d] - f.lo[d]).collect();
+                for_each_box_run(
+                    &new_meta,
+                    &new_layout,
+                    ci,
+                    f.lo,
+                    f.hi,
+                    &fshape,
+                    |c, b, k| {
+                        buf[c * is..(c + k) * is].copy_from_slice(&f.data[b * is..(b + k) * is]);
+                    },
+                );
+            }
+        };
         if per_dim.iter().any(|p| p.is_empty()) {
-            // No old item lands here: a zero chunk, recorded as such.
-            plan.push(Err(crate::special_chunk(
-                &cparams,
-                new_layout.chunk_nbytes(),
-                crate::SpecialValue::Zeros,
-                &[],
-            )?));
+            // No old item lands here: the fill's items, or a zero chunk,
+            // recorded as such.
+            plan.push(Err(if filled {
+                write_fill(&mut buf);
+                crate::compress(&buf, &cparams)?
+            } else {
+                crate::special_chunk(
+                    &cparams,
+                    new_layout.chunk_nbytes(),
+                    crate::SpecialValue::Zeros,
+                    &[],
+                )?
+            }));
             continue;
         }
         let mut idx = vec![0usize; n];
@@ -528,6 +586,7 @@ pub fn resize(
                 break;
             }
         }
+        write_fill(&mut buf);
         plan.push(Err(crate::compress(&buf, &cparams)?));
     }
     let name = if sc.meta_exists(B2ND_META) {
@@ -535,65 +594,20 @@ pub fn resize(
     } else {
         CATERVA_META
     };
-    let old_n = sc.nchunks();
-    let kept: Vec<usize> = plan
-        .iter()
-        .filter_map(|p| p.as_ref().ok().copied())
-        .collect();
-    if kept.windows(2).all(|w| w[0] < w[1]) {
-        // The kept chunks stay in their order: delete the others, then
-        // insert the new ones where they go (an insert along the first
-        // axis is one chunk insert, not a rewrite of every chunk after it).
-        let mut used = vec![false; old_n];
-        for &k in &kept {
-            used[k] = true;
-        }
-        sc.meta_update(name, &raw)?;
-        for k in (0..old_n).rev() {
-            if !used[k] {
-                sc.delete_chunk(k)?;
-            }
-        }
-        for (i, p) in plan.iter().enumerate() {
-            if let Err(c) = p {
-                sc.insert_chunk(i, c)?;
-            }
-        }
-    } else {
-        // Kept chunks that move are copied before anything is overwritten.
-        let mut chunks: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.len());
-        for (i, p) in plan.iter().enumerate() {
-            chunks.push(match p {
-                Ok(oi) if *oi == i => None,
-                Ok(oi) => Some(sc.get_chunk(*oi)?.into_owned()),
-                Err(c) => Some(c.clone()),
-            });
-        }
-        drop(plan);
-        sc.meta_update(name, &raw)?;
-        for (i, c) in chunks.iter().enumerate() {
-            match c {
-                None => {}
-                Some(c) if i < old_n => sc.update_chunk(i, c)?,
-                Some(c) => {
-                    sc.append_chunk(c)?;
-                }
-            }
-        }
-        while sc.nchunks() > chunks.len() {
-            sc.delete_chunk(sc.nchunks() - 1)?;
-        }
-    }
+    // Every chunk and the metalayer in one change.
+    sc.rebuild_chunks_with_meta(&plan, name, &raw)?;
     *meta = new_meta;
     Ok(())
 }
 
 /// Insert `data` (a C-order array of the NDArray's shape except along
-/// `axis`) at position `pos` of `axis`: [`resize`] then [`set_slice`].
+/// `axis`) at position `pos` of `axis`: a [`resize`] whose new items are
+/// `data`'s, in the same single change of the chunk list (a failure
+/// leaves the array as it was).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for a bad axis or a `data` that is not a whole
-/// number of slices along `axis`; [`resize`]'s and [`set_slice`]'s errors.
+/// number of slices along `axis`; [`resize`]'s errors.
 pub fn insert(
     sc: &mut SChunk,
     meta: &mut NdMeta,
@@ -626,13 +640,16 @@ pub fn insert(
     shape[axis] = shape[axis]
         .checked_add(add)
         .ok_or_else(|| Error::InvalidParam("shape overflows".into()))?;
-    resize(sc, meta, &shape, Some(&start))?;
     let mut lo = vec![0u64; n];
     lo[axis] = pos;
     let mut hi = shape.clone();
     hi[axis] = pos + add;
-    let bshape: Vec<u64> = (0..n).map(|d| hi[d] - lo[d]).collect();
-    set_slice(sc, meta, &lo, &hi, data, &bshape)
+    let fill = BoxFill {
+        lo: &lo,
+        hi: &hi,
+        data,
+    };
+    resize_with(sc, meta, &shape, Some(&start), Some(fill))
 }
 
 /// Append `data` at the end of `axis` (see [`insert`]).

@@ -3,7 +3,7 @@
 //! documentation of [`super`] describes.
 
 use super::storage::DirFrame;
-use super::{Backend, SChunk, Tail};
+use super::{Backend, SChunk, Storage, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
@@ -171,6 +171,33 @@ impl SChunk {
         Ok(())
     }
 
+    /// Whether a commit that also writes `metas` changes header bytes of
+    /// one disk sector only (always for memory and directory frames): from
+    /// the frame's first byte (the fixed fields may all change) to the last
+    /// byte `metas` change.
+    pub(super) fn header_change_in_one_sector(&self, metas: &[frame::Metalayer]) -> Result<bool> {
+        let Backend::Frame { io, storage } = &self.backend else {
+            return Ok(true);
+        };
+        if !io.is_persistent() {
+            return Ok(true);
+        }
+        let at = match storage {
+            Storage::File { offset, .. } => *offset,
+            _ => 0,
+        };
+        let old = frame::raw::encode_header(&mut self.header.clone(), &self.metalayers)?;
+        let new = frame::raw::encode_header(&mut self.header.clone(), metas)?;
+        if old.len() != new.len() {
+            return Ok(false);
+        }
+        let last = (0..new.len())
+            .rfind(|&k| old[k] != new[k])
+            .unwrap_or(0)
+            .max(frame::HEADER_FIXED_LEN - 1);
+        Ok(at / 512 == (at + last as u64) / 512)
+    }
+
     /// An edit writes an explicit index of every entry: refuse it when that
     /// index is over what a reader decodes ([`frame::decode_limit`]) — a
     /// 40-byte repeated index may stand for 2^28 entries, which an edit would
@@ -250,6 +277,9 @@ impl SChunk {
         F: FnOnce(&[i64]) -> Result<Option<Offsets>>,
     {
         let fsync = self.fsync;
+        // Metalayers changed along (`rebuild_chunks_with_meta`): written by
+        // the commit write itself, so the change is old-or-new as a whole.
+        let metas = self.commit_metas.take();
         let freed: u64 = dead.iter().map(|&(_, l)| l).sum();
         let sizes: Vec<u64> = new_chunks.iter().map(|c| c.len() as u64).collect();
         let mut alloc = None;
@@ -262,7 +292,7 @@ impl SChunk {
         let trailer = frame::raw::encode_trailer(&vl)?;
         let offsets;
         match &mut self.backend {
-            Backend::Frame { io, .. } => {
+            Backend::Frame { io, storage } => {
                 let hl = u64::from(h.header_len);
                 let persistent = io.is_persistent();
                 // A failure before the commit point leaves the old frame;
@@ -330,11 +360,42 @@ impl SChunk {
                 }
                 h.cbytes = cut!(i64::try_from(sect).map_err(|_| invalid_param("frame too large")));
                 h.frame_len = flen;
-                let old = self.header.encode_fixed();
-                let new = h.encode_fixed();
-                // The commit point: one write of the changed header bytes.
+                let (old, new) = match &metas {
+                    None => (
+                        self.header.encode_fixed().to_vec(),
+                        h.encode_fixed().to_vec(),
+                    ),
+                    Some(m) => {
+                        let mut hh = h.clone();
+                        let mut new = cut!(frame::raw::encode_header(&mut hh, m));
+                        if hh.header_len != h.header_len {
+                            cut!(Err(corrupt("metalayer change changed the header length")));
+                        }
+                        new[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+                        let mut old = vec![0u8; new.len()];
+                        cut!(io.read_exact_at(0, &mut old));
+                        (old, new)
+                    }
+                };
+                // The commit point: one write of the changed header bytes
+                // (inside one disk sector when metalayers change along: the
+                // write that must not tear).
                 if let Some(a) = (0..old.len()).find(|&k| old[k] != new[k]) {
                     let b = (0..old.len()).rfind(|&k| old[k] != new[k]).unwrap_or(a);
+                    let at = match storage {
+                        Storage::File { offset, .. } => *offset,
+                        _ => 0,
+                    };
+                    if metas.is_some()
+                        && persistent
+                        && (at + a as u64) / 512 != (at + b as u64) / 512
+                    {
+                        cut!(Err(Error::Unsupported(
+                            "the header bytes a metalayer change and the sizes touch span two \
+                             disk sectors"
+                                .into()
+                        )));
+                    }
                     cut!(io.write_all_at(a as u64, &new[a..=b]));
                 }
                 if persistent && fsync {
@@ -364,7 +425,8 @@ impl SChunk {
                 }
                 offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
                 h.cbytes = live as i64;
-                let mut bytes = frame::raw::encode_header(&mut h, &self.metalayers)?;
+                let mut bytes =
+                    frame::raw::encode_header(&mut h, metas.as_ref().unwrap_or(&self.metalayers))?;
                 if h.nbytes > 0 && !offsets.is_empty() {
                     bytes.extend_from_slice(&encode_offsets(&offsets)?);
                 }
@@ -381,6 +443,9 @@ impl SChunk {
         self.header = h;
         self.offsets = offsets;
         self.vlmetalayers = vl;
+        if let Some(m) = metas {
+            self.metalayers = m;
+        }
         self.live_cbytes = live;
         if alloc.is_some() {
             self.tidy_on_close = true;

@@ -108,6 +108,13 @@
 //!
 //! A frame behind a caller's [`FrameIo`] gets these header writes in place.
 //!
+//! The NDArray edits (`ndarray::resize`, `insert`, `append`, `set_slice`)
+//! replace every chunk they change in one change of the chunk list; resize,
+//! insert and append update the `b2nd` metalayer in the same commit write
+//! (step 3 writes the header bytes from the fixed fields to the
+//! metalayer's, when they lie in one 512-byte sector; a header too large
+//! for that gets the metalayer update first, then the chunk change).
+//!
 //! # Failed writes
 //!
 //! A change that fails (`ENOSPC`, `EFBIG`, `EIO`, ...) returns
@@ -263,6 +270,9 @@ pub struct SChunk {
     tidy_on_close: bool,
     /// Dropping the handle tidies (see [`SChunk::set_tidy_on_drop`]).
     tidy_on_drop: bool,
+    /// Metalayers the next commit writes with its header, in its one
+    /// commit write (set and cleared by `rebuild_chunks_with_meta`).
+    commit_metas: Option<Vec<Metalayer>>,
 }
 
 impl std::fmt::Debug for SChunk {

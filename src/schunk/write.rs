@@ -164,6 +164,110 @@ impl SChunk {
         })
     }
 
+    /// A new chunk list in one commit: entry `i` of `plan` is `Ok(j)` to
+    /// keep old chunk `j` there (as stored), or `Err(bytes)` for a new
+    /// chunk. Old chunks the plan does not keep die. Used by the NDArray
+    /// edits that move and rebuild many chunks at once (`ndarray::resize`,
+    /// `insert`), so that a failure leaves the old chunks, not a mix.
+    pub(crate) fn rebuild_chunks(
+        &mut self,
+        plan: &[std::result::Result<usize, Vec<u8>>],
+    ) -> Result<()> {
+        self.check_writable()?;
+        let n = self.nchunks();
+        let mut sizes = Vec::with_capacity(plan.len());
+        // Each entry: the old chunk kept, or the new chunk and its header.
+        let mut items: Vec<std::result::Result<usize, (Vec<u8>, ChunkHeader)>> =
+            Vec::with_capacity(plan.len());
+        for p in plan {
+            match p {
+                Ok(j) if *j < n => {
+                    // From the header when chunks have a fixed size (no read
+                    // per kept chunk of a file).
+                    let size = match self.expected_nbytes(*j) {
+                        Some(s) => s,
+                        None => self.chunk_nbytes(*j)?,
+                    };
+                    sizes.push(size);
+                    items.push(Ok(*j));
+                }
+                Ok(j) => return Err(invalid_param(format!("keep chunk {j} of {n}"))),
+                Err(c) => {
+                    self.check_new_chunk(c)?;
+                    let c = frame::raw::widen_short_chunk(c)?.into_owned();
+                    let h = self.check_new_chunk(&c)?;
+                    if h.is_vlblocks() {
+                        return Err(invalid_param("VL-block chunks in a rebuilt list"));
+                    }
+                    sizes.push(h.nbytes);
+                    items.push(Err((c, h)));
+                }
+            }
+        }
+        let nbytes = sizes.iter().try_fold(0i64, |t, &s| {
+            t.checked_add(s as i64)
+                .ok_or_else(|| invalid_param("nbytes overflows"))
+        })?;
+        // The chunk size stays fixed when every chunk but the last has it
+        // and the last no more.
+        let cs = self.header.chunksize;
+        let fixed = cs > 0
+            && sizes.split_last().is_none_or(|(last, rest)| {
+                *last <= cs as usize && rest.iter().all(|&s| s == cs as usize)
+            });
+        let new_cs = if fixed { cs } else { 0 };
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && !plan.is_empty();
+        let old = self.offsets.to_vec();
+        self.change_chunks(new_cs, nbytes, vl, move |offs, place| {
+            let mut new = Vec::with_capacity(items.len());
+            for item in &items {
+                new.push(match item {
+                    Ok(j) => old[*j],
+                    Err((bytes, h)) => place(bytes, h)?,
+                });
+            }
+            *offs = new;
+            Ok(old)
+        })
+    }
+
+    /// [`SChunk::rebuild_chunks`] and metalayer `name`'s update
+    /// ([`SChunk::meta_update`]'s rules) in one change: the commit write
+    /// carries the metalayer's bytes, so a failure or a crash leaves the
+    /// old chunks with the old metalayer or the new with the new. When the
+    /// header bytes that change would span two disk sectors of a file (a
+    /// header of many metalayers), the metalayer is updated first, then
+    /// the chunks (each change old-or-new, not the two together).
+    pub(crate) fn rebuild_chunks_with_meta(
+        &mut self,
+        plan: &[std::result::Result<usize, Vec<u8>>],
+        name: &str,
+        content: &[u8],
+    ) -> Result<()> {
+        self.check_writable()?;
+        let mut metas = self.metalayers.clone();
+        let m = metas
+            .iter_mut()
+            .find(|m| m.name == name)
+            .ok_or_else(|| invalid_param(format!("no metalayer {name:?}")))?;
+        if content.len() > m.content.len() {
+            return Err(invalid_param(format!(
+                "metalayer {name:?}: {} bytes do not fit its {}",
+                content.len(),
+                m.content.len()
+            )));
+        }
+        m.content[..content.len()].copy_from_slice(content);
+        if !self.header_change_in_one_sector(&metas)? {
+            self.meta_update(name, content)?;
+            return self.rebuild_chunks(plan);
+        }
+        self.commit_metas = Some(metas);
+        let r = self.rebuild_chunks(plan);
+        self.commit_metas = None;
+        r
+    }
+
     /// Reorder: chunk `i` becomes the old chunk `order[i]`. `order` must be
     /// a permutation of `0..nchunks`.
     ///
