@@ -451,6 +451,27 @@ fn fuzz_sframe_read_2_shared_file_frame_reopens() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A sparse frame whose 204-byte index is one chunk file repeated
+/// 73,400,325 times, in a frame of variable-size chunks holding 60,000
+/// bytes: `to_cframe` expanded the index entry by entry (3.7 s, and
+/// hundreds of megabytes) before finding that the chunks hold 880 GB; the
+/// fuzz target timed out. A repeated index now stays repeated in the
+/// cframe, and the sizes are checked at once (found by `sframe_read`,
+/// session 18).
+#[test]
+fn fuzz_sframe_read_4_repeated_index_to_cframe_is_immediate() {
+    let d = tmp("fuzz-sframe_read-4");
+    unpack_sframe_input(&finding("fuzz-sframe_read-4.bin"), &d);
+    let mut sc = OpenOptions::new().read_only(true).open(&d).unwrap();
+    assert_eq!(sc.nchunks(), 73_400_325);
+    let r = bounded("to_cframe", 1 << 20, || sc.to_cframe());
+    assert!(
+        matches!(&r, Err(oxiblosc::Error::Corrupt(m)) if m.contains("880803900000")),
+        "{r:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A sparse frame whose header declares far more bytes (about 1.4e16)
 /// than its chunks hold: a slice inside the declared size but past the
 /// chunks returned `Ok` with fewer bytes than asked for (0 of 4,096); it is

@@ -246,6 +246,9 @@ impl SChunk {
             }
             Backend::Dir(dir) => {
                 let dir = dir.clone();
+                if let Offsets::Repeated { value, len } = self.offsets {
+                    return self.repeated_dir_to_cframe(&dir, value, len);
+                }
                 let mut section = Vec::new();
                 let n = self.offsets.len();
                 let mut offs = Vec::with_capacity(n.min(1 << 20));
@@ -304,6 +307,53 @@ impl SChunk {
                 Ok(out)
             }
         }
+    }
+
+    /// [`SChunk::to_cframe`] of a directory frame whose index is one value
+    /// repeated `n` times (a special code, or one chunk file): the cframe
+    /// keeps the repeated index and holds the file once, in time and memory
+    /// of one chunk whatever `n` (a 204-byte index may stand for millions of
+    /// entries; expanding it took seconds and hundreds of megabytes before
+    /// failing on a frame that would not reopen).
+    fn repeated_dir_to_cframe(&mut self, dir: &DirFrame, value: i64, n: usize) -> Result<Vec<u8>> {
+        let mut section = Vec::new();
+        let stored = match ChunkEntry::from_raw(value)? {
+            ChunkEntry::Special(_) => value,
+            ChunkEntry::Stored(id) => {
+                let bytes = dir.read_chunk(id)?;
+                // Checked as a reader checks each entry: the first, and the
+                // last (which may be shorter).
+                frame::check_stored_chunk(&self.header, n, &bytes, 0)?;
+                frame::check_stored_chunk(&self.header, n, &bytes, n.saturating_sub(1))?;
+                let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
+                let held = nb.saturating_mul(n as u64);
+                if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
+                    return Err(corrupt(format!(
+                        "the chunks hold {held} bytes, the header says {}",
+                        self.header.nbytes
+                    )));
+                }
+                section = bytes;
+                0
+            }
+        };
+        let mut h = self.header.clone();
+        h.kind = FrameKind::Contiguous;
+        h.cbytes = section.len() as i64;
+        let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
+        out.extend_from_slice(&section);
+        if n > 0 {
+            out.extend_from_slice(&encode_offsets(&Offsets::Repeated {
+                value: stored,
+                len: n,
+            })?);
+        }
+        out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
+        h.frame_len = out.len() as u64;
+        out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+        // The frame must open as written (index, sizes, trailer).
+        Frame::parse(&out)?;
+        Ok(out)
     }
 
     /// Where the super-chunk lives.
