@@ -472,6 +472,44 @@ fn fuzz_sframe_read_4_repeated_index_to_cframe_is_immediate() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `oxiblosc info` of the same 73,400,325-entry sparse frame: the listing
+/// is written chunk by chunk, so a reader that takes the first lines
+/// (`| head -3`) gets them at once and the command ends quietly when it
+/// goes; under a 256 MB address-space limit (it built the whole listing,
+/// gigabytes, in memory first: nothing came out in 20 s).
+#[test]
+fn cli_info_of_millions_of_chunks_streams() {
+    let Some(bin) = option_env!("CARGO_BIN_EXE_oxiblosc") else {
+        return; // built without the `cli` feature
+    };
+    let d = tmp("cli-info-sframe");
+    unpack_sframe_input(&finding("fuzz-sframe_read-4.bin"), &d);
+    for flag in ["", "--json"] {
+        let script = format!(
+            "ulimit -v 262144; '{bin}' info {flag} '{}' | head -c 2000; echo \"rc=${{PIPESTATUS[0]}}\"",
+            d.display()
+        );
+        let r = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.contains("73400325"), "{flag}: {out}");
+        assert!(
+            out.trim_end().ends_with("rc=0"),
+            "{flag}: {out} {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert!(
+            r.stderr.is_empty(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A sparse frame whose header declares far more bytes (about 1.4e16)
 /// than its chunks hold: a slice inside the declared size but past the
 /// chunks returned `Ok` with fewer bytes than asked for (0 of 4,096); it is

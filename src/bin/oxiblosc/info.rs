@@ -129,7 +129,7 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
             .read_only(true)
             .open(path)
             .map_err(|e| format!("cannot open {what} as a sparse frame: {e}"))?;
-        frame(sc, path, "sframe", json)?
+        return frame_out(sc, path, "sframe", json);
     } else {
         let mut f = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;
         let mut head = Vec::new();
@@ -146,7 +146,7 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
                 .read_only(true)
                 .open(path)
                 .map_err(|e| format!("cannot open {what} as a frame: {e}"))?;
-            frame(sc, path, "frame", json)?
+            return frame_out(sc, path, "frame", json);
         } else {
             chunks(f, path, meta.len(), json)?
         }
@@ -155,17 +155,43 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, String> {
+/// [`frame`] on stdout; a reader that goes away (`| head`) ends it
+/// quietly.
+fn frame_out(sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<(), String> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match frame(sc, path, kind, json, &mut out)
+        .and_then(|()| std::io::Write::flush(&mut out).map_err(Failure::Write))
+    {
+        Ok(()) => Ok(()),
+        Err(Failure::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(Failure::Write(e)) => Err(format!("cannot write the description: {e}")),
+        Err(Failure::Read(m)) => Err(m),
+    }
+}
+
+/// Why [`frame`] stopped.
+enum Failure {
+    Read(String),
+    Write(std::io::Error),
+}
+
+/// Where the chunk rows go in the JSON text (never in a JSON string: a
+/// control character).
+const CHUNKS_MARK: &str = "\u{1}chunks\u{1}";
+
+/// Describe a frame into `out`: the header, metalayers and vlmetalayers,
+/// then one row per chunk, written as each chunk is read (a frame of
+/// millions of chunks is not held in memory).
+fn frame(
+    mut sc: SChunk,
+    path: &Path,
+    kind: &str,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Failure> {
     let what = format!("'{}'", path.display());
     let h = sc.frame_header().clone();
     let n = sc.nchunks();
-    let mut rows = Vec::with_capacity(n.min(1 << 20));
-    for i in 0..n {
-        let c = sc
-            .chunk_info(i)
-            .map_err(|e| format!("cannot read {what} (chunk {i}): {e}"))?;
-        rows.push(c);
-    }
     let metas: Vec<(String, Vec<u8>)> = sc
         .metalayers()
         .iter()
@@ -175,7 +201,9 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
     for m in sc.vlmetalayers().to_vec() {
         let value = sc
             .vlmeta_get(&m.name)
-            .map_err(|e| format!("cannot read {what} (vlmetalayer {}): {e}", m.name))?
+            .map_err(|e| {
+                Failure::Read(format!("cannot read {what} (vlmetalayer {}): {e}", m.name))
+            })?
             .unwrap_or_default();
         vlmetas.push((m.name, m.chunk.len(), value));
     }
@@ -207,24 +235,6 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
             ("tcomp", int(h.tcomp)),
             ("tdecomp", int(h.tdecomp)),
         ]);
-        let chunks = rows
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                J::Obj(vec![
-                    ("index", int(i as u64)),
-                    ("nbytes", int(c.nbytes as u64)),
-                    ("cbytes", int(c.cbytes as u64)),
-                    ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
-                    (
-                        "special",
-                        c.special
-                            .map(SpecialValue::name)
-                            .map_or(J::Null, |n| J::Str(n.into())),
-                    ),
-                ])
-            })
-            .collect();
         let obj = J::Obj(vec![
             ("path", J::Str(path.display().to_string())),
             ("kind", J::Str(kind.into())),
@@ -233,7 +243,7 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
             ("nbytes", int(sc.nbytes())),
             ("cbytes", int(sc.cbytes())),
             ("cratio", J::Num(sc.cratio())),
-            ("chunks", J::Arr(chunks)),
+            ("chunks", J::Raw(CHUNKS_MARK.into())),
             ("ndarray", J::Raw(super::ndarray::info_json(&sc))),
             (
                 "metalayers",
@@ -272,7 +282,36 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
         ]);
         obj.write(&mut s);
         s.push('\n');
-        return Ok(s);
+        let (pre, post) = s.split_once(CHUNKS_MARK).unwrap_or((&s, ""));
+        out.write_all(pre.as_bytes()).map_err(Failure::Write)?;
+        out.write_all(b"[").map_err(Failure::Write)?;
+        let mut row = String::new();
+        for i in 0..n {
+            let c = sc
+                .chunk_info(i)
+                .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))?;
+            row.clear();
+            if i > 0 {
+                row.push(',');
+            }
+            J::Obj(vec![
+                ("index", int(i as u64)),
+                ("nbytes", int(c.nbytes as u64)),
+                ("cbytes", int(c.cbytes as u64)),
+                ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
+                (
+                    "special",
+                    c.special
+                        .map(SpecialValue::name)
+                        .map_or(J::Null, |n| J::Str(n.into())),
+                ),
+            ])
+            .write(&mut row);
+            out.write_all(row.as_bytes()).map_err(Failure::Write)?;
+        }
+        out.write_all(b"]").map_err(Failure::Write)?;
+        out.write_all(post.as_bytes()).map_err(Failure::Write)?;
+        return Ok(());
     }
     let kind_text = if kind == "sframe" {
         "sparse frame (directory)"
@@ -347,19 +386,24 @@ fn frame(mut sc: SChunk, path: &Path, kind: &str, json: bool) -> Result<String, 
             "  {:>8} {:>12} {:>12} {:>8}  special",
             "chunk", "nbytes", "cbytes", "ratio"
         );
-        for (i, c) in rows.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "  {:>8} {:>12} {:>12} {:>8.2}  {}",
-                i,
-                c.nbytes,
-                c.cbytes,
-                ratio(c.nbytes as u64, c.cbytes as u64),
-                c.special.map(SpecialValue::name).unwrap_or("-")
-            );
-        }
     }
-    Ok(s)
+    out.write_all(s.as_bytes()).map_err(Failure::Write)?;
+    for i in 0..n {
+        let c = sc
+            .chunk_info(i)
+            .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))?;
+        writeln!(
+            out,
+            "  {:>8} {:>12} {:>12} {:>8.2}  {}",
+            i,
+            c.nbytes,
+            c.cbytes,
+            ratio(c.nbytes as u64, c.cbytes as u64),
+            c.special.map(SpecialValue::name).unwrap_or("-")
+        )
+        .map_err(Failure::Write)?;
+    }
+    Ok(())
 }
 
 /// A file of chunks one after the other: each header, read without
