@@ -485,3 +485,31 @@ fn ndarray_slices_refuse_chunks_that_are_not_the_metalayers() {
         "a refused set_slice changed the frame"
     );
 }
+
+/// An NDArray of 20,000,000 one-item chunks, all zeros (index codes): an
+/// edit would write an index of 160 MB, over what a reader of the frame
+/// decodes, so `set_slice` and `resize` refuse it before anything is sized
+/// by the chunk count (since session 18 they replace their chunks in one
+/// change of the whole list, which must not be built for such an array).
+#[test]
+fn ndarray_edits_of_an_array_too_large_to_edit_are_refused_at_once() {
+    use oxiblosc::ndarray::{self, NdMeta};
+    use oxiblosc::schunk::Fill;
+    use oxiblosc::{CParams, Error};
+    let n = 20_000_000u64;
+    let mut meta = NdMeta::new(&[n], &[1], &[1], "|u1");
+    let mut sc = ndarray::builder(&meta, CParams::default())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    sc.fill_special(n, Fill::Zeros, 1).unwrap();
+    assert_eq!(sc.nchunks(), n as usize);
+    counting::reset_largest();
+    let r = ndarray::set_slice(&mut sc, &meta, &[5], &[7], &[1, 2], &[2]);
+    assert!(matches!(r, Err(Error::Unsupported(_))), "{r:?}");
+    let r = ndarray::resize(&mut sc, &mut meta, &[n + 1], None);
+    assert!(matches!(r, Err(Error::Unsupported(_))), "{r:?}");
+    let largest = counting::largest();
+    assert!(largest < 1 << 20, "largest allocation {largest}");
+    assert_eq!(meta.shape, [n]);
+}

@@ -290,6 +290,9 @@ pub fn set_slice(
         )));
     }
     sc.check_writable()?;
+    // Before anything is sized by the chunk count (a repeated index may
+    // stand for millions of chunks the change could not write).
+    sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
     let want = layout.chunk_nbytes();
     let cparams = chunk_cparams(sc, &layout);
@@ -412,6 +415,7 @@ fn resize_with(
         )));
     }
     sc.check_writable()?;
+    sc.check_index_editable()?;
     let old_layout = layout_of(sc, meta)?;
     let old_shape = meta.shape.clone();
     let mut s = [0u64; MAX_DIM];

@@ -202,7 +202,7 @@ impl SChunk {
     /// index is over what a reader decodes ([`frame::decode_limit`]) — a
     /// 40-byte repeated index may stand for 2^28 entries, which an edit would
     /// expand to 2 GiB and write a frame that does not reopen.
-    pub(super) fn check_index_editable(&self) -> Result<()> {
+    pub(crate) fn check_index_editable(&self) -> Result<()> {
         let n = self.offsets.len().saturating_add(1);
         let limit = frame::decode_limit(self.header.frame_len);
         if n.saturating_mul(8) > limit {

@@ -174,6 +174,7 @@ impl SChunk {
         plan: &[std::result::Result<usize, Vec<u8>>],
     ) -> Result<()> {
         self.check_writable()?;
+        self.check_index_editable()?;
         let n = self.nchunks();
         let mut sizes = Vec::with_capacity(plan.len());
         // Each entry: the old chunk kept, or the new chunk and its header.
@@ -203,6 +204,27 @@ impl SChunk {
                     items.push(Err((c, h)));
                 }
             }
+        }
+        // The index written must decode within the limit a reader of the
+        // new frame applies (the frame grows by the new stored chunks;
+        // zeros, NaN and uninit chunks become index codes).
+        let grow: u64 = items
+            .iter()
+            .filter_map(|it| it.as_ref().err())
+            .filter(|(_, h)| {
+                !matches!(
+                    h.special(),
+                    Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
+                )
+            })
+            .map(|(c, _)| c.len() as u64)
+            .sum();
+        let limit = frame::decode_limit(self.header.frame_len.saturating_add(grow));
+        if plan.len().saturating_mul(8) > limit {
+            return Err(crate::Error::Unsupported(format!(
+                "an index of {} entries is over the {limit}-byte decode limit",
+                plan.len()
+            )));
         }
         let nbytes = sizes.iter().try_fold(0i64, |t, &s| {
             t.checked_add(s as i64)
