@@ -690,3 +690,42 @@ fn edits_of_an_array_whose_metalayer_is_past_the_first_sector() {
     assert!(a.to_vec().unwrap() == want);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// NDArray edits on a sparse frame (a directory): each is one replacement
+/// of `chunks.b2frame` (metalayer and index together), the chunk files it
+/// no longer names are removed, and the array reopens with the edits.
+#[test]
+fn edits_of_an_array_in_a_directory() {
+    let dir = support::tempdir("nd-sframe-edits");
+    let path = dir.join("a.b2nd");
+    let meta = NdMeta::new(&[12, 9], &[4, 3], &[2, 3], "<u2");
+    let data: Vec<u8> = (0..108u16).flat_map(|v| v.to_le_bytes()).collect();
+    {
+        let mut sc = ndarray::builder(&meta, CParams::default())
+            .unwrap()
+            .create_dir(&path)
+            .unwrap();
+        ndarray::fill(&mut sc, &meta, &data).unwrap();
+    }
+    let files = |p: &Path| std::fs::read_dir(p).unwrap().count();
+    assert_eq!(files(&path), 9 + 1);
+    let mut sc = SChunk::open(&path).unwrap();
+    let mut m = meta.clone();
+    ndarray::insert(&mut sc, &mut m, &[5u8; 4 * 9 * 2], 0, 4).unwrap();
+    ndarray::set_slice(&mut sc, &m, &[0, 0], &[1, 2], &[1, 0, 2, 0], &[1, 2]).unwrap();
+    ndarray::resize(&mut sc, &mut m, &[16, 6], None).unwrap();
+    drop(sc);
+    let mut a = NdArray::open(SChunk::open(&path).unwrap()).unwrap();
+    assert_eq!(a.meta().shape, [16, 6]);
+    // The model: rows 0-3, four rows of 5s, rows 4-11; the first two items
+    // 1 and 2; then the last three columns cut.
+    let mut rows: Vec<Vec<u8>> = data.chunks(9 * 2).map(<[u8]>::to_vec).collect();
+    rows.splice(4..4, std::iter::repeat_n(vec![5u8; 9 * 2], 4));
+    rows[0][..4].copy_from_slice(&[1, 0, 2, 0]);
+    let want: Vec<u8> = rows.iter().flat_map(|r| r[..6 * 2].to_vec()).collect();
+    assert!(a.to_vec().unwrap() == want);
+    // 16 x 6 in chunks of 4 x 3: 8 chunks, their files and the index.
+    assert_eq!(a.schunk().nchunks(), 8);
+    assert!(files(&path) <= 8 + 1, "{} files", files(&path));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
