@@ -52,16 +52,10 @@ impl SChunk {
         self.rewrite_empty(metas)
     }
 
-    /// Overwrite metalayer `name`. As in C-Blosc2 the new content may not
-    /// be longer than the old; a shorter one overwrites the first bytes and
-    /// the stored length stays (the old tail remains). Crash-safe for a
-    /// frame in a file: a crash leaves the old or the new content (see
-    /// the [module docs](super) for how).
-    ///
-    /// # Errors
-    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for an unknown name or longer content.
-    pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.check_writable()?;
+    /// The metalayers with `name`'s content overwritten by `content` (as
+    /// [`SChunk::meta_update`] stores it: not longer than the old; a
+    /// shorter one overwrites the first bytes).
+    pub(super) fn metas_updated(&self, name: &str, content: &[u8]) -> Result<Vec<Metalayer>> {
         let mut metas = self.metalayers.clone();
         let m = metas
             .iter_mut()
@@ -75,6 +69,20 @@ impl SChunk {
             )));
         }
         m.content[..content.len()].copy_from_slice(content);
+        Ok(metas)
+    }
+
+    /// Overwrite metalayer `name`. As in C-Blosc2 the new content may not
+    /// be longer than the old; a shorter one overwrites the first bytes and
+    /// the stored length stays (the old tail remains). Crash-safe for a
+    /// frame in a file: a crash leaves the old or the new content (see
+    /// the [module docs](super) for how).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for an unknown name or longer content.
+    pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let metas = self.metas_updated(name, content)?;
         let mut h = self.header.clone();
         let bytes = frame::raw::encode_header(&mut h, &metas)?;
         if h.header_len != self.header.header_len {

@@ -267,19 +267,7 @@ impl SChunk {
         content: &[u8],
     ) -> Result<()> {
         self.check_writable()?;
-        let mut metas = self.metalayers.clone();
-        let m = metas
-            .iter_mut()
-            .find(|m| m.name == name)
-            .ok_or_else(|| invalid_param(format!("no metalayer {name:?}")))?;
-        if content.len() > m.content.len() {
-            return Err(invalid_param(format!(
-                "metalayer {name:?}: {} bytes do not fit its {}",
-                content.len(),
-                m.content.len()
-            )));
-        }
-        m.content[..content.len()].copy_from_slice(content);
+        let metas = self.metas_updated(name, content)?;
         if !self.header_change_in_one_sector(&metas)? {
             self.meta_update(name, content)?;
             return self.rebuild_chunks(plan);
