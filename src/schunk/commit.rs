@@ -112,14 +112,20 @@ impl SChunk {
                 }
             }
         }
-        // Stored chunks that die with this change.
+        // Stored chunks that die with this change (sets: an edit may drop
+        // every old entry, as `rebuild_chunks` does, and looking each up in
+        // the new list was quadratic).
         let mut dead = Vec::new();
-        for &g in &garbage {
-            if let Ok(ChunkEntry::Stored(loc)) = ChunkEntry::from_raw(g)
-                && !offs.contains(&g)
-                && !dead.iter().any(|&(l, _)| l == loc)
-            {
-                dead.push((loc, self.stored_len(loc).unwrap_or(0)));
+        if !garbage.is_empty() {
+            let live: std::collections::HashSet<i64> = offs.iter().copied().collect();
+            let mut seen = std::collections::HashSet::new();
+            for &g in &garbage {
+                if let Ok(ChunkEntry::Stored(loc)) = ChunkEntry::from_raw(g)
+                    && !live.contains(&g)
+                    && seen.insert(loc)
+                {
+                    dead.push((loc, self.stored_len(loc).unwrap_or(0)));
+                }
             }
         }
         // Turning variable: a reader then checks that the stored chunks'
