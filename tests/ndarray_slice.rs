@@ -729,3 +729,23 @@ fn edits_of_an_array_in_a_directory() {
     assert!(files(&path) <= 8 + 1, "{} files", files(&path));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An empty array in a frame whose chunk size is not set yet (-1, as
+/// C-Blosc2 leaves a super-chunk before its first chunk): growing it gives
+/// the frame the chunks' fixed size, as appending a first chunk does, not
+/// a frame of variable-size chunks.
+#[test]
+fn growing_an_empty_array_fixes_the_chunk_size() {
+    let meta = NdMeta::new(&[0, 9], &[4, 3], &[2, 3], "<u2");
+    let mut sc = SChunk::builder()
+        .cparams(CParams::default().typesize(2).blocksize(12))
+        .meta("b2nd", &meta.encode().unwrap())
+        .build_memory()
+        .unwrap();
+    assert_eq!(sc.frame_header().chunksize, -1);
+    let mut m = meta.clone();
+    ndarray::resize(&mut sc, &mut m, &[5, 9], None).unwrap();
+    assert_eq!(sc.chunksize(), Some(4 * 3 * 2));
+    let mut a = NdArray::open(SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap()).unwrap();
+    assert_eq!(a.to_vec().unwrap(), vec![0u8; 5 * 9 * 2]);
+}

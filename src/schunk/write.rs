@@ -231,8 +231,12 @@ impl SChunk {
                 .ok_or_else(|| invalid_param("nbytes overflows"))
         })?;
         // The chunk size stays fixed when every chunk but the last has it
-        // and the last no more.
-        let cs = self.header.chunksize;
+        // and the last no more; a frame that has none yet and no fixed size
+        // takes the first chunk's (as `insert_chunk` does).
+        let cs = match (self.header.chunksize, sizes.first()) {
+            (c, Some(&first)) if c < 0 && n == 0 => i32::try_from(first).unwrap_or(0),
+            (c, _) => c,
+        };
         let fixed = cs > 0
             && sizes.split_last().is_none_or(|(last, rest)| {
                 *last <= cs as usize && rest.iter().all(|&s| s == cs as usize)
