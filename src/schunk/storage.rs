@@ -246,45 +246,12 @@ impl SChunk {
             }
             Backend::Dir(dir) => {
                 let dir = dir.clone();
-                if let Offsets::Repeated { value, len } = self.offsets {
-                    return self.repeated_dir_to_cframe(&dir, value, len);
-                }
-                let mut section = Vec::new();
-                let n = self.offsets.len();
-                let mut offs = Vec::with_capacity(n.min(1 << 20));
-                let mut held = 0u64;
-                // Entries naming the same chunk file share one copy of it
-                // (a cframe's index may repeat an offset): millions of
-                // entries naming one file made a copy each, a frame of
-                // gigabytes from a few kilobytes of input.
-                // Per file: where it is in `section`, its length, its nbytes.
-                let mut placed: std::collections::HashMap<u64, (usize, usize, u64)> =
-                    std::collections::HashMap::new();
-                for i in 0..n {
-                    match self.entry(i)? {
-                        ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
-                        ChunkEntry::Stored(id) => {
-                            let (at, len, nb) = match placed.get(&id) {
-                                Some(&p) => p,
-                                None => {
-                                    let bytes = dir.read_chunk(id)?;
-                                    let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
-                                    let p = (section.len(), bytes.len(), nb);
-                                    section.extend_from_slice(&bytes);
-                                    placed.insert(id, p);
-                                    p
-                                }
-                            };
-                            // Checked as a reader checks it, for every entry
-                            // (the last may be shorter): a corrupt chunk file
-                            // is an error here, not a frame that does not
-                            // reopen.
-                            frame::check_stored_chunk(&self.header, n, &section[at..at + len], i)?;
-                            held += nb;
-                            offs.push(at as i64);
-                        }
+                let (section, offsets, held) = match self.offsets {
+                    Offsets::Repeated { value, len } => {
+                        self.repeated_dir_section(&dir, value, len)?
                     }
-                }
+                    Offsets::Explicit(_) => self.explicit_dir_section(&dir)?,
+                };
                 if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
                     return Err(corrupt(format!(
                         "the chunks hold {held} bytes, the header says {}",
@@ -296,8 +263,8 @@ impl SChunk {
                 h.cbytes = section.len() as i64;
                 let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
                 out.extend_from_slice(&section);
-                if !offs.is_empty() {
-                    out.extend_from_slice(&encode_offsets(&Offsets::Explicit(offs))?);
+                if !offsets.is_empty() {
+                    out.extend_from_slice(&encode_offsets(&offsets)?);
                 }
                 out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
                 h.frame_len = out.len() as u64;
@@ -309,16 +276,62 @@ impl SChunk {
         }
     }
 
-    /// [`SChunk::to_cframe`] of a directory frame whose index is one value
-    /// repeated `n` times (a special code, or one chunk file): the cframe
-    /// keeps the repeated index and holds the file once, in time and memory
-    /// of one chunk whatever `n` (a 204-byte index may stand for millions of
-    /// entries; expanding it took seconds and hundreds of megabytes before
-    /// failing on a frame that would not reopen).
-    fn repeated_dir_to_cframe(&mut self, dir: &DirFrame, value: i64, n: usize) -> Result<Vec<u8>> {
+    /// The chunks section, offsets and bytes held of a directory frame's
+    /// cframe ([`SChunk::to_cframe`]), for an explicit index.
+    fn explicit_dir_section(&mut self, dir: &DirFrame) -> Result<(Vec<u8>, Offsets, u64)> {
         let mut section = Vec::new();
-        let stored = match ChunkEntry::from_raw(value)? {
-            ChunkEntry::Special(_) => value,
+        let n = self.offsets.len();
+        let mut offs = Vec::with_capacity(n.min(1 << 20));
+        let mut held = 0u64;
+        // Entries naming the same chunk file share one copy of it
+        // (a cframe's index may repeat an offset): millions of
+        // entries naming one file made a copy each, a frame of
+        // gigabytes from a few kilobytes of input.
+        // Per file: where it is in `section`, its length, its nbytes.
+        let mut placed: std::collections::HashMap<u64, (usize, usize, u64)> =
+            std::collections::HashMap::new();
+        for i in 0..n {
+            match self.entry(i)? {
+                ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
+                ChunkEntry::Stored(id) => {
+                    let (at, len, nb) = match placed.get(&id) {
+                        Some(&p) => p,
+                        None => {
+                            let bytes = dir.read_chunk(id)?;
+                            let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
+                            let p = (section.len(), bytes.len(), nb);
+                            section.extend_from_slice(&bytes);
+                            placed.insert(id, p);
+                            p
+                        }
+                    };
+                    // Checked as a reader checks it, for every entry
+                    // (the last may be shorter): a corrupt chunk file
+                    // is an error here, not a frame that does not
+                    // reopen.
+                    frame::check_stored_chunk(&self.header, n, &section[at..at + len], i)?;
+                    held += nb;
+                    offs.push(at as i64);
+                }
+            }
+        }
+        Ok((section, Offsets::Explicit(offs), held))
+    }
+
+    /// The same for an index that is one value repeated `n` times (a
+    /// special code, or one chunk file): the section holds the file once
+    /// and the index stays repeated, in time and memory of one chunk
+    /// whatever `n` (a 204-byte index may stand for millions of entries;
+    /// expanding it took seconds and hundreds of megabytes before failing
+    /// on a frame that would not reopen).
+    fn repeated_dir_section(
+        &mut self,
+        dir: &DirFrame,
+        value: i64,
+        n: usize,
+    ) -> Result<(Vec<u8>, Offsets, u64)> {
+        match ChunkEntry::from_raw(value)? {
+            ChunkEntry::Special(_) => Ok((Vec::new(), Offsets::Repeated { value, len: n }, 0)),
             ChunkEntry::Stored(id) => {
                 let bytes = dir.read_chunk(id)?;
                 // Checked as a reader checks each entry: the first, and the
@@ -326,34 +339,13 @@ impl SChunk {
                 frame::check_stored_chunk(&self.header, n, &bytes, 0)?;
                 frame::check_stored_chunk(&self.header, n, &bytes, n.saturating_sub(1))?;
                 let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
-                let held = nb.saturating_mul(n as u64);
-                if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
-                    return Err(corrupt(format!(
-                        "the chunks hold {held} bytes, the header says {}",
-                        self.header.nbytes
-                    )));
-                }
-                section = bytes;
-                0
+                Ok((
+                    bytes,
+                    Offsets::Repeated { value: 0, len: n },
+                    nb.saturating_mul(n as u64),
+                ))
             }
-        };
-        let mut h = self.header.clone();
-        h.kind = FrameKind::Contiguous;
-        h.cbytes = section.len() as i64;
-        let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
-        out.extend_from_slice(&section);
-        if n > 0 {
-            out.extend_from_slice(&encode_offsets(&Offsets::Repeated {
-                value: stored,
-                len: n,
-            })?);
         }
-        out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
-        h.frame_len = out.len() as u64;
-        out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-        // The frame must open as written (index, sizes, trailer).
-        Frame::parse(&out)?;
-        Ok(out)
     }
 
     /// Where the super-chunk lives.
