@@ -117,7 +117,6 @@ impl SChunkBuilder {
             writable: Ok(()),
             tidy_on_close: false,
             tidy_on_drop: true,
-            commit_metas: None,
         }
     }
 

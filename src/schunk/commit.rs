@@ -7,7 +7,7 @@ use super::{Backend, SChunk, Storage, Tail};
 use crate::SpecialValue;
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
-use crate::frame::{self, ChunkEntry, FrameHeader, Offsets, VlMetalayer};
+use crate::frame::{self, ChunkEntry, FrameHeader, Metalayer, Offsets, VlMetalayer};
 
 /// Remove the chunk files `ids` of a directory frame written by a change
 /// that failed (no index names them).
@@ -35,6 +35,14 @@ pub(super) fn chunk_bound(chunksize: i32) -> u64 {
     }
 }
 
+/// What a commit changes besides chunks and index: the vlmetalayers
+/// (the trailer) and the metalayers (in the header), `None` to keep them.
+#[derive(Default)]
+pub(super) struct MetaChange {
+    pub vlmeta: Option<Vec<VlMetalayer>>,
+    pub metas: Option<Vec<Metalayer>>,
+}
+
 impl SChunk {
     /// Write header fields that record the writer.
     pub(super) fn stamp(&self, h: &mut FrameHeader) {
@@ -52,6 +60,25 @@ impl SChunk {
         new_cs: i32,
         nbytes: i64,
         vlblocks: bool,
+        edit: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(
+            &mut Vec<i64>,
+            &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
+        ) -> Result<Vec<i64>>,
+    {
+        self.change_chunks_with(new_cs, nbytes, vlblocks, None, edit)
+    }
+
+    /// [`SChunk::change_chunks`] that also writes `metas` (new metalayers
+    /// of the same stored sizes) in the same commit write.
+    pub(super) fn change_chunks_with<F>(
+        &mut self,
+        new_cs: i32,
+        nbytes: i64,
+        vlblocks: bool,
+        metas: Option<Vec<Metalayer>>,
         edit: F,
     ) -> Result<()>
     where
@@ -162,7 +189,10 @@ impl SChunk {
                 }
                 Ok(Some(Offsets::Explicit(offs)))
             },
-            None,
+            MetaChange {
+                vlmeta: None,
+                metas,
+            },
             dead,
             Tail::Auto,
         )?;
@@ -181,7 +211,7 @@ impl SChunk {
     /// one disk sector only (always for memory and directory frames): from
     /// the frame's first byte (the fixed fields may all change) to the last
     /// byte `metas` change.
-    pub(super) fn header_change_in_one_sector(&self, metas: &[frame::Metalayer]) -> Result<bool> {
+    pub(super) fn header_change_in_one_sector(&self, metas: &[Metalayer]) -> Result<bool> {
         let Backend::Frame { io, storage } = &self.backend else {
             return Ok(true);
         };
@@ -267,15 +297,16 @@ impl SChunk {
     }
 
     /// Store `new_chunks`, then the index `make(locations)` (or the current
-    /// one), then the trailer (of `vlmeta`, or the current vlmetalayers),
-    /// then the header `h` (with sizes filled in). The state changes only
-    /// when everything was written.
+    /// one), then the trailer (of `meta.vlmeta`, or the current vlmetalayers),
+    /// then the header `h` (with sizes filled in; with `meta.metas`, the
+    /// metalayers too, in the same write). The state changes only when
+    /// everything was written.
     pub(super) fn commit<F>(
         &mut self,
         mut h: FrameHeader,
         new_chunks: Vec<Vec<u8>>,
         make: F,
-        vlmeta: Option<Vec<VlMetalayer>>,
+        meta: MetaChange,
         dead: Vec<(u64, u64)>,
         tail: Tail,
     ) -> Result<()>
@@ -283,9 +314,9 @@ impl SChunk {
         F: FnOnce(&[i64]) -> Result<Option<Offsets>>,
     {
         let fsync = self.fsync;
-        // Metalayers changed along (`rebuild_chunks_with_meta`): written by
-        // the commit write itself, so the change is old-or-new as a whole.
-        let metas = self.commit_metas.take();
+        let MetaChange { vlmeta, metas } = meta;
+        // Metalayers changed along (`rebuild_chunks_with_meta`) are written
+        // by the commit write itself: the change is old-or-new as a whole.
         let freed: u64 = dead.iter().map(|&(_, l)| l).sum();
         let sizes: Vec<u64> = new_chunks.iter().map(|c| c.len() as u64).collect();
         let mut alloc = None;

@@ -1,7 +1,7 @@
 //! Dead space of file-backed frames: how much there is, and `trim` /
 //! `compact` to drop it (both crash-safe).
 
-use super::commit::encode_offsets;
+use super::commit::{MetaChange, encode_offsets};
 use super::space::Space;
 use super::{Backend, SChunk, Storage, Tail};
 use crate::error::Result;
@@ -63,7 +63,7 @@ impl SChunk {
                 self.header.clone(),
                 Vec::new(),
                 |_| Ok(None),
-                None,
+                MetaChange::default(),
                 Vec::new(),
                 Tail::Trim,
             )?;
@@ -206,7 +206,7 @@ impl SChunk {
             self.header.clone(),
             Vec::new(),
             move |_| Ok(Some(step1)),
-            None,
+            MetaChange::default(),
             Vec::new(),
             Tail::At(start + total),
         )?;
@@ -221,7 +221,7 @@ impl SChunk {
             self.header.clone(),
             Vec::new(),
             move |_| Ok(Some(fin)),
-            None,
+            MetaChange::default(),
             Vec::new(),
             Tail::At(total),
         )?;

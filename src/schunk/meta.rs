@@ -1,6 +1,7 @@
 //! Metalayers (in the header; added only while there are no chunks) and
 //! vlmetalayers (in the trailer, each change one crash-safe commit).
 
+use super::commit::MetaChange;
 use super::space::Space;
 use super::{SChunk, Tail};
 use crate::chunk::ChunkHeader;
@@ -243,7 +244,10 @@ impl SChunk {
             self.header.clone(),
             Vec::new(),
             |_| Ok(None),
-            Some(vl),
+            MetaChange {
+                vlmeta: Some(vl),
+                metas: None,
+            },
             Vec::new(),
             Tail::Auto,
         )

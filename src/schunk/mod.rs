@@ -270,9 +270,6 @@ pub struct SChunk {
     tidy_on_close: bool,
     /// Dropping the handle tidies (see [`SChunk::set_tidy_on_drop`]).
     tidy_on_drop: bool,
-    /// Metalayers the next commit writes with its header, in its one
-    /// commit write (set and cleared by `rebuild_chunks_with_meta`).
-    commit_metas: Option<Vec<Metalayer>>,
 }
 
 impl std::fmt::Debug for SChunk {

@@ -308,7 +308,6 @@ impl OpenOptions {
             writable,
             tidy_on_close: false,
             tidy_on_drop: true,
-            commit_metas: None,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Chunk changes: append, insert, update, delete, reorder, special fills
 //! and slice writes; each is one commit.
 
+use super::commit::MetaChange;
 use super::{Fill, SChunk, Tail};
 use crate::chunk::ChunkHeader;
 use crate::error::{Result, invalid_param};
@@ -173,6 +174,15 @@ impl SChunk {
         &mut self,
         plan: &[std::result::Result<usize, Vec<u8>>],
     ) -> Result<()> {
+        self.rebuild_chunks_and(plan, None)
+    }
+
+    /// [`SChunk::rebuild_chunks`], writing `metas` in the same commit.
+    fn rebuild_chunks_and(
+        &mut self,
+        plan: &[std::result::Result<usize, Vec<u8>>],
+        metas: Option<Vec<frame::Metalayer>>,
+    ) -> Result<()> {
         self.check_writable()?;
         self.check_index_editable()?;
         let n = self.nchunks();
@@ -244,7 +254,7 @@ impl SChunk {
         let new_cs = if fixed { cs } else { 0 };
         let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && !plan.is_empty();
         let old = self.offsets.to_vec();
-        self.change_chunks(new_cs, nbytes, vl, move |offs, place| {
+        self.change_chunks_with(new_cs, nbytes, vl, metas, move |offs, place| {
             let mut new = Vec::with_capacity(items.len());
             for item in &items {
                 new.push(match item {
@@ -276,10 +286,7 @@ impl SChunk {
             self.meta_update(name, content)?;
             return self.rebuild_chunks(plan);
         }
-        self.commit_metas = Some(metas);
-        let r = self.rebuild_chunks(plan);
-        self.commit_metas = None;
-        r
+        self.rebuild_chunks_and(plan, Some(metas))
     }
 
     /// Reorder: chunk `i` becomes the old chunk `order[i]`. `order` must be
@@ -393,7 +400,7 @@ impl SChunk {
                     len: nchunks,
                 }))
             },
-            None,
+            MetaChange::default(),
             Vec::new(),
             Tail::Auto,
         )
