@@ -5,9 +5,8 @@
 
 use crate::chunk::{self, ChunkHeader};
 use crate::error::Result;
-use crate::max_compressed_len;
 use crate::parallel::Workers;
-use crate::params::{CParams, DParams};
+use crate::params::{CParams, DParams, MAX_OVERHEAD};
 
 /// A reusable compressor: keeps its scratch buffers and codec contexts
 /// (one set per worker thread) between calls, so after the first chunk it
@@ -42,7 +41,7 @@ impl Compressor {
     /// # Errors
     /// As [`compress`](crate::compress).
     pub fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; max_compressed_len(src.len())];
+        let mut out = vec![0u8; src.len() + MAX_OVERHEAD];
         let n = self.compress_into(src, &mut out)?;
         out.truncate(n);
         Ok(out)
