@@ -88,3 +88,12 @@ for codec in range(6):
         head += bytes([0, 0])
         assert len(head) == 28
         put("capi_roundtrip", head + ramp)
+
+# ndarray_edit: 20 bytes of geometry and parameters (arbitrary's layout of
+# `Input`), then calls; random bytes of a few hundred bytes give arrays and
+# a dozen calls each (libFuzzer alone starts from short inputs, which hold
+# no call).
+import random
+rng = random.Random(19)
+for k in range(64):
+    put("ndarray_edit", bytes(rng.randrange(256) for _ in range(rng.randrange(60, 400))))
