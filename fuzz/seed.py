@@ -96,4 +96,6 @@ for codec in range(6):
 import random
 rng = random.Random(19)
 for k in range(64):
-    put("ndarray_edit", bytes(rng.randrange(256) for _ in range(rng.randrange(60, 400))))
+    blob = bytes(rng.randrange(256) for _ in range(rng.randrange(60, 400)))
+    put("ndarray_edit", blob)
+    put("capi_b2nd", blob)  # the same input layout (ndmodel.rs)

@@ -1,0 +1,277 @@
+//! The C ABI of `b2nd.h` (`libblosc2.so`) against the NDArray model
+//! (since session 19): an array of any geometry made by `b2nd_create_ctx`
+//! and `b2nd_zeros` (in memory, in a file or in a directory), filled
+//! through `b2nd_set_slice_cbuffer`, then the calls of `ndarray_edit`
+//! (`ndmodel.rs`) through `b2nd_get_slice_cbuffer`,
+//! `b2nd_set_slice_cbuffer`, `b2nd_resize`, `b2nd_insert` and
+//! `b2nd_append`, every buffer exactly the size the call is told (a read
+//! or write past one is an ASan report). A call returns 0 exactly when its
+//! arguments are valid, else `BLOSC2_ERROR_INVALID_PARAM`; after each, the
+//! struct C reads (`ndim`, `shape`, `nitems`, `chunkshape`, `blockshape`)
+//! is the model's and the array reads whole as the model. For a file or a
+//! directory, a second handle opened with `b2nd_open` follows each change
+//! through `b2nd_refresh` (1 when the shape changed, else 0) and reads as
+//! the model too; at the end the array reopens from disk as the model.
+#![no_main]
+use std::ffi::{CString, c_char, c_void};
+
+use arbitrary::Arbitrary;
+use blosc2::b2nd::{
+    b2nd_append, b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer,
+    b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize, b2nd_set_slice_cbuffer, b2nd_zeros,
+};
+use blosc2::schunk::blosc2_storage;
+use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
+use libfuzzer_sys::fuzz_target;
+use oxiblosc::ndarray::NdMeta;
+
+#[path = "ndmodel.rs"]
+mod ndmodel;
+use ndmodel::{Call, Geometry, Model, Op, nitems};
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    geometry: Geometry,
+    ops: Vec<Op>,
+}
+
+fn dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("oxiblosc-fuzz-capi-b2nd-{}", std::process::id()))
+}
+
+fn i64s(v: &[u64]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+fuzz_target!(|inp: Input| {
+    let g = &inp.geometry;
+    let (shape, chunks, blocks, is) = g.shapes();
+    let n = shape.len();
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = is as i32;
+    cp.compcode = [0u8, 1, 2, 4, 5][usize::from(g.codec) % 5];
+    cp.clevel = g.clevel % 10;
+    cp.nthreads = 1;
+    cp.filters = [0; 6];
+    for (k, f) in g.filter_codes().into_iter().enumerate() {
+        cp.filters[5 - k] = f;
+    }
+    let mut dp = DPARAMS_DEFAULTS;
+    dp.nthreads = 1;
+    let backend = g.backend % 4;
+    let base = dir();
+    let path = base.join(if backend == 2 { "a.b2nd" } else { "a.dir" });
+    let url = CString::new(path.to_str().unwrap()).unwrap();
+    if backend >= 2 {
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+    }
+    let storage = blosc2_storage {
+        contiguous: backend == 2,
+        urlpath: if backend >= 2 {
+            url.as_ptr() as *mut c_char
+        } else {
+            std::ptr::null_mut()
+        },
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    let dtype = CString::new(NdMeta::default_dtype(is)).unwrap();
+    let cs: Vec<i32> = chunks.iter().map(|&x| x as i32).collect();
+    let bs: Vec<i32> = blocks.iter().map(|&x| x as i32).collect();
+    let sh = i64s(&shape);
+    // SAFETY: every pointer is live for the call, the shapes hold ndim
+    // values.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            &storage,
+            n as i8,
+            sh.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null(), "b2nd_create_ctx refused a valid geometry");
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: live context, writable out pointer.
+    let r = unsafe { b2nd_zeros(ctx, &mut a) };
+    // SAFETY: the context, freed once.
+    unsafe { b2nd_free_ctx(ctx) };
+    assert_eq!(r, 0, "b2nd_zeros");
+    let mut model = Model::new(shape.clone(), chunks.clone(), is, g.init);
+    // The model's items, written whole.
+    let whole = Call::Set {
+        start: vec![0; n],
+        stop: shape.clone(),
+        bshape: shape.clone(),
+        src: model.data.clone(),
+    };
+    assert_eq!(run(a, &whole, None), 0, "the first write");
+    check(a, &model, &chunks, &blocks, "fill");
+    // A second handle on the same file or directory.
+    let mut other: *mut b2nd_array_t = std::ptr::null_mut();
+    if backend >= 2 {
+        // SAFETY: a NUL-terminated path, writable out pointer.
+        let r = unsafe { b2nd_open(url.as_ptr(), &mut other) };
+        assert_eq!(r, 0, "b2nd_open of the array just made");
+    }
+    for (k, op) in inp.ops.iter().take(12).enumerate() {
+        let what = format!("op {k} {op:?}");
+        let p = model.plan(op);
+        let r = run(a, &p.call, p.got.as_deref());
+        if p.valid {
+            assert_eq!(r, 0, "{what}: valid arguments refused");
+        } else {
+            assert_eq!(r, err::INVALID_PARAM, "{what}: invalid arguments");
+        }
+        let old = model.shape.clone();
+        model.commit(p);
+        check(a, &model, &chunks, &blocks, &what);
+        if !other.is_null() {
+            // SAFETY: the live second handle.
+            let r = unsafe { b2nd_refresh(other) };
+            assert_eq!(r, i32::from(old != model.shape), "{what}: b2nd_refresh");
+            check(
+                other,
+                &model,
+                &chunks,
+                &blocks,
+                &format!("{what}, second handle"),
+            );
+        }
+    }
+    // SAFETY: each handle, freed once.
+    unsafe {
+        b2nd_free(a);
+        b2nd_free(other);
+    }
+    if backend >= 2 {
+        let mut again: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated path, writable out pointer.
+        let r = unsafe { b2nd_open(url.as_ptr(), &mut again) };
+        assert_eq!(r, 0, "the array does not reopen from disk");
+        check(again, &model, &chunks, &blocks, "reopened");
+        // SAFETY: the handle, freed once.
+        unsafe { b2nd_free(again) };
+        let _ = std::fs::remove_dir_all(&base);
+    }
+});
+
+/// Run `call` through the C ABI; its return code. A `Get` that works must
+/// give `got` (when the model has it).
+fn run(a: *mut b2nd_array_t, call: &Call, got: Option<&[u8]>) -> i32 {
+    // SAFETY (every call below): `a` is a live array; each buffer is a
+    // live Vec of exactly the size passed; the shape arguments hold ndim
+    // values.
+    match call {
+        Call::Get {
+            start,
+            stop,
+            bshape,
+        } => {
+            // SAFETY: a live array.
+            let is = unsafe { (*(*a).sc).typesize } as usize;
+            let mut dst = vec![0xEEu8; nitems(bshape) as usize * is];
+            let (lo, hi, b) = (i64s(start), i64s(stop), i64s(bshape));
+            // SAFETY: see above.
+            let r = unsafe {
+                b2nd_get_slice_cbuffer(
+                    a,
+                    lo.as_ptr(),
+                    hi.as_ptr(),
+                    dst.as_mut_ptr() as *mut c_void,
+                    b.as_ptr(),
+                    dst.len() as i64,
+                )
+            };
+            if r == 0
+                && let Some(want) = got
+            {
+                assert!(
+                    dst == want,
+                    "get_slice {start:?}..{stop:?} differs from the model"
+                );
+            }
+            r
+        }
+        Call::Set {
+            start,
+            stop,
+            bshape,
+            src,
+        } => {
+            let (lo, hi, b) = (i64s(start), i64s(stop), i64s(bshape));
+            // SAFETY: see above.
+            unsafe {
+                b2nd_set_slice_cbuffer(
+                    src.as_ptr() as *const c_void,
+                    b.as_ptr(),
+                    src.len() as i64,
+                    lo.as_ptr(),
+                    hi.as_ptr(),
+                    a,
+                )
+            }
+        }
+        Call::Resize { shape, start } => {
+            let w = i64s(shape);
+            let s = start.as_deref().map(i64s);
+            // SAFETY: see above.
+            unsafe {
+                b2nd_resize(
+                    a,
+                    w.as_ptr(),
+                    s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                )
+            }
+        }
+        Call::Insert {
+            axis,
+            pos,
+            src,
+            append,
+        } => {
+            let (p, len) = (src.as_ptr() as *const c_void, src.len() as i64);
+            if *append {
+                // SAFETY: see above.
+                unsafe { b2nd_append(a, p, len, *axis as i8) }
+            } else {
+                // SAFETY: see above.
+                unsafe { b2nd_insert(a, p, len, *axis as i8, *pos as i64) }
+            }
+        }
+    }
+}
+
+/// The struct C reads describes the model's array, which reads whole as
+/// the model.
+fn check(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64], what: &str) {
+    let n = m.shape.len();
+    // SAFETY: a live array.
+    let c = unsafe { &*a };
+    assert_eq!(c.ndim as usize, n, "{what}: ndim");
+    assert_eq!(&c.shape[..n], &i64s(&m.shape)[..], "{what}: shape");
+    assert_eq!(c.nitems, nitems(&m.shape) as i64, "{what}: nitems");
+    let cs: Vec<u64> = c.chunkshape[..n].iter().map(|&x| x as u64).collect();
+    let bs: Vec<u64> = c.blockshape[..n].iter().map(|&x| x as u64).collect();
+    assert_eq!(
+        (&cs[..], &bs[..]),
+        (chunks, blocks),
+        "{what}: chunk and block shapes"
+    );
+    let all = Call::Get {
+        start: vec![0; n],
+        stop: m.shape.clone(),
+        bshape: m.shape.clone(),
+    };
+    assert_eq!(
+        run(a, &all, Some(&m.data)),
+        0,
+        "{what}: the whole array does not read"
+    );
+}

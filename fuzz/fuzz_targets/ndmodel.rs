@@ -1,0 +1,376 @@
+//! The NDArray model `ndarray_edit` and `capi_b2nd` share: an array as a
+//! plain C-order buffer, the calls a fuzz input describes, each turned
+//! into concrete arguments, whether they are valid by the rules
+//! `oxiblosc::ndarray` documents, and what the array must hold after.
+#![allow(dead_code)]
+
+use arbitrary::Arbitrary;
+
+/// An array's geometry and contents from the input.
+#[derive(Arbitrary, Debug)]
+pub struct Geometry {
+    pub ndim: u8,
+    pub dims: [[u8; 3]; 4],
+    pub itemsize: u8,
+    pub codec: u8,
+    pub clevel: u8,
+    pub filters: [u8; 2],
+    pub backend: u8,
+    pub init: u8,
+}
+
+impl Geometry {
+    /// Shape (0-12 per dimension), chunk shape (1-6), block shape (1 to
+    /// the chunk's), item size (1-16 bytes).
+    pub fn shapes(&self) -> (Vec<u64>, Vec<u64>, Vec<u64>, usize) {
+        let n = usize::from(self.ndim % 4) + 1;
+        let is = [1usize, 2, 4, 8, 3, 16][usize::from(self.itemsize) % 6];
+        let shape: Vec<u64> = (0..n).map(|d| u64::from(self.dims[d][0] % 13)).collect();
+        let chunks: Vec<u64> = (0..n).map(|d| u64::from(self.dims[d][1] % 6) + 1).collect();
+        let blocks: Vec<u64> = (0..n)
+            .map(|d| u64::from(self.dims[d][2]) % chunks[d] + 1)
+            .collect();
+        (shape, chunks, blocks, is)
+    }
+
+    /// Filter codes (Blosc2 numbering) of the lossless filters picked:
+    /// shuffle 1, bitshuffle 2, delta 3, bytedelta 35.
+    pub fn filter_codes(&self) -> Vec<u8> {
+        self.filters
+            .iter()
+            .filter_map(|&f| match f % 6 {
+                1 => Some(1),
+                2 => Some(2),
+                3 => Some(3),
+                4 => Some(35),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// One call, as the input describes it.
+#[derive(Arbitrary, Debug)]
+pub enum Op {
+    Get {
+        a: [u8; 4],
+        b: [u8; 4],
+        pad: u8,
+    },
+    Set {
+        a: [u8; 4],
+        b: [u8; 4],
+        pad: u8,
+        fill: u8,
+    },
+    Resize {
+        shape: [u8; 4],
+        start: [u8; 4],
+        at_end: bool,
+    },
+    Insert {
+        axis: u8,
+        pos: u8,
+        n: u8,
+        fill: u8,
+    },
+    Append {
+        axis: u8,
+        n: u8,
+        fill: u8,
+    },
+}
+
+/// A call with its concrete arguments.
+#[derive(Debug)]
+pub enum Call {
+    /// Read `start..stop` into a buffer of shape `bshape`.
+    Get {
+        start: Vec<u64>,
+        stop: Vec<u64>,
+        bshape: Vec<u64>,
+    },
+    /// Write `src`, of shape `bshape`, into `start..stop`.
+    Set {
+        start: Vec<u64>,
+        stop: Vec<u64>,
+        bshape: Vec<u64>,
+        src: Vec<u8>,
+    },
+    /// Resize to `shape`, changed dimensions at `start` (`None`: at their
+    /// ends).
+    Resize {
+        shape: Vec<u64>,
+        start: Option<Vec<u64>>,
+    },
+    /// Insert `src` at `pos` of `axis` (`append`: through `append`).
+    Insert {
+        axis: usize,
+        pos: u64,
+        src: Vec<u8>,
+        append: bool,
+    },
+}
+
+/// A call and what the model says of it.
+pub struct Planned {
+    pub call: Call,
+    /// The arguments are valid: the call must work.
+    pub valid: bool,
+    /// The array's shape and items after the call, when valid.
+    pub after: Option<(Vec<u64>, Vec<u8>)>,
+    /// What a valid `Get` must give (a buffer of `bshape`, `0xEE` where
+    /// the box is not).
+    pub got: Option<Vec<u8>>,
+}
+
+/// The array as a C-order buffer.
+pub struct Model {
+    pub shape: Vec<u64>,
+    pub chunkshape: Vec<u64>,
+    pub is: usize,
+    pub data: Vec<u8>,
+}
+
+pub fn nitems(shape: &[u64]) -> u64 {
+    shape.iter().product()
+}
+
+/// The flat item index of `idx` in `shape`.
+fn flat(shape: &[u64], idx: &[u64]) -> usize {
+    idx.iter().zip(shape).fold(0u64, |f, (&i, &s)| f * s + i) as usize
+}
+
+/// Every index of the box `lo..hi`, in C order, with its rank.
+fn each(lo: &[u64], hi: &[u64], mut f: impl FnMut(&[u64], usize)) {
+    if lo.iter().zip(hi).any(|(a, b)| a >= b) {
+        return;
+    }
+    let mut idx = lo.to_vec();
+    let mut k = 0;
+    loop {
+        f(&idx, k);
+        k += 1;
+        let mut d = idx.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < hi[d] {
+                break;
+            }
+            idx[d] = lo[d];
+        }
+    }
+}
+
+/// `n` bytes of a pattern seeded by `fill`.
+pub fn items(n: usize, fill: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| fill ^ (i as u8).wrapping_mul(31) ^ (i >> 8) as u8)
+        .collect()
+}
+
+/// A box from raw bytes, each side within `0..=shape+2`, so some boxes are
+/// outside the array; whether it is inside.
+fn boxed(shape: &[u64], a: &[u8; 4], b: &[u8; 4]) -> (Vec<u64>, Vec<u64>, bool) {
+    let n = shape.len();
+    let start: Vec<u64> = (0..n).map(|d| u64::from(a[d]) % (shape[d] + 2)).collect();
+    let stop: Vec<u64> = (0..n)
+        .map(|d| start[d] + u64::from(b[d]) % (shape[d] + 3 - start[d]))
+        .collect();
+    let ok = (0..n).all(|d| start[d] <= stop[d] && stop[d] <= shape[d]);
+    (start, stop, ok)
+}
+
+/// Whether a resize of `o` to `w` with changed dimensions at `s` is valid
+/// for chunks of `cs` (the rules `ndarray::resize` documents).
+fn resize_valid(o: &[u64], w: &[u64], s: &[u64], cs: &[u64]) -> bool {
+    (0..o.len()).all(|d| {
+        s[d] <= o[d]
+            && (w[d] >= o[d] || s[d] + (o[d] - w[d]) <= o[d])
+            && (w[d] == o[d] || s[d] == o[d].min(w[d]) || s[d] % cs[d] == 0)
+    })
+}
+
+impl Model {
+    pub fn new(shape: Vec<u64>, chunkshape: Vec<u64>, is: usize, init: u8) -> Model {
+        let data = items(nitems(&shape) as usize * is, init);
+        Model {
+            shape,
+            chunkshape,
+            is,
+            data,
+        }
+    }
+
+    /// The items after a resize to `w` with the changed dimensions' items
+    /// gained or lost at `s` (new items zero).
+    fn resized(&self, w: &[u64], s: &[u64]) -> Vec<u8> {
+        let is = self.is;
+        let mut out = vec![0u8; nitems(w) as usize * is];
+        let zero = vec![0u64; w.len()];
+        let o = &self.shape;
+        each(&zero, w, |j, k| {
+            let mut old = Vec::with_capacity(j.len());
+            for d in 0..j.len() {
+                let (od, wd, sd, x) = (o[d], w[d], s[d], j[d]);
+                let m = if x < sd {
+                    Some(x)
+                } else if wd >= od {
+                    (x >= sd + (wd - od)).then(|| x - (wd - od))
+                } else {
+                    Some(x + (od - wd))
+                };
+                match m {
+                    Some(v) => old.push(v),
+                    None => return,
+                }
+            }
+            let f = flat(o, &old) * is;
+            out[k * is..(k + 1) * is].copy_from_slice(&self.data[f..f + is]);
+        });
+        out
+    }
+
+    /// The call `op` describes, with the model's verdict.
+    pub fn plan(&self, op: &Op) -> Planned {
+        let n = self.shape.len();
+        let is = self.is;
+        match op {
+            Op::Get { a, b, pad } | Op::Set { a, b, pad, .. } => {
+                let (start, stop, ok) = boxed(&self.shape, a, b);
+                let bshape: Vec<u64> = (0..n)
+                    .map(|d| stop[d].saturating_sub(start[d]) + u64::from(pad >> d & 1))
+                    .collect();
+                let len = nitems(&bshape) as usize * is;
+                let zero = vec![0u64; n];
+                let hi: Vec<u64> = (0..n).map(|d| stop[d].saturating_sub(start[d])).collect();
+                // Each item of the box: (offset in the array, in the buffer).
+                let mut pairs = Vec::new();
+                if ok {
+                    each(&zero, &hi, |j, _| {
+                        let at: Vec<u64> = (0..n).map(|d| start[d] + j[d]).collect();
+                        pairs.push((flat(&self.shape, &at) * is, flat(&bshape, j) * is));
+                    });
+                }
+                if let Op::Set { fill, .. } = op {
+                    let src = items(len, *fill);
+                    let mut data = self.data.clone();
+                    for &(f, s) in &pairs {
+                        data[f..f + is].copy_from_slice(&src[s..s + is]);
+                    }
+                    return Planned {
+                        call: Call::Set {
+                            start,
+                            stop,
+                            bshape,
+                            src,
+                        },
+                        valid: ok,
+                        after: ok.then(|| (self.shape.clone(), data)),
+                        got: None,
+                    };
+                }
+                let mut want = vec![0xEEu8; len];
+                for &(f, s) in &pairs {
+                    want[s..s + is].copy_from_slice(&self.data[f..f + is]);
+                }
+                Planned {
+                    call: Call::Get {
+                        start,
+                        stop,
+                        bshape,
+                    },
+                    valid: ok,
+                    after: ok.then(|| (self.shape.clone(), self.data.clone())),
+                    got: ok.then_some(want),
+                }
+            }
+            Op::Resize {
+                shape,
+                start,
+                at_end,
+            } => {
+                let w: Vec<u64> = (0..n).map(|d| u64::from(shape[d] % 14)).collect();
+                let s: Vec<u64> = if *at_end {
+                    (0..n).map(|d| self.shape[d].min(w[d])).collect()
+                } else {
+                    (0..n)
+                        .map(|d| u64::from(start[d]) % (self.shape[d] + 2))
+                        .collect()
+                };
+                let valid = resize_valid(&self.shape, &w, &s, &self.chunkshape);
+                let after = valid.then(|| (w.clone(), self.resized(&w, &s)));
+                Planned {
+                    call: Call::Resize {
+                        shape: w,
+                        start: (!*at_end).then_some(s),
+                    },
+                    valid,
+                    after,
+                    got: None,
+                }
+            }
+            Op::Insert {
+                axis, n: k, fill, ..
+            }
+            | Op::Append { axis, n: k, fill } => {
+                let append = matches!(op, Op::Append { .. });
+                let axis = usize::from(*axis) % (n + 1);
+                let pos = match op {
+                    Op::Insert { pos, .. } if axis < n => u64::from(*pos) % (self.shape[axis] + 2),
+                    _ => self.shape.get(axis).copied().unwrap_or(0),
+                };
+                let add = u64::from(*k % 3) + 1;
+                let other: u64 = (0..n)
+                    .filter(|&d| d != axis)
+                    .map(|d| self.shape[d])
+                    .product();
+                let src = items((other * add) as usize * is, *fill);
+                let valid = axis < n
+                    && other > 0
+                    && pos <= self.shape[axis]
+                    && (pos == self.shape[axis] || pos % self.chunkshape[axis] == 0);
+                let after = valid.then(|| {
+                    // Zeros inserted by a resize, then the new slices.
+                    let mut w = self.shape.clone();
+                    w[axis] += add;
+                    let mut s = self.shape.clone();
+                    s[axis] = pos;
+                    let mut data = self.resized(&w, &s);
+                    let mut lo = vec![0u64; n];
+                    lo[axis] = pos;
+                    let mut hi = w.clone();
+                    hi[axis] = pos + add;
+                    each(&lo, &hi, |j, k| {
+                        let f = flat(&w, j) * is;
+                        data[f..f + is].copy_from_slice(&src[k * is..(k + 1) * is]);
+                    });
+                    (w, data)
+                });
+                Planned {
+                    call: Call::Insert {
+                        axis,
+                        pos,
+                        src,
+                        append,
+                    },
+                    valid,
+                    after,
+                    got: None,
+                }
+            }
+        }
+    }
+
+    /// Take the state a valid call leaves.
+    pub fn commit(&mut self, p: Planned) {
+        if let Some((s, d)) = p.after {
+            self.shape = s;
+            self.data = d;
+        }
+    }
+}
