@@ -25,7 +25,24 @@ fn strides(shape: &[u64]) -> Vec<u64> {
     s
 }
 
-fn layout_of(sc: &SChunk, meta: &NdMeta) -> Result<Layout> {
+/// The layout of the NDArray `meta` describes on `sc`, checked against
+/// the super-chunk's chunk count: what every slice and resize call checks
+/// first (the C ABI's `b2nd_open` too).
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, layout_of};
+/// use oxiblosc::CParams;
+/// let meta = NdMeta::new(&[7, 5], &[3, 4], &[2, 3], "|u1");
+/// let sc = ndarray::create(&meta, CParams::default(), &[0u8; 35]).unwrap();
+/// assert_eq!(layout_of(&sc, &meta).unwrap().nchunks(), 6);
+/// let other = NdMeta::new(&[70, 5], &[3, 4], &[2, 3], "|u1");
+/// assert!(layout_of(&sc, &other).is_err());
+/// ```
+///
+/// # Errors
+/// [`Layout::new`]'s errors; [`Error::Corrupt`] when the shape needs
+/// another number of chunks than the super-chunk has.
+pub fn layout_of(sc: &SChunk, meta: &NdMeta) -> Result<Layout> {
     let l = Layout::new(meta, sc.typesize())?;
     if l.nchunks() != sc.nchunks() as u64 {
         return Err(Error::Corrupt(format!(

@@ -127,12 +127,21 @@ impl Array {
             c.shape[d] = s;
             c.chunkshape[d] = cs as i32;
             c.blockshape[d] = bs as i32;
-            ext[d] = if cs == 0 { s } else { ((s + cs - 1) / cs) * cs };
-            extc[d] = if bs == 0 {
-                cs
-            } else {
-                ((cs + bs - 1) / bs) * bs
+            // Rounded up to whole chunks and blocks, saturating (the
+            // layout checks of `b2nd_open` and every call refuse arrays
+            // whose padded shape does not fit; this view must not panic
+            // on them either).
+            let up = |x: i64, m: i64| -> i64 {
+                if m <= 0 {
+                    return x;
+                }
+                let r = (x.max(0) as u64)
+                    .div_ceil(m as u64)
+                    .saturating_mul(m as u64);
+                i64::try_from(r).unwrap_or(i64::MAX)
             };
+            ext[d] = up(s, cs);
+            extc[d] = if bs == 0 { cs } else { up(cs, bs) };
             bpc[d] = if bs == 0 { 0 } else { extc[d] / bs };
             cpa[d] = if cs == 0 { 0 } else { ext[d] / cs };
         }
@@ -426,6 +435,11 @@ pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd
             Ok(None) => return err::INVALID_PARAM,
             Err(e) => return code(&e),
         };
+        // An array the library cannot lay out, or whose chunks its shape
+        // does not account for, is refused here rather than at each call.
+        if let Err(e) = ndarray::layout_of(&sc, &meta) {
+            return code(&e);
+        }
         if !meta.has_dtype {
             meta.dtype = NdMeta::default_dtype(sc.typesize());
         }
@@ -662,3 +676,6 @@ pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
         c_int::from(m.shape != before.shape)
     })
 }
+
+#[cfg(test)]
+mod tests;
