@@ -10,10 +10,13 @@
 //! (`blosc2_schunk_append_buffer`, `_delete_chunk`, `_insert_chunk`,
 //! `_update_chunk`): after each edit, worked or not, the frame
 //! `blosc2_schunk_to_buffer` gives opens with the chunk count and sizes the
-//! handle's struct shows.
+//! handle's struct shows. Since session 19, a frame holding a `b2nd`
+//! metalayer is also opened from a file with `b2nd_open`, its struct read
+//! and its first item read with `b2nd_get_slice_cbuffer`.
 #![no_main]
 use std::ffi::{CStr, c_char, c_void};
 
+use blosc2::b2nd::{b2nd_array_t, b2nd_free, b2nd_get_slice_cbuffer, b2nd_open};
 use blosc2::schunk::{
     blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_decompress_chunk,
     blosc2_schunk_delete_chunk, blosc2_schunk_free, blosc2_schunk_from_buffer,
@@ -196,7 +199,57 @@ unsafe fn edit_all(sc: *mut blosc2_schunk) {
     }
 }
 
+/// A frame holding a `b2nd` metalayer, written to a file and opened with
+/// `b2nd_open` (since session 19): the struct C reads, and the array's
+/// first item read through `b2nd_get_slice_cbuffer` into a buffer of
+/// exactly one item (only for chunks of at most `MAX_CHUNK` bytes).
+fn b2nd_read(data: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-fuzz-capi-frame-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.b2nd");
+    std::fs::write(&path, data).unwrap();
+    let url = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated path, a writable out pointer.
+    if unsafe { b2nd_open(url.as_ptr(), &mut a) } == 0 {
+        // SAFETY: a live array (b2nd_open returned 0).
+        let c = unsafe { &*a };
+        let n = c.ndim.clamp(0, 16) as usize;
+        let mut sink: i64 = c.nitems ^ c.extnitems ^ i64::from(c.chunknitems);
+        for d in 0..n {
+            sink ^= c.shape[d] ^ c.extshape[d] ^ c.extchunkshape[d] ^ c.item_array_strides[d];
+        }
+        // SAFETY: a live array's super-chunk and its dtype string.
+        let (ts, _) = unsafe { ((*c.sc).typesize.max(1) as usize, CStr::from_ptr(c.dtype)) };
+        let chunk_bytes = (c.chunknitems.max(0) as usize).saturating_mul(ts);
+        if c.nitems > 0 && chunk_bytes <= MAX_CHUNK {
+            let start = vec![0i64; n];
+            let stop = vec![1i64; n];
+            let mut item = vec![0u8; ts];
+            // SAFETY: a live array; start, stop and the buffer shape hold
+            // ndim values; the buffer holds one item.
+            let _ = unsafe {
+                b2nd_get_slice_cbuffer(
+                    a,
+                    start.as_ptr(),
+                    stop.as_ptr(),
+                    item.as_mut_ptr().cast(),
+                    stop.as_ptr(),
+                    ts as i64,
+                )
+            };
+        }
+        std::hint::black_box(sink);
+    }
+    // SAFETY: null or the array opened above, freed once.
+    unsafe { b2nd_free(a) };
+    let _ = std::fs::remove_file(&path);
+}
+
 fuzz_target!(|data: &[u8]| {
+    if data.windows(4).any(|w| w == b"b2nd") {
+        b2nd_read(data);
+    }
     for copy in [true, false] {
         // An exact copy: the frame's buffer for `copy == false` must stay
         // alive while the handle lives, and a read past it is an ASan report.
