@@ -84,6 +84,9 @@ fuzz_target!(|inp: Input| {
         let what = format!("op {k} {op:?}");
         let before = meta.clone();
         let p = model.plan(op);
+        if Model::too_large(&p) {
+            continue;
+        }
         let r = run(&mut sc, &mut meta, &p.call, p.got.as_deref());
         match (&r, p.valid) {
             (Ok(()), true) => model.commit(p),

@@ -20,12 +20,14 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// Shape (0-12 per dimension), chunk shape (1-6), block shape (1 to
-    /// the chunk's), item size (1-16 bytes).
+    /// Shape (0 to [`cap`] per dimension), chunk shape (1-6), block
+    /// shape (1 to the chunk's), item size (1-16 bytes).
     pub fn shapes(&self) -> (Vec<u64>, Vec<u64>, Vec<u64>, usize) {
         let n = usize::from(self.ndim % 4) + 1;
         let is = [1usize, 2, 4, 8, 3, 16][usize::from(self.itemsize) % 6];
-        let shape: Vec<u64> = (0..n).map(|d| u64::from(self.dims[d][0] % 13)).collect();
+        let shape: Vec<u64> = (0..n)
+            .map(|d| u64::from(self.dims[d][0]) % (cap(n) + 1))
+            .collect();
         let chunks: Vec<u64> = (0..n).map(|d| u64::from(self.dims[d][1] % 6) + 1).collect();
         let blocks: Vec<u64> = (0..n)
             .map(|d| u64::from(self.dims[d][2]) % chunks[d] + 1)
@@ -48,6 +50,17 @@ impl Geometry {
             .collect()
     }
 }
+
+/// The largest dimension an array of `n` dimensions starts with or is
+/// resized to: at most a few hundred chunks (a directory holds a file
+/// per chunk) and items.
+pub fn cap(n: usize) -> u64 {
+    [40, 12, 8, 5][n - 1]
+}
+
+/// The most items a call may leave: calls that would grow the array past
+/// it are skipped (each call is checked against the whole array).
+pub const MAX_ITEMS: u64 = 4096;
 
 /// One call, as the input describes it.
 #[derive(Arbitrary, Debug)]
@@ -294,7 +307,7 @@ impl Model {
                 start,
                 at_end,
             } => {
-                let w: Vec<u64> = (0..n).map(|d| u64::from(shape[d] % 14)).collect();
+                let w: Vec<u64> = (0..n).map(|d| u64::from(shape[d]) % (cap(n) + 2)).collect();
                 let s: Vec<u64> = if *at_end {
                     (0..n).map(|d| self.shape[d].min(w[d])).collect()
                 } else {
@@ -364,6 +377,11 @@ impl Model {
                 }
             }
         }
+    }
+
+    /// Whether the call leaves more than [`MAX_ITEMS`] items.
+    pub fn too_large(p: &Planned) -> bool {
+        p.after.as_ref().is_some_and(|(s, _)| nitems(s) > MAX_ITEMS)
     }
 
     /// Take the state a valid call leaves.
