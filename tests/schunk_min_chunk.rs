@@ -1,9 +1,14 @@
 //! Super-chunks store every valid chunk C-Blosc2 stores: one holding 0
 //! bytes (16- or 32-byte header) and one with a 16-byte (Blosc1-style)
 //! header, whose byte 30 is data, not flags2 (C-Blosc2 3.3.2's
-//! test_schunk_min_header_chunk, run on our C library by capi/tests).
+//! test_schunk_min_header_chunk, run on our C library by capi/tests). And
+//! a sparse frame C-Blosc2 wrote with such a chunk stored as it is, in a
+//! 21-byte chunk file (`tests/data/cwritten/`), reads as C-Blosc2 reads it.
 
+use oxiblosc::schunk::OpenOptions;
 use oxiblosc::{CParams, SChunk, compress};
+
+mod support;
 
 fn le(v: i32) -> [u8; 4] {
     v.to_le_bytes()
@@ -99,4 +104,47 @@ fn malformed_chunks_are_still_refused() {
     short[4..8].copy_from_slice(&le(9));
     assert!(sc.append_chunk(&short).is_err());
     assert_eq!(sc.nchunks(), 0);
+}
+
+/// The directory C-Blosc2 wrote: chunk 0 `world` (a Blosc2 chunk), chunk
+/// 1 `hello` (C-Blosc 1.x's 21-byte chunk, stored as it is). We refused
+/// chunk files under 32 bytes; C-Blosc2 reads this one.
+#[test]
+fn a_sparse_frame_c_wrote_with_a_blosc1_chunk_file_reads_edits_and_converts() {
+    let src = support::repo().join("tests/data/cwritten/sframe-blosc1-chunk");
+    assert_eq!(
+        std::fs::metadata(src.join("00000001.chunk")).unwrap().len(),
+        21
+    );
+    let mut sc = OpenOptions::new().read_only(true).open(&src).unwrap();
+    assert_eq!(sc.nchunks(), 2);
+    assert_eq!(sc.decompress_chunk_vec(0).unwrap(), b"world");
+    assert_eq!(sc.decompress_chunk_vec(1).unwrap(), b"hello");
+    assert_eq!(sc.get_slice(3, 7).unwrap(), b"ldhe");
+    // As a contiguous frame: the short chunk is stored widened (frames
+    // need 32 bytes after a chunk's offset), and the frame reopens.
+    let mut again = reopened(&mut sc);
+    assert_eq!(again.decompress_chunk_vec(1).unwrap(), b"hello");
+    assert_eq!(again.get_slice(0, 10).unwrap(), b"worldhello");
+    // A copy edited: the short chunk file stays readable beside new ones.
+    let dir = support::tempdir("sframe-blosc1-chunk").join("a");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in std::fs::read_dir(&src).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+    }
+    let mut w = SChunk::open(&dir).unwrap();
+    w.append_buffer(b"again").unwrap();
+    w.update_chunk(
+        0,
+        &compress(b"WORLD", &CParams::default().typesize(1)).unwrap(),
+    )
+    .unwrap();
+    drop(w);
+    let mut r = OpenOptions::new().read_only(true).open(&dir).unwrap();
+    assert_eq!(r.get_slice(0, 15).unwrap(), b"WORLDhelloagain");
+    assert_eq!(
+        reopened(&mut r).get_slice(0, 15).unwrap(),
+        b"WORLDhelloagain"
+    );
 }

@@ -51,7 +51,7 @@ impl DirFrame {
         let p = chunk_file(&self.path, id);
         let mut f = store.0.open(&p, OpenMode::Read).map_err(at(&p))?;
         let len = f.storage_len().map_err(at(&p))?;
-        if !(32..=i32::MAX as u64).contains(&len) {
+        if !(MIN_CHUNK_FILE..=i32::MAX as u64).contains(&len) {
             return Err(corrupt(format!("{}: {len} bytes", p.display())));
         }
         let mut v = vec![0u8; len as usize];
@@ -170,15 +170,23 @@ pub(super) fn chunk_file(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("{id:08X}.chunk"))
 }
 
-/// Read a chunk file: a regular file (no symlink), 32 bytes or more, whose
-/// size is its header's cbytes.
+/// The shortest chunk file read: a Blosc1 chunk's 16-byte header. Our
+/// writers store chunks of at least 32 bytes (a Blosc2 header), as in a
+/// contiguous frame, but C-Blosc2 stores a Blosc1 chunk appended to a
+/// sparse frame as it is, 16 bytes and up, and reads it back (unless it is
+/// the first chunk); `to_cframe` widens such chunks
+/// ([`frame::raw::widen_short_chunk`]) so that the contiguous frame reopens.
+const MIN_CHUNK_FILE: u64 = 16;
+
+/// Read a chunk file: a regular file (no symlink), [`MIN_CHUNK_FILE`]
+/// bytes or more, whose size is its header's cbytes.
 pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
     let p = chunk_file(dir, id);
     let md = fs::symlink_metadata(&p)?;
     if !md.file_type().is_file() {
         return Err(corrupt(format!("{} is not a regular file", p.display())));
     }
-    if md.len() < 32 || md.len() > i32::MAX as u64 {
+    if md.len() < MIN_CHUNK_FILE || md.len() > i32::MAX as u64 {
         return Err(corrupt(format!("{}: {} bytes", p.display(), md.len())));
     }
     let bytes = fs::read(&p)?;
@@ -297,7 +305,9 @@ impl SChunk {
                     let (at, len, nb) = match placed.get(&id) {
                         Some(&p) => p,
                         None => {
-                            let bytes = dir.read_chunk(id)?;
+                            let file = dir.read_chunk(id)?;
+                            frame::check_stored_chunk(&self.header, n, &file, i)?;
+                            let bytes = frame::raw::widen_short_chunk(&file)?;
                             let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
                             let p = (section.len(), bytes.len(), nb);
                             section.extend_from_slice(&bytes);
@@ -333,11 +343,12 @@ impl SChunk {
         match ChunkEntry::from_raw(value)? {
             ChunkEntry::Special(_) => Ok((Vec::new(), Offsets::Repeated { value, len: n }, 0)),
             ChunkEntry::Stored(id) => {
-                let bytes = dir.read_chunk(id)?;
+                let file = dir.read_chunk(id)?;
                 // Checked as a reader checks each entry: the first, and the
                 // last (which may be shorter).
-                frame::check_stored_chunk(&self.header, n, &bytes, 0)?;
-                frame::check_stored_chunk(&self.header, n, &bytes, n.saturating_sub(1))?;
+                frame::check_stored_chunk(&self.header, n, &file, 0)?;
+                frame::check_stored_chunk(&self.header, n, &file, n.saturating_sub(1))?;
+                let bytes = frame::raw::widen_short_chunk(&file)?.into_owned();
                 let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
                 Ok((
                     bytes,
