@@ -15,7 +15,6 @@
 #![no_main]
 use std::ffi::{CString, c_char, c_void};
 
-use arbitrary::Arbitrary;
 use blosc2::b2nd::{
     b2nd_append, b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer,
     b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize, b2nd_set_slice_cbuffer, b2nd_zeros,
@@ -27,13 +26,7 @@ use oxiblosc::ndarray::NdMeta;
 
 #[path = "ndmodel.rs"]
 mod ndmodel;
-use ndmodel::{Call, Geometry, Model, Op, nitems};
-
-#[derive(Arbitrary, Debug)]
-struct Input {
-    geometry: Geometry,
-    ops: Vec<Op>,
-}
+use ndmodel::{Call, Input, Model, nitems};
 
 fn dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("oxiblosc-fuzz-capi-b2nd-{}", std::process::id()))

@@ -11,7 +11,6 @@
 //! written by `to_cframe` reopens; at the end a file or directory array
 //! reopens from disk with the model's items.
 #![no_main]
-use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::ndarray::{self, NdArray, NdMeta};
 use oxiblosc::schunk::{OpenOptions, SChunk};
@@ -21,13 +20,7 @@ use oxiblosc::{CParams, Codec, Filter};
 mod common;
 #[path = "ndmodel.rs"]
 mod ndmodel;
-use ndmodel::{Call, Geometry, Model, Op};
-
-#[derive(Arbitrary, Debug)]
-struct Input {
-    geometry: Geometry,
-    ops: Vec<Op>,
-}
+use ndmodel::{Call, Input, Model};
 
 fn dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("oxiblosc-fuzz-ndedit-{}", std::process::id()))

@@ -6,6 +6,13 @@
 
 use arbitrary::Arbitrary;
 
+/// A fuzz input: an array, then calls on it.
+#[derive(Arbitrary, Debug)]
+pub struct Input {
+    pub geometry: Geometry,
+    pub ops: Vec<Op>,
+}
+
 /// An array's geometry and contents from the input.
 #[derive(Arbitrary, Debug)]
 pub struct Geometry {
