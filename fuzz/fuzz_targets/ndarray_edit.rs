@@ -9,10 +9,11 @@
 //! `meta` unchanged). After each call the array reads whole as the model,
 //! its `b2nd` metalayer reopens with the model's shape, and its frame
 //! written by `to_cframe` reopens; at the end a file or directory array
-//! reopens from disk with the model's items.
+//! reopens from disk with the model's items. For one input in two the
+//! `b2nd` metalayer sits past the header's first 512 bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::ndarray::{self, NdArray, NdMeta};
+use oxiblosc::ndarray::{self, Layout, NdArray, NdMeta};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{CParams, Codec, Filter};
 
@@ -54,9 +55,29 @@ fuzz_target!(|inp: Input| {
         .filters(&filters)
         .nthreads(1);
     let mut model = Model::new(shape, chunks, is, g.init);
-    let b = ndarray::builder(&meta, cparams)
-        .expect("a valid geometry builds")
-        .fsync(false);
+    // For one input in two, a 600-byte metalayer before `b2nd` puts it
+    // past the header's first 512 bytes (an edit then writes it apart from
+    // the chunk list: two old-or-new changes).
+    let b = if g.backend & 4 != 0 {
+        let layout = Layout::new(&meta, is).expect("a valid geometry lays out");
+        let blocksize = if layout.nchunks() == 0 {
+            0
+        } else {
+            layout.block_nbytes()
+        };
+        let b = SChunk::builder()
+            .cparams(cparams.typesize(is).blocksize(blocksize))
+            .meta("pad", &[0x5A; 600])
+            .meta("b2nd", &meta.encode().expect("a valid metalayer encodes"));
+        if layout.nchunks() > 0 {
+            b.chunksize(layout.chunk_nbytes())
+        } else {
+            b
+        }
+    } else {
+        ndarray::builder(&meta, cparams).expect("a valid geometry builds")
+    }
+    .fsync(false);
     let base = dir();
     let backend = g.backend % 4;
     let path = base.join(if backend == 2 { "a.b2nd" } else { "a.dir" });
