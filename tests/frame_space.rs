@@ -180,3 +180,52 @@ fn appending_thousands_of_chunks_to_a_frame_at_an_offset_wastes_a_bounded_amount
     check_contents(&mut sc);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// After chunks are dropped (updated, deleted, cut by a shrinking rebuild
+/// of the chunk list), the handle's live and dead bytes are what a fresh
+/// open of the file finds: each dropped chunk counts its stored length.
+#[test]
+fn live_and_dead_bytes_after_drops_are_what_a_fresh_open_finds() {
+    let dir = tempdir("drops");
+    let path = dir.join("f.b2frame");
+    let mut sc = SChunk::builder()
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4))
+        .chunksize(CS)
+        .fsync(false)
+        .create_file(&path)
+        .unwrap();
+    for k in 0..40 {
+        sc.append_buffer(&data(CS, k)).unwrap();
+    }
+    let same_as_fresh = |sc: &SChunk, what: &str| {
+        let fresh = OpenOptions::new().read_only(true).open(&path).unwrap();
+        assert_eq!(
+            (sc.cbytes(), sc.dead_bytes(), sc.hole_bytes()),
+            (fresh.cbytes(), fresh.dead_bytes(), fresh.hole_bytes()),
+            "{what}: (cbytes, dead, holes) of the handle and of a fresh open"
+        );
+    };
+    same_as_fresh(&sc, "appends");
+    for (k, i) in [(100u32, 3usize), (101, 17), (102, 39)] {
+        sc.update_chunk(i, &oxiblosc::compress(&data(CS, k), sc.cparams()).unwrap())
+            .unwrap();
+        same_as_fresh(&sc, &format!("update {i}"));
+    }
+    for i in [0usize, 10, 20, 30] {
+        sc.delete_chunk(i).unwrap();
+        same_as_fresh(&sc, &format!("delete {i}"));
+    }
+    sc.insert_chunk(
+        5,
+        &oxiblosc::compress(&data(CS, 200), sc.cparams()).unwrap(),
+    )
+    .unwrap();
+    same_as_fresh(&sc, "insert");
+    // Many chunks dropped at once (an NDArray shrink takes this path).
+    let keep = sc.nchunks() / 3;
+    let n = sc.nchunks();
+    for i in (keep..n).rev() {
+        sc.delete_chunk(i).unwrap();
+    }
+    same_as_fresh(&sc, "deletes to a third");
+}

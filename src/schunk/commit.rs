@@ -143,6 +143,7 @@ impl SChunk {
         // every old entry, as `rebuild_chunks` does, and looking each up in
         // the new list was quadratic).
         let mut dead = Vec::new();
+        let persistent = self.is_persistent_frame();
         if !garbage.is_empty() {
             let live: std::collections::HashSet<i64> = offs.iter().copied().collect();
             let mut seen = std::collections::HashSet::new();
@@ -151,7 +152,15 @@ impl SChunk {
                     && !live.contains(&g)
                     && seen.insert(loc)
                 {
-                    dead.push((loc, self.stored_len(loc).unwrap_or(0)));
+                    // A file frame's space map holds the length (no read
+                    // of the chunk's header per dropped chunk); it is kept
+                    // only for storage that must survive a crash, and a
+                    // directory's chunk files are not in it.
+                    let len = match self.space.span(loc) {
+                        Some(len) if persistent => len,
+                        _ => self.stored_len(loc).unwrap_or(0),
+                    };
+                    dead.push((loc, len));
                 }
             }
         }

@@ -87,6 +87,11 @@ impl Space {
         sp
     }
 
+    /// The length of the live chunk stored at `loc`, when it is one.
+    pub fn span(&self, loc: u64) -> Option<u64> {
+        self.spans.get(&loc).copied()
+    }
+
     /// End of the highest live chunk.
     pub fn live_end(&self) -> u64 {
         self.live_end
