@@ -139,31 +139,40 @@ impl SChunk {
                 }
             }
         }
-        // Stored chunks that die with this change (sets: an edit may drop
-        // every old entry, as `rebuild_chunks` does, and looking each up in
-        // the new list was quadratic).
+        // Stored chunks that die with this change: each dropped entry (once)
+        // that no new entry names.
         let mut dead = Vec::new();
         let persistent = self.is_persistent_frame();
-        if !garbage.is_empty() {
-            let live: std::collections::HashSet<i64> = offs.iter().copied().collect();
-            let mut seen = std::collections::HashSet::new();
-            for &g in &garbage {
-                if let Ok(ChunkEntry::Stored(loc)) = ChunkEntry::from_raw(g)
-                    && !live.contains(&g)
-                    && seen.insert(loc)
-                {
-                    // A file frame's space map holds the length (no read
-                    // of the chunk's header per dropped chunk); it is kept
-                    // only for storage that must survive a crash, and a
-                    // directory's chunk files are not in it.
-                    let len = match self.space.span(loc) {
-                        Some(len) if persistent => len,
-                        _ => self.stored_len(loc).unwrap_or(0),
-                    };
-                    dead.push((loc, len));
+        let mut dropped: Vec<u64> = garbage
+            .iter()
+            .filter_map(|&g| match ChunkEntry::from_raw(g) {
+                Ok(ChunkEntry::Stored(loc)) => Some(loc),
+                _ => None,
+            })
+            .collect();
+        dropped.sort_unstable();
+        dropped.dedup();
+        if !dropped.is_empty() {
+            let set = Names::of(&offs, dropped.len());
+            for loc in dropped {
+                if set.names(&offs, loc as i64) {
+                    continue;
                 }
+                // A file frame's space map holds the length (no read of the
+                // chunk's header per dropped chunk); it is kept only for
+                // storage that must survive a crash, and a directory's chunk
+                // files are not in it.
+                let len = match self.space.span(loc) {
+                    Some(len) if persistent => len,
+                    _ => self.stored_len(loc).unwrap_or(0),
+                };
+                dead.push((loc, len));
             }
         }
+        let dead_files: Vec<u64> = match self.backend {
+            Backend::Dir(_) => dead.iter().map(|&(loc, _)| loc).collect(),
+            _ => Vec::new(),
+        };
         // Turning variable: a reader then checks that the stored chunks'
         // sizes add up to nbytes (chunks of a fixed-size frame are checked
         // only when read), so check it here first and never write a frame
@@ -205,11 +214,16 @@ impl SChunk {
             dead,
             Tail::Auto,
         )?;
-        if let Backend::Dir(dir) = &self.backend {
-            let live: std::collections::HashSet<i64> = self.offsets.to_vec().into_iter().collect();
-            for &g in &garbage {
-                if g >= 0 && !live.contains(&g) {
-                    dir.remove_chunk(g as u64);
+        if let Backend::Dir(dir) = &self.backend
+            && !dead_files.is_empty()
+        {
+            // Removed once the new index is in place, unless a new chunk
+            // took the file's number.
+            let now = self.offsets.to_vec();
+            let set = Names::of(&now, dead_files.len());
+            for &loc in &dead_files {
+                if !set.names(&now, loc as i64) {
+                    dir.remove_chunk(loc);
                 }
             }
         }
@@ -501,5 +515,32 @@ impl SChunk {
             self.space.commit(a, &sizes, &dead);
         }
         Ok(())
+    }
+}
+
+/// Whether an index names an entry, for `k` lookups: a scan of the index
+/// per lookup for a few, a set of its entries for more (an edit may drop
+/// every old entry, a shrink half of them: a scan each was quadratic; a
+/// set of every entry for the one chunk a `set_slice` drops cost more than
+/// the rest of the change).
+enum Names {
+    Scan,
+    Set(std::collections::HashSet<i64>),
+}
+
+impl Names {
+    fn of(index: &[i64], k: usize) -> Names {
+        if k > 16 {
+            Names::Set(index.iter().copied().collect())
+        } else {
+            Names::Scan
+        }
+    }
+
+    fn names(&self, index: &[i64], e: i64) -> bool {
+        match self {
+            Names::Scan => index.contains(&e),
+            Names::Set(s) => s.contains(&e),
+        }
     }
 }

@@ -256,14 +256,25 @@ impl SChunk {
         let old = self.offsets.to_vec();
         self.change_chunks_with(new_cs, nbytes, vl, metas, move |offs, place| {
             let mut new = Vec::with_capacity(items.len());
+            let mut kept = vec![false; old.len()];
             for item in &items {
                 new.push(match item {
-                    Ok(j) => old[*j],
+                    Ok(j) => {
+                        kept[*j] = true;
+                        old[*j]
+                    }
                     Err((bytes, h)) => place(bytes, h)?,
                 });
             }
             *offs = new;
-            Ok(old)
+            // The entries dropped (those no kept slot names): a set_slice of
+            // one chunk of many drops one.
+            Ok(old
+                .iter()
+                .zip(&kept)
+                .filter(|&(_, &k)| !k)
+                .map(|(&e, _)| e)
+                .collect())
         })
     }
 

@@ -1,0 +1,103 @@
+//! Criterion benchmarks of NDArray edits on a 40,000-chunk array (shape
+//! 40,000 x 4 of u32 in chunks of one row): each edit is one change of the
+//! super-chunk, whose cost grows with the chunk count (the new chunk list,
+//! the chunks it drops). In memory, and in a file (crash-safe writes, no
+//! fsync), each iteration on a fresh copy of the array (set up outside the
+//! timing).
+//!
+//! ```text
+//! cargo bench --bench ndarray_edit                 # every row
+//! cargo bench --bench ndarray_edit -- --test       # run each once, as a check
+//! ```
+//!
+//! Ids are `ndarray_edit/EDIT/memory|file`: `shrink_half` (resize to 20,000
+//! rows: 20,000 chunks dropped), `append_row`, `insert_10_rows` (at row
+//! 20,000), `set_slice_row` (one row in the middle).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use oxiblosc::CParams;
+use oxiblosc::ndarray::{self, NdMeta};
+use oxiblosc::schunk::{OpenOptions, SChunk};
+
+const ROWS: u64 = 40_000;
+
+fn meta() -> NdMeta {
+    NdMeta::new(&[ROWS, 4], &[1, 4], &[1, 4], "<u4")
+}
+
+/// The array's frame bytes.
+fn frame() -> Vec<u8> {
+    let data: Vec<u8> = (0..ROWS as u32 * 4).flat_map(|v| v.to_le_bytes()).collect();
+    let mut sc = ndarray::create(&meta(), CParams::default(), &data).unwrap();
+    sc.to_cframe().unwrap()
+}
+
+fn path() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "oxiblosc-bench-ndarray-{}.b2nd",
+        std::process::id()
+    ))
+}
+
+/// A fresh array: in memory, or written to the bench's file and opened.
+fn fresh(bytes: &[u8], file: bool) -> SChunk {
+    if file {
+        std::fs::write(path(), bytes).unwrap();
+        OpenOptions::new().fsync(false).open(path()).unwrap()
+    } else {
+        SChunk::from_cframe(bytes.to_vec()).unwrap()
+    }
+}
+
+type Edit = fn(&mut SChunk, &mut NdMeta);
+
+fn edits() -> [(&'static str, Edit); 4] {
+    [
+        ("shrink_half", |sc, m| {
+            ndarray::resize(sc, m, &[ROWS / 2, 4], None).unwrap()
+        }),
+        ("append_row", |sc, m| {
+            ndarray::append(sc, m, &[7u8; 16], 0).unwrap()
+        }),
+        ("insert_10_rows", |sc, m| {
+            ndarray::insert(sc, m, &[7u8; 160], 0, ROWS / 2).unwrap()
+        }),
+        ("set_slice_row", |sc, m| {
+            let r = ROWS / 2 + 1;
+            ndarray::set_slice(sc, m, &[r, 0], &[r + 1, 4], &[9u8; 16], &[1, 4]).unwrap()
+        }),
+    ]
+}
+
+fn bench(c: &mut Criterion) {
+    let bytes = frame();
+    let mut g = c.benchmark_group("ndarray_edit");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    for (name, edit) in edits() {
+        for file in [false, true] {
+            let id = format!("{name}/{}", if file { "file" } else { "memory" });
+            g.bench_function(id, |b| {
+                b.iter_batched(
+                    || (fresh(&bytes, file), meta()),
+                    |(mut sc, mut m)| {
+                        edit(&mut sc, &mut m);
+                        black_box(sc.nchunks());
+                        // Returned: criterion drops it (a file frame tidies
+                        // its free space then) outside the timing.
+                        sc
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+        }
+    }
+    g.finish();
+    let _ = std::fs::remove_file(path());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
