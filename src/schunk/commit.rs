@@ -214,17 +214,12 @@ impl SChunk {
             dead,
             Tail::Auto,
         )?;
-        if let Backend::Dir(dir) = &self.backend
-            && !dead_files.is_empty()
-        {
-            // Removed once the new index is in place, unless a new chunk
-            // took the file's number.
-            let now = self.offsets.to_vec();
-            let set = Names::of(&now, dead_files.len());
+        // Removed once the new index is in place. No new chunk can have
+        // taken a dead file's number: `commit` numbers new files from one
+        // past the largest the old index names.
+        if let Backend::Dir(dir) = &self.backend {
             for &loc in &dead_files {
-                if !set.names(&now, loc as i64) {
-                    dir.remove_chunk(loc);
-                }
+                dir.remove_chunk(loc);
             }
         }
         Ok(())
