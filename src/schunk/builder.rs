@@ -117,6 +117,7 @@ impl SChunkBuilder {
             writable: Ok(()),
             tidy_on_close: false,
             tidy_on_drop: true,
+            tail_stale: false,
         }
     }
 

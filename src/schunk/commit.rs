@@ -95,17 +95,10 @@ impl SChunk {
         // their location is known.
         const TAG: i64 = -1;
         let is_tag = |e: i64| e <= TAG && e > -(1 << 40);
-        let special_ok = new_cs > 0;
-        let frame_ts = self.header.typesize;
         let garbage = {
             let mut place = |bytes: &[u8], h: &ChunkHeader| -> Result<i64> {
-                if special_ok
-                    && let Some(
-                        k @ (SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit),
-                    ) = h.special()
-                    && (k != SpecialValue::Nan || i32::from(h.typesize) == frame_ts)
-                {
-                    return ChunkEntry::Special(k).to_raw();
+                if let Some(code) = self.index_code(new_cs, h) {
+                    return code;
                 }
                 pending.push(bytes.to_vec());
                 Ok(TAG - (pending.len() as i64 - 1))
@@ -180,22 +173,7 @@ impl SChunk {
         if new_cs == 0 && self.header.chunksize != 0 && nbytes > 0 {
             self.check_variable_sum(&offs, &pending, nbytes)?;
         }
-        let mut h = self.header.clone();
-        h.chunksize = if offs.is_empty() && new_cs <= 0 && h.chunksize < 0 {
-            -1
-        } else {
-            new_cs
-        };
-        h.nbytes = nbytes;
-        let version = if h.chunksize == 0 || vlblocks { 3 } else { 2 };
-        let mut gf = (h.general_flags & 0x30) | version;
-        if h.chunksize == 0 {
-            gf |= frame::raw::GFLAG_VARIABLE_CHUNKS;
-        }
-        if vlblocks {
-            gf |= frame::raw::GFLAG_VLBLOCKS;
-        }
-        h.general_flags = gf;
+        let h = self.changed_header(new_cs, nbytes, vlblocks, offs.is_empty());
         self.commit(
             h,
             pending,
@@ -223,6 +201,104 @@ impl SChunk {
             }
         }
         Ok(())
+    }
+
+    /// The header of the frame after a change of its chunk list: chunk
+    /// size `new_cs` (-1 again when the list is `empty` and had none),
+    /// `nbytes`, and the format version and flags these imply.
+    fn changed_header(&self, new_cs: i32, nbytes: i64, vlblocks: bool, empty: bool) -> FrameHeader {
+        let mut h = self.header.clone();
+        h.chunksize = if empty && new_cs <= 0 && h.chunksize < 0 {
+            -1
+        } else {
+            new_cs
+        };
+        h.nbytes = nbytes;
+        let version = if h.chunksize == 0 || vlblocks { 3 } else { 2 };
+        let mut gf = (h.general_flags & 0x30) | version;
+        if h.chunksize == 0 {
+            gf |= frame::raw::GFLAG_VARIABLE_CHUNKS;
+        }
+        if vlblocks {
+            gf |= frame::raw::GFLAG_VLBLOCKS;
+        }
+        h.general_flags = gf;
+        h
+    }
+
+    /// The index code a new chunk `h` is stored as instead of its bytes:
+    /// zeros, NaN (of the frame's type size) and uninit chunks, when the
+    /// chunk size stays fixed (`new_cs > 0`: a code does not say its size).
+    fn index_code(&self, new_cs: i32, h: &ChunkHeader) -> Option<Result<i64>> {
+        match h.special() {
+            Some(k @ (SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit))
+                if new_cs > 0
+                    && (k != SpecialValue::Nan
+                        || i32::from(h.typesize) == self.header.typesize) =>
+            {
+                Some(ChunkEntry::Special(k).to_raw())
+            }
+            _ => None,
+        }
+    }
+
+    /// Append checked chunk `chunk` (header `ch`) to a frame in memory
+    /// without the copy of the index a change makes (to leave the old one
+    /// on failure): its bytes go after the chunks section, its entry onto
+    /// the index, the sizes into the header; the index and trailer are
+    /// written by [`SChunk::flush_tail`]. `new_cs` and `nbytes` as for
+    /// [`SChunk::change_chunks`]. False, with nothing done, where the
+    /// general change is needed: another storage, an empty or repeated
+    /// index, a chunk size turning variable (stored codes, a sum check).
+    pub(super) fn append_in_memory(
+        &mut self,
+        chunk: &[u8],
+        ch: &ChunkHeader,
+        new_cs: i32,
+        nbytes: i64,
+    ) -> Result<bool> {
+        let n = self.offsets.len();
+        if !matches!(
+            self.backend,
+            Backend::Frame {
+                storage: Storage::Memory,
+                ..
+            }
+        ) || !matches!(self.offsets, Offsets::Explicit(_))
+            || n == 0
+            || n >= frame::MAX_NCHUNKS
+            || (new_cs <= 0 && self.header.chunksize != 0)
+        {
+            return Ok(false);
+        }
+        self.check_index_editable()?;
+        let mut h = self.changed_header(new_cs, nbytes, ch.is_vlblocks(), false);
+        self.stamp(&mut h);
+        let code = self.index_code(new_cs, ch).transpose()?;
+        let hl = u64::from(h.header_len);
+        let end = self.header.cbytes.max(0) as u64;
+        let stored = if code.is_some() {
+            0
+        } else {
+            chunk.len() as u64
+        };
+        h.cbytes = i64::try_from(end + stored).map_err(|_| invalid_param("frame too large"))?;
+        h.frame_len = hl + end + stored;
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(false);
+        };
+        self.tail_stale = true;
+        if code.is_none() {
+            io.write_all_at(hl + end, chunk)?;
+        }
+        io.write_all_at(0, &h.encode_fixed())?;
+        io.set_len(h.frame_len)?;
+        if let Offsets::Explicit(v) = &mut self.offsets {
+            v.push(code.unwrap_or(end as i64));
+        }
+        self.header = h;
+        self.live_cbytes += stored;
+        Ok(true)
     }
 
     /// Whether a commit that also writes `metas` changes header bytes of
@@ -340,13 +416,62 @@ impl SChunk {
         let mut alloc = None;
         let new_live: u64 = new_chunks.iter().map(|c| c.len() as u64).sum();
         let live = (self.live_cbytes + new_live).saturating_sub(freed);
+        let vl_changed = vlmeta.is_some();
         let vl = vlmeta.unwrap_or_else(|| self.vlmetalayers.clone());
         h.tcomp = i16::try_from(self.cparams.nthreads).unwrap_or(i16::MAX);
         h.tdecomp = i16::try_from(self.dparams.nthreads).unwrap_or(i16::MAX);
         h.has_vlmeta = !vl.is_empty();
-        let trailer = frame::raw::encode_trailer(&vl)?;
+        // A memory frame leaves its index and trailer to `flush_tail`
+        // (`to_cframe`): new chunks go over them, so they are stale from
+        // here until written whole again (also after a failure).
+        let memory = matches!(
+            self.backend,
+            Backend::Frame {
+                storage: Storage::Memory,
+                ..
+            }
+        );
+        if memory {
+            self.tail_stale = true;
+        }
+        // Checked now (a later `flush_tail` must not fail on them).
+        let trailer = if memory && !vl_changed {
+            Vec::new()
+        } else {
+            frame::raw::encode_trailer(&vl)?
+        };
         let offsets;
         match &mut self.backend {
+            Backend::Frame { io, .. } if memory => {
+                let hl = u64::from(h.header_len);
+                let mut sect = self.header.cbytes as u64;
+                let mut locs = Vec::with_capacity(new_chunks.len());
+                for c in &new_chunks {
+                    io.write_all_at(hl + sect, c)?;
+                    locs.push(sect as i64);
+                    sect += c.len() as u64;
+                }
+                offsets = make(&locs)?.unwrap_or_else(|| self.offsets.clone());
+                if offsets.len() > frame::MAX_NCHUNKS {
+                    return Err(invalid_param("more than 268435455 chunks"));
+                }
+                h.cbytes = i64::try_from(sect).map_err(|_| invalid_param("frame too large"))?;
+                h.frame_len = hl + sect;
+                let bytes = match &metas {
+                    None => h.encode_fixed().to_vec(),
+                    Some(m) => {
+                        let mut hh = h.clone();
+                        let mut new = frame::raw::encode_header(&mut hh, m)?;
+                        if hh.header_len != h.header_len {
+                            return Err(corrupt("metalayer change changed the header length"));
+                        }
+                        new[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+                        new
+                    }
+                };
+                io.write_all_at(0, &bytes)?;
+                io.set_len(h.frame_len)?;
+            }
             Backend::Frame { io, storage } => {
                 let hl = u64::from(h.header_len);
                 let persistent = io.is_persistent();
@@ -495,6 +620,7 @@ impl SChunk {
                 }
             }
         }
+        self.tail_stale = memory;
         self.header = h;
         self.offsets = offsets;
         self.vlmetalayers = vl;
@@ -509,6 +635,39 @@ impl SChunk {
             let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
             self.space.commit(a, &sizes, &dead);
         }
+        Ok(())
+    }
+}
+
+impl SChunk {
+    /// Write a memory frame's offsets index and trailer after its chunks
+    /// (left out by the changes since the last flush, see `tail_stale`),
+    /// and its header with the frame's length: the frame in memory is then
+    /// whole, as [`SChunk::to_cframe`] returns it. Nothing to do otherwise.
+    pub(crate) fn flush_tail(&mut self) -> Result<()> {
+        if !self.tail_stale {
+            return Ok(());
+        }
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            self.tail_stale = false;
+            return Ok(());
+        };
+        let hl = u64::from(self.header.header_len);
+        let end = hl + self.header.cbytes.max(0) as u64;
+        let index = if self.header.nbytes > 0 && !self.offsets.is_empty() {
+            encode_offsets(&self.offsets)?
+        } else {
+            Vec::new()
+        };
+        let trailer = frame::raw::encode_trailer(&self.vlmetalayers)?;
+        io.write_all_at(end, &index)?;
+        io.write_all_at(end + index.len() as u64, &trailer)?;
+        let mut h = self.header.clone();
+        h.frame_len = end + (index.len() + trailer.len()) as u64;
+        io.write_all_at(0, &h.encode_fixed())?;
+        io.set_len(h.frame_len)?;
+        self.header = h;
+        self.tail_stale = false;
         Ok(())
     }
 }

@@ -188,6 +188,7 @@ impl SChunk {
             io.set_len(h.frame_len)?;
             self.header = h;
             self.offsets = fin;
+            self.tail_stale = false;
             return Ok(());
         }
         let index_len = if self.header.nbytes > 0 && !fin.is_empty() {

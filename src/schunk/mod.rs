@@ -270,6 +270,12 @@ pub struct SChunk {
     tidy_on_close: bool,
     /// Dropping the handle tidies (see [`SChunk::set_tidy_on_drop`]).
     tidy_on_drop: bool,
+    /// A memory frame's index and trailer are not written yet (changes of
+    /// chunks leave them to [`SChunk::to_cframe`]: rewriting the whole
+    /// index per append made building a super-chunk quadratic). Its
+    /// header, chunks and `cbytes` are current; its `frame_len` ends at
+    /// the chunks section.
+    tail_stale: bool,
 }
 
 impl std::fmt::Debug for SChunk {

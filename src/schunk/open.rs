@@ -308,6 +308,7 @@ impl OpenOptions {
             writable,
             tidy_on_close: false,
             tidy_on_drop: true,
+            tail_stale: false,
         })
     }
 }

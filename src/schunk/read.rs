@@ -11,7 +11,10 @@ use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor, SpecialValue};
 
 impl SChunk {
-    /// The frame header as last written (for listings).
+    /// The frame header as last written (for listings). A super-chunk in
+    /// memory writes its offsets index and trailer only when its frame is
+    /// read whole ([`SChunk::to_cframe`]): after a change of its chunks,
+    /// until then, `frame_len` ends at the chunks section.
     pub fn frame_header(&self) -> &FrameHeader {
         &self.header
     }

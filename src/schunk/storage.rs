@@ -240,12 +240,37 @@ pub(super) fn load_chunk<'a>(
 }
 
 impl SChunk {
+    /// Write what a super-chunk in memory leaves for later: changes of its
+    /// chunks do not rewrite its offsets index and trailer each time (that
+    /// made building a super-chunk of `n` chunks cost `n`² index
+    /// entries); [`SChunk::to_cframe`] writes them, and so does this, after
+    /// which [`SChunk::frame_header`]'s `frame_len` is the whole frame's.
+    /// Nothing to do for other storage, whose changes write them.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, schunk::SChunk};
+    ///
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// sc.flush()?;
+    /// let len = sc.frame_header().frame_len;
+    /// assert_eq!(sc.to_cframe()?.len() as u64, len);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The index encoder's errors.
+    pub fn flush(&mut self) -> Result<()> {
+        self.flush_tail()
+    }
+
     /// The whole super-chunk as one contiguous frame (a copy; for a
     /// directory frame, a compact cframe of its chunks).
     ///
     /// # Errors
     /// I/O errors.
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
+        self.flush_tail()?;
         match &mut self.backend {
             Backend::Frame { io, .. } => {
                 let mut v = vec![0u8; self.header.frame_len as usize];
@@ -607,7 +632,7 @@ impl SChunk {
     /// frame's index file.
     pub(super) fn replace_frame(&mut self, bytes: &[u8]) -> Result<()> {
         let fsync = self.fsync;
-        match &mut self.backend {
+        let r = match &mut self.backend {
             Backend::Frame {
                 storage: Storage::File { .. },
                 ..
@@ -621,7 +646,12 @@ impl SChunk {
                 Ok(())
             }
             Backend::Dir(dir) => dir.replace_index(bytes, fsync),
+        };
+        if r.is_ok() {
+            // A whole frame: nothing of a memory frame is left stale.
+            self.tail_stale = false;
         }
+        r
     }
 
     /// Save the super-chunk as a contiguous frame file at `path` (its

@@ -96,6 +96,9 @@ impl SChunk {
             .nbytes
             .checked_add(ch.nbytes as i64)
             .ok_or_else(|| invalid_param("nbytes overflows"))?;
+        if i == n && self.append_in_memory(chunk, &ch, new_cs, nbytes)? {
+            return Ok(());
+        }
         self.change_chunks(new_cs, nbytes, ch.is_vlblocks(), |offs, place| {
             let e = place(chunk, &ch)?;
             offs.insert(i, e);
