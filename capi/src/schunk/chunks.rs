@@ -79,7 +79,7 @@ fn with_mode<T>(
     let r = f(&mut unsafe {
         Engine {
             sc: &mut (*p).sc,
-            data_dirty: &mut (*p).data_dirty,
+            data_edit: &mut (*p).data_edit,
             c: &(*p).c,
             cparams: &(*p).cparams,
             dparams: &(*p).dparams,
@@ -176,8 +176,13 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
             };
             let r = match chunk_arg(chunk) {
                 Ok(c) => r64({
-                    *h.data_dirty = true;
-                    h.sc.insert_chunk(i, c)
+                    let r = h.sc.insert_chunk(i, c);
+                    h.data_edit.note(if r.is_ok() {
+                        DataEdit::Insert(i)
+                    } else {
+                        DataEdit::All
+                    });
+                    r
                 }
                 .map(|()| h.sc.nchunks())),
                 Err(e) => e,
@@ -204,8 +209,13 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
             };
             let r = match chunk_arg(chunk) {
                 Ok(c) => r64({
-                    *h.data_dirty = true;
-                    h.sc.update_chunk(i, c)
+                    let r = h.sc.update_chunk(i, c);
+                    h.data_edit.note(if r.is_ok() {
+                        DataEdit::Update(i)
+                    } else {
+                        DataEdit::All
+                    });
+                    r
                 }
                 .map(|()| h.sc.nchunks())),
                 Err(e) => e,
@@ -229,8 +239,13 @@ pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
                 Err(e) => return e,
             };
             r64({
-                *h.data_dirty = true;
-                h.sc.delete_chunk(i)
+                let r = h.sc.delete_chunk(i);
+                h.data_edit.note(if r.is_ok() {
+                    DataEdit::Delete(i)
+                } else {
+                    DataEdit::All
+                });
+                r
             }
             .map(|()| h.sc.nchunks()))
         })
@@ -470,7 +485,7 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
             }
             // SAFETY: buffer holds (stop - start) items.
             let data = unsafe { slice_in(buffer, ((stop - start) * ts) as usize) };
-            *h.data_dirty = true;
+            h.data_edit.note(DataEdit::All);
             match h.sc.set_slice((start * ts) as u64, data) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
@@ -643,7 +658,7 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
                 }
                 order.push(v as usize);
             }
-            *h.data_dirty = true;
+            h.data_edit.note(DataEdit::All);
             match h.sc.reorder_chunks(&order) {
                 Ok(()) => 0,
                 Err(e) => code_of(&e),
@@ -672,7 +687,7 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
                 4 => Fill::Uninit,
                 _ => return i64::from(err::INVALID_PARAM),
             };
-            *h.data_dirty = true;
+            h.data_edit.note(DataEdit::All);
             match h.sc.fill_special(nitems as u64, fill, chunksize as usize) {
                 Ok(()) => h.sc.nchunks() as i64,
                 Err(e) => i64::from(code_of(&e)),

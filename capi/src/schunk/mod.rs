@@ -12,7 +12,7 @@
 //! threads): a handle is *claimed* ([`claim`], a process-wide table keyed
 //! by address) by every call that uses it. [`with`] claims it for the
 //! engine: it borrows `&mut` only the fields the engine changes
-//! ([`Engine`]: the `SChunk` and `data_dirty`), never the whole `Handle`,
+//! ([`Engine`]: the `SChunk` and `data_edit`), never the whole `Handle`,
 //! and publishes the handle in the [`SchunkSlot`] the super-chunk's
 //! `CParams::context` / `DParams::context` carry, so callbacks get it.
 //! While so claimed, the C view (`c`, `cparams`, `dparams`, `metas`,
@@ -49,9 +49,32 @@ mod meta;
 mod udio;
 
 #[cfg(test)]
+mod data_tests;
+#[cfg(test)]
 mod reentry_tests;
 #[cfg(test)]
 mod typesize_tests;
+
+/// A new in-memory super-chunk for a test (`contiguous`: with a frame C
+/// sees), from `cp` and `dp`; not null.
+#[cfg(test)]
+fn memory_schunk(
+    contiguous: bool,
+    cp: &mut crate::v2::blosc2_cparams,
+    dp: &mut crate::v2::blosc2_dparams,
+) -> *mut blosc2_schunk {
+    let mut st = blosc2_storage {
+        contiguous,
+        urlpath: std::ptr::null_mut(),
+        cparams: cp,
+        dparams: dp,
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: a valid storage (its parameters live through the call).
+    let s = unsafe { blosc2_schunk_new(&mut st) };
+    assert!(!s.is_null());
+    s
+}
 
 pub use chunks::*;
 pub use files::*;
@@ -188,8 +211,9 @@ pub struct Handle {
     /// a copy of each chunk, and the pointers C reads.
     chunks: Vec<Box<[u8]>>,
     data_ptrs: Vec<*mut u8>,
-    /// Chunks changed other than by appending: rebuild `chunks`.
-    data_dirty: bool,
+    /// The change of chunks other than appends since `chunks` was last
+    /// brought up to date.
+    data_edit: DataEdit,
     /// Identity and change time of the frame on disk when last seen.
     stamp: Option<DiskStamp>,
     /// The context `sc`'s parameters carry (a [`SchunkSlot`]).
@@ -248,11 +272,40 @@ pub(crate) fn claim(p: *mut blosc2_schunk, how: Use) -> Result<Claim, Use> {
     Ok(Claim(key))
 }
 
+/// A change of an in-memory super-chunk's chunks that C's `data` array
+/// (a copy of each chunk, for super-chunks without a frame) must follow,
+/// other than appends (found by the count). Noted by the call that made
+/// it, when it worked; [`Handle::sync_data`] applies it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DataEdit {
+    /// None since the last refresh.
+    None,
+    /// Chunk `i` inserted.
+    Insert(usize),
+    /// Chunk `i` deleted.
+    Delete(usize),
+    /// Chunk `i` replaced.
+    Update(usize),
+    /// Anything else: copy every chunk again.
+    All,
+}
+
+impl DataEdit {
+    /// Note `e` after this one: two changes need every chunk again.
+    pub(super) fn note(&mut self, e: DataEdit) {
+        *self = if *self == DataEdit::None {
+            e
+        } else {
+            DataEdit::All
+        };
+    }
+}
+
 /// The fields of a [`Handle`] the engine borrows mutably while [`with`]
 /// runs; everything else stays readable by callbacks.
 pub(super) struct Engine<'a> {
     pub sc: &'a mut SChunk,
-    pub data_dirty: &'a mut bool,
+    pub data_edit: &'a mut DataEdit,
     pub c: &'a blosc2_schunk,
     pub cparams: &'a blosc2_cparams,
     pub dparams: &'a blosc2_dparams,
@@ -286,7 +339,7 @@ pub(super) unsafe fn view_in_engine<'a>(s: *mut blosc2_schunk) -> Option<View<'a
     }
     let p = s as *mut Handle;
     // SAFETY: the handle is live and claimed by `with`, which borrows only
-    // its `sc` and `data_dirty` fields mutably (and the C view shared) and
+    // its `sc` and `data_edit` fields mutably (and the C view shared) and
     // writes none of these fields until the engine call (which waits for
     // its callbacks) returns: shared references to them alias nothing
     // mutable.
@@ -404,7 +457,7 @@ impl Handle {
             vlmetas: Vec::new(),
             chunks: Vec::new(),
             data_ptrs: Vec::new(),
-            data_dirty: true,
+            data_edit: DataEdit::All,
             stamp: None,
             ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
             frame: crate::internal::frame::blosc2_frame_s::EMPTY,
@@ -458,7 +511,7 @@ impl Handle {
                 // The replaced handle's view is stale: it must not tidy the file.
                 self.sc.set_tidy_on_drop(false);
                 self.sc = sc;
-                self.data_dirty = true;
+                self.data_edit = DataEdit::All;
                 self.stamp = disk_stamp(&self.sc.storage());
                 true
             }
@@ -466,26 +519,69 @@ impl Handle {
         }
     }
 
-    /// Refresh C's `data` array (in-memory super-chunks without a frame).
+    /// Refresh C's `data` array (in-memory super-chunks without a frame):
+    /// the one chunk an insert, update or delete changed (a pointer array
+    /// edit, as C's), the chunks appended, or all of them after another
+    /// change. A memory frame is written whole first when C sees it as a
+    /// frame (`contiguous`: its `frame->len`).
     fn sync_data(&mut self) {
         if self.urlpath.is_some() || self.storage.contiguous {
+            if self.urlpath.is_none() {
+                // Cannot fail for a memory frame; a failure leaves the
+                // index for `to_cframe`, which reports it.
+                let _ = self.sc.flush();
+            }
             return;
         }
         let n = self.sc.nchunks();
-        if self.data_dirty || n < self.chunks.len() {
+        let edit = std::mem::replace(&mut self.data_edit, DataEdit::None);
+        let copy = |sc: &mut SChunk, i: usize| {
+            sc.get_chunk(i)
+                .map(|c| c.into_owned().into_boxed_slice())
+                .ok()
+        };
+        let had = self.chunks.len();
+        let applied = match edit {
+            DataEdit::None => true,
+            DataEdit::Insert(i) if i <= had && n == had + 1 => match copy(&mut self.sc, i) {
+                Some(mut c) => {
+                    self.data_ptrs.insert(i, c.as_mut_ptr());
+                    self.chunks.insert(i, c);
+                    true
+                }
+                None => false,
+            },
+            DataEdit::Delete(i) if i < had && n + 1 == had => {
+                self.chunks.remove(i);
+                self.data_ptrs.remove(i);
+                true
+            }
+            DataEdit::Update(i) if i < had && n == had => match copy(&mut self.sc, i) {
+                Some(mut c) => {
+                    self.data_ptrs[i] = c.as_mut_ptr();
+                    self.chunks[i] = c;
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        };
+        if !applied || n < self.chunks.len() {
             self.chunks.clear();
-            self.data_dirty = false;
+            self.data_ptrs.clear();
         }
         for i in self.chunks.len()..n {
-            match self.sc.get_chunk(i) {
-                Ok(c) => self.chunks.push(c.into_owned().into_boxed_slice()),
-                Err(_) => {
-                    self.data_dirty = true;
+            match copy(&mut self.sc, i) {
+                Some(mut c) => {
+                    self.data_ptrs.push(c.as_mut_ptr());
+                    self.chunks.push(c);
+                }
+                None => {
+                    self.data_edit = DataEdit::All;
                     break;
                 }
             }
         }
-        self.data_ptrs = self.chunks.iter_mut().map(|c| c.as_mut_ptr()).collect();
         self.c.data = self.data_ptrs.as_mut_ptr();
         self.c.data_len = self.data_ptrs.len();
     }

@@ -107,16 +107,7 @@ fn round_trip(nthreads: i16, n: usize) {
     cp.blocksize = 4096;
     let mut dp = DPARAMS_DEFAULTS;
     dp.nthreads = nthreads;
-    let mut st = blosc2_storage {
-        contiguous: false,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cp,
-        dparams: &mut dp,
-        io: std::ptr::null_mut(),
-    };
-    // SAFETY: a valid storage.
-    let s = unsafe { blosc2_schunk_new(&mut st) };
-    assert!(!s.is_null());
+    let s = memory_schunk(false, &mut cp, &mut dp);
     let mut v = 222u8;
     // SAFETY: a live handle and one byte of content.
     assert!(unsafe { blosc2_vlmeta_add(s, c"k".as_ptr(), &mut v, 1, std::ptr::null_mut()) } >= 0);

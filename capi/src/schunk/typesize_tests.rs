@@ -14,16 +14,7 @@ fn slice_calls_use_the_typesize_c_reads() {
     let mut cp = CPARAMS_DEFAULTS;
     cp.typesize = 4;
     let mut dp = DPARAMS_DEFAULTS;
-    let mut st = blosc2_storage {
-        contiguous: true,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cp,
-        dparams: &mut dp,
-        io: std::ptr::null_mut(),
-    };
-    // SAFETY: a valid storage.
-    let s = unsafe { blosc2_schunk_new(&mut st) };
-    assert!(!s.is_null());
+    let s = memory_schunk(true, &mut cp, &mut dp);
     let data: Vec<u8> = (0..6000u32).map(|i| (i % 251) as u8).collect();
     // SAFETY: a live handle; data.len() readable bytes.
     let rc = unsafe { blosc2_schunk_append_buffer(s, data.as_ptr().cast(), data.len() as i32) };
