@@ -91,18 +91,18 @@ pub(crate) fn locking_on(h: &Handle) -> bool {
 /// The sidecar lock file of a handle on disk, when locking is on.
 fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
     use oxiblosc::schunk::Storage;
-    if !locking_on(h) {
-        return None;
-    }
-    match h.sc.storage() {
+    // The storage first: a super-chunk in memory never locks, and its calls
+    // skip the environment look-up (a `getenv` per call).
+    let path = match h.sc.storage() {
         Storage::File { path, .. } => {
             let mut p = path.into_os_string();
             p.push(".b2lock");
-            Some(p.into())
+            p.into()
         }
-        Storage::Directory(dir) => Some(dir.join(".b2lock")),
-        _ => None,
-    }
+        Storage::Directory(dir) => dir.join(".b2lock"),
+        _ => return None,
+    };
+    locking_on(h).then_some(path)
 }
 
 /// Take (or nest in) the handle's lock. `Ok(true)` when the frame was
