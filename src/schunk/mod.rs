@@ -87,8 +87,11 @@
 //! updates, deletes and the rare oversized chunk, and are reused by later
 //! chunks that fit. [`SChunk::trim`] drops the reserve, [`SChunk::compact`]
 //! every dead byte (e.g. before handing a file over); both are crash-safe.
-//! Memory frames work like C-Blosc2 (new chunks over the old index, no
-//! reserve); directory frames have no dead space.
+//! Memory frames put new chunks over the old index, as C-Blosc2 does (no
+//! reserve), but write the index and trailer only when the frame is read
+//! whole ([`SChunk::to_cframe`], [`SChunk::flush`]): building a super-chunk
+//! of `n` chunks writes one index, not `n`. Directory frames have no dead
+//! space.
 //!
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
 //! it, then replace `chunks.b2frame` by writing a temporary file and
