@@ -11,7 +11,7 @@
 use super::layout::Layout;
 use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
 use crate::error::{Error, Result};
-use crate::schunk::SChunk;
+use crate::schunk::{Rebuild, SChunk};
 
 /// The most chunks [`resize`] makes an array of (its plan holds one entry
 /// per chunk).
@@ -336,12 +336,24 @@ pub fn set_slice(
         });
         updates.push((ci as usize, crate::compress(&buf, &cparams)?));
     }
-    // Every chunk replaced in one change (old-or-new as a whole).
-    let mut plan: Vec<std::result::Result<usize, Vec<u8>>> = (0..sc.nchunks()).map(Ok).collect();
+    // Every chunk replaced in one change (old-or-new as a whole): the
+    // chunks between them kept as runs.
+    updates.sort_by_key(|&(ci, _)| ci);
+    let n = sc.nchunks();
+    let mut plan = Vec::with_capacity(2 * updates.len() + 1);
+    let mut next = 0;
     for (ci, chunk) in updates {
-        if let Some(p) = plan.get_mut(ci) {
-            *p = Err(chunk);
+        if ci < next || ci >= n {
+            continue;
         }
+        if ci > next {
+            plan.push(Rebuild::Keep(next..ci));
+        }
+        plan.push(Rebuild::New(chunk));
+        next = ci + 1;
+    }
+    if next < n {
+        plan.push(Rebuild::Keep(next..n));
     }
     sc.rebuild_chunks(&plan)
 }
@@ -416,6 +428,76 @@ struct BoxFill<'a> {
     data: &'a [u8],
 }
 
+/// Along one dimension of a resize (old length `o`, new `w`, chunk length
+/// `cs`, items moving at `s`): the old chunk coordinate whose items new
+/// chunk coordinate `c` holds unchanged, if any: all of them when the
+/// length is unchanged; else those wholly before `s`, and those wholly in
+/// the part that moves by a whole number of chunks.
+struct DimMap {
+    same: bool,
+    /// New coordinates below this are unchanged.
+    before: u64,
+    /// New coordinates from this on moved by `shift` chunks (`u64::MAX`:
+    /// none).
+    moved_from: u64,
+    grow: bool,
+    shift: u64,
+    /// Old coordinates are below this.
+    old_grid: u64,
+}
+
+impl DimMap {
+    fn new(o: u64, w: u64, s: u64, cs: u64, old_grid: u64) -> DimMap {
+        let (grow, delta) = if w >= o {
+            (true, w - o)
+        } else {
+            (false, o - w)
+        };
+        let moved_from = if o == w || !delta.is_multiple_of(cs) {
+            u64::MAX
+        } else if grow {
+            // lo = c * cs >= s + delta
+            (s + delta).div_ceil(cs)
+        } else {
+            // lo >= s
+            s.div_ceil(cs)
+        };
+        DimMap {
+            same: o == w,
+            // lo + cs <= s
+            before: s / cs,
+            moved_from,
+            grow,
+            shift: delta / cs,
+            old_grid,
+        }
+    }
+
+    fn old(&self, c: u64) -> Option<u64> {
+        let oc = if self.same || c < self.before {
+            c
+        } else if c >= self.moved_from {
+            if self.grow {
+                c - self.shift
+            } else {
+                c + self.shift
+            }
+        } else {
+            return None;
+        };
+        (oc < self.old_grid).then_some(oc)
+    }
+}
+
+/// The chunk coordinates (chunks of `cs` items, a dimension of `w`) whose
+/// items meet `lo..hi` (a box of items: not empty).
+fn fill_range(lo: u64, hi: u64, w: u64, cs: u64) -> std::ops::Range<u64> {
+    if lo >= w {
+        return 0..0;
+    }
+    lo / cs..hi.div_ceil(cs)
+}
+
 /// [`resize`], with the items of `fill` (if any) written in the same plan:
 /// one change of the chunk list and the metalayer.
 fn resize_with(
@@ -479,50 +561,53 @@ fn resize_with(
     let grid_new = new_layout.grid().to_vec();
     let grid_old = old_layout.grid().to_vec();
     let cs = &meta.chunkshape;
-    // Each new chunk: Some(old index) to keep, or its compressed bytes.
-    let mut plan: Vec<std::result::Result<usize, Vec<u8>>> = Vec::new();
+    // The new chunks in order: runs of old ones kept, and new bytes.
+    let mut plan: Vec<Rebuild> = Vec::new();
     let cparams = chunk_cparams(sc, &new_layout);
     let mut buf = vec![0u8; new_layout.chunk_nbytes()];
-    for ci in 0..new_layout.nchunks() {
-        let mut cc = [0u64; MAX_DIM];
-        let mut rem = ci;
-        for d in (0..n).rev() {
-            cc[d] = rem % grid_new[d];
-            rem /= grid_new[d];
+    // Per dimension: which old chunk coordinate each new one keeps, and
+    // which new ones meet `fill` (looked up for every chunk below: an edit
+    // of a 40,000-chunk array visits them all).
+    let nchunks = new_layout.nchunks();
+    let maps: Vec<DimMap> = (0..n)
+        .map(|d| DimMap::new(old_shape[d], new_shape[d], s[d], cs[d], grid_old[d]))
+        .collect();
+    let hits: Vec<std::ops::Range<u64>> = (0..n)
+        .map(|d| match fill.as_ref() {
+            Some(f) => fill_range(f.lo[d], f.hi[d], new_shape[d], cs[d]),
+            None => 0..0,
+        })
+        .collect();
+    let mut cc = [0u64; MAX_DIM];
+    for ci in 0..nchunks {
+        // The next chunk's coordinates (C order).
+        if ci > 0 {
+            let mut d = n;
+            while d > 0 {
+                d -= 1;
+                cc[d] += 1;
+                if cc[d] < grid_new[d] {
+                    break;
+                }
+                cc[d] = 0;
+            }
         }
-        // The old chunk whose content this one is unchanged, if any: per
-        // dimension unchanged, wholly before `start`, or wholly in the part
-        // that moves by a whole number of chunks.
+        // The old chunk whose content this one is, if any.
         let mut keep = n > 0;
         let mut oi = 0u64;
         for d in 0..n {
-            let (o, w, lo) = (old_shape[d], new_shape[d], cc[d] * cs[d]);
-            let oc = if o == w || lo + cs[d] <= s[d] {
-                Some(cc[d])
-            } else if w > o && (w - o).is_multiple_of(cs[d]) && lo >= s[d] + (w - o) {
-                Some(cc[d] - (w - o) / cs[d])
-            } else if w < o && (o - w).is_multiple_of(cs[d]) && lo >= s[d] {
-                Some(cc[d] + (o - w) / cs[d])
-            } else {
-                None
-            };
-            match oc {
-                Some(x) if x < grid_old[d] => oi = oi * grid_old[d] + x,
-                _ => {
+            match maps[d].old(cc[d]) {
+                Some(x) => oi = oi * grid_old[d] + x,
+                None => {
                     keep = false;
                     break;
                 }
             }
         }
         // Whether the chunk holds items of `fill`.
-        let filled = fill.as_ref().is_some_and(|f| {
-            (0..n).all(|d| {
-                let lo = cc[d] * cs[d];
-                lo < f.hi[d] && f.lo[d] < (lo + cs[d]).min(new_shape[d])
-            })
-        });
+        let filled = fill.is_some() && (0..n).all(|d| hits[d].contains(&cc[d]));
         if keep && !filled {
-            plan.push(Ok(oi as usize));
+            Rebuild::keep(&mut plan, oi as usize);
             continue;
         }
         buf.fill(0);
@@ -557,7 +642,7 @@ fn resize_with(
         if per_dim.iter().any(|p| p.is_empty()) {
             // No old item lands here: the fill's items, or a zero chunk,
             // recorded as such.
-            plan.push(Err(if filled {
+            plan.push(Rebuild::New(if filled {
                 write_fill(&mut buf);
                 crate::compress(&buf, &cparams)?
             } else {
@@ -608,7 +693,7 @@ fn resize_with(
             }
         }
         write_fill(&mut buf);
-        plan.push(Err(crate::compress(&buf, &cparams)?));
+        plan.push(Rebuild::New(crate::compress(&buf, &cparams)?));
     }
     let name = if sc.meta_exists(B2ND_META) {
         B2ND_META
@@ -685,4 +770,71 @@ pub fn append(sc: &mut SChunk, meta: &mut NdMeta, data: &[u8], axis: usize) -> R
         ))
     })?;
     insert(sc, meta, data, axis, pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule `DimMap` and `fill_range` precompute, as `resize_with`
+    /// applied it to each chunk (one division and test per chunk).
+    fn old_by_rule(o: u64, w: u64, s: u64, cs: u64, old_grid: u64, c: u64) -> Option<u64> {
+        let lo = c * cs;
+        let oc = if o == w || lo + cs <= s {
+            Some(c)
+        } else if w > o && (w - o).is_multiple_of(cs) && lo >= s + (w - o) {
+            Some(c - (w - o) / cs)
+        } else if w < o && (o - w).is_multiple_of(cs) && lo >= s {
+            Some(c + (o - w) / cs)
+        } else {
+            None
+        };
+        oc.filter(|&x| x < old_grid)
+    }
+
+    #[test]
+    fn dim_maps_and_fill_ranges_follow_the_per_chunk_rule() {
+        let mut cases = 0;
+        for cs in 1..=5u64 {
+            for o in 0..=13u64 {
+                for w in 0..=13u64 {
+                    for s in 0..=o {
+                        // Only starts `resize` takes: in range, and at a
+                        // chunk boundary or the end when the length changes.
+                        if w != o && s != o.min(w) && !s.is_multiple_of(cs) {
+                            continue;
+                        }
+                        if w < o && s + (o - w) > o {
+                            continue;
+                        }
+                        let (og, ng) = (o.div_ceil(cs), w.div_ceil(cs));
+                        let m = DimMap::new(o, w, s, cs, og);
+                        for c in 0..ng {
+                            assert_eq!(
+                                m.old(c),
+                                old_by_rule(o, w, s, cs, og, c),
+                                "o {o} w {w} s {s} cs {cs} c {c}"
+                            );
+                            cases += 1;
+                        }
+                        for lo in 0..=w + 1 {
+                            for hi in 0..=w + 1 {
+                                let r = fill_range(lo, hi, w, cs);
+                                for c in 0..ng {
+                                    let l = c * cs;
+                                    let rule = l < hi && lo < (l + cs).min(w);
+                                    assert_eq!(
+                                        r.contains(&c),
+                                        rule,
+                                        "lo {lo} hi {hi} w {w} cs {cs} c {c}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 1000, "{cases}");
+    }
 }

@@ -181,6 +181,7 @@ pub use iter::ChunkIter;
 pub use builder::SChunkBuilder;
 pub use open::OpenOptions;
 use space::Space;
+pub(crate) use write::Rebuild;
 
 /// Where a change puts the new index and trailer of a file-backed frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

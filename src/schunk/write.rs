@@ -168,53 +168,76 @@ impl SChunk {
         })
     }
 
-    /// A new chunk list in one commit: entry `i` of `plan` is `Ok(j)` to
-    /// keep old chunk `j` there (as stored), or `Err(bytes)` for a new
-    /// chunk. Old chunks the plan does not keep die. Used by the NDArray
-    /// edits that move and rebuild many chunks at once (`ndarray::resize`,
-    /// `insert`), so that a failure leaves the old chunks, not a mix.
-    pub(crate) fn rebuild_chunks(
-        &mut self,
-        plan: &[std::result::Result<usize, Vec<u8>>],
-    ) -> Result<()> {
+    /// A new chunk list in one commit, `plan` in order: runs of old chunks
+    /// kept (as stored) and new chunks. Old chunks the plan does not keep
+    /// die. Used by the NDArray edits that move and rebuild many chunks at
+    /// once (`ndarray::resize`, `insert`, `set_slice`), so that a failure
+    /// leaves the old chunks, not a mix. A run costs a copy of its index
+    /// entries (an edit of a 40,000-chunk array keeps one or two runs).
+    pub(crate) fn rebuild_chunks(&mut self, plan: &[Rebuild]) -> Result<()> {
         self.rebuild_chunks_and(plan, None)
     }
 
     /// [`SChunk::rebuild_chunks`], writing `metas` in the same commit.
     fn rebuild_chunks_and(
         &mut self,
-        plan: &[std::result::Result<usize, Vec<u8>>],
+        plan: &[Rebuild],
         metas: Option<Vec<frame::Metalayer>>,
     ) -> Result<()> {
         self.check_writable()?;
         self.check_index_editable()?;
         let n = self.nchunks();
-        let mut sizes = Vec::with_capacity(plan.len());
-        // Each entry: the old chunk kept, or the new chunk and its header.
-        let mut items: Vec<std::result::Result<usize, (Vec<u8>, ChunkHeader)>> =
-            Vec::with_capacity(plan.len());
+        let cs = self.header.chunksize;
+        // The new chunks' sizes as (size, count) runs, in order.
+        let mut sizes: Vec<(usize, usize)> = Vec::new();
+        // Each step: old chunks kept, or the new chunk and its header.
+        let mut items: Vec<Step> = Vec::with_capacity(plan.len());
+        let mut total = 0usize;
         for p in plan {
             match p {
-                Ok(j) if *j < n => {
-                    // From the header when chunks have a fixed size (no read
-                    // per kept chunk of a file).
-                    let size = match self.expected_nbytes(*j) {
-                        Some(s) => s,
-                        None => self.chunk_nbytes(*j)?,
-                    };
-                    sizes.push(size);
-                    items.push(Ok(*j));
+                Rebuild::Keep(r) if r.start <= r.end && r.end <= n => {
+                    if r.is_empty() {
+                        continue;
+                    }
+                    if cs > 0 {
+                        // Fixed-size chunks: every one has the chunk size
+                        // but the last, whose size the header gives (no
+                        // read per kept chunk of a file).
+                        let full = r.end.min(n - 1).saturating_sub(r.start);
+                        if full > 0 {
+                            sizes.push((cs as usize, full));
+                        }
+                        if r.end == n {
+                            let last = match self.expected_nbytes(n - 1) {
+                                Some(s) => s,
+                                None => self.chunk_nbytes(n - 1)?,
+                            };
+                            sizes.push((last, 1));
+                        }
+                    } else {
+                        for j in r.clone() {
+                            sizes.push((self.chunk_nbytes(j)?, 1));
+                        }
+                    }
+                    total += r.len();
+                    items.push(Step::Keep(r.clone()));
                 }
-                Ok(j) => return Err(invalid_param(format!("keep chunk {j} of {n}"))),
-                Err(c) => {
+                Rebuild::Keep(r) => {
+                    return Err(invalid_param(format!(
+                        "keep chunks {}..{} of {n}",
+                        r.start, r.end
+                    )));
+                }
+                Rebuild::New(c) => {
                     self.check_new_chunk(c)?;
                     let c = frame::raw::widen_short_chunk(c)?.into_owned();
                     let h = self.check_new_chunk(&c)?;
                     if h.is_vlblocks() {
                         return Err(invalid_param("VL-block chunks in a rebuilt list"));
                     }
-                    sizes.push(h.nbytes);
-                    items.push(Err((c, h)));
+                    sizes.push((h.nbytes, 1));
+                    total += 1;
+                    items.push(Step::New(c, h));
                 }
             }
         }
@@ -223,51 +246,59 @@ impl SChunk {
         // zeros, NaN and uninit chunks become index codes).
         let grow: u64 = items
             .iter()
-            .filter_map(|it| it.as_ref().err())
-            .filter(|(_, h)| {
-                !matches!(
-                    h.special(),
-                    Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
-                )
+            .filter_map(|it| match it {
+                Step::New(c, h)
+                    if !matches!(
+                        h.special(),
+                        Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
+                    ) =>
+                {
+                    Some(c.len() as u64)
+                }
+                _ => None,
             })
-            .map(|(c, _)| c.len() as u64)
             .sum();
         let limit = frame::decode_limit(self.header.frame_len.saturating_add(grow));
-        if plan.len().saturating_mul(8) > limit {
+        if total.saturating_mul(8) > limit {
             return Err(crate::Error::Unsupported(format!(
-                "an index of {} entries is over the {limit}-byte decode limit",
-                plan.len()
+                "an index of {total} entries is over the {limit}-byte decode limit"
             )));
         }
-        let nbytes = sizes.iter().try_fold(0i64, |t, &s| {
-            t.checked_add(s as i64)
+        let nbytes = sizes.iter().try_fold(0i64, |t, &(s, k)| {
+            (s as i64)
+                .checked_mul(k as i64)
+                .and_then(|b| t.checked_add(b))
                 .ok_or_else(|| invalid_param("nbytes overflows"))
         })?;
         // The chunk size stays fixed when every chunk but the last has it
         // and the last no more; a frame that has none yet and no fixed size
         // takes the first chunk's (as `insert_chunk` does).
-        let cs = match (self.header.chunksize, sizes.first()) {
-            (c, Some(&first)) if c < 0 && n == 0 => i32::try_from(first).unwrap_or(0),
+        let cs = match (cs, sizes.first()) {
+            (c, Some(&(first, _))) if c < 0 && n == 0 => i32::try_from(first).unwrap_or(0),
             (c, _) => c,
         };
         let fixed = cs > 0
-            && sizes.split_last().is_none_or(|(last, rest)| {
-                *last <= cs as usize && rest.iter().all(|&s| s == cs as usize)
+            && sizes.split_last().is_none_or(|(&(last, k), rest)| {
+                last <= cs as usize
+                    && (k == 1 || last == cs as usize)
+                    && rest.iter().all(|&(s, _)| s == cs as usize)
             });
         let new_cs = if fixed { cs } else { 0 };
-        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && !plan.is_empty();
-        let old = self.offsets.to_vec();
+        let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && total > 0;
         self.change_chunks_with(new_cs, nbytes, vl, metas, move |offs, place| {
-            let mut new = Vec::with_capacity(items.len());
+            // `offs` holds the old index (a copy): the new one is built
+            // from it, run by run.
+            let old = std::mem::take(offs);
+            let mut new = Vec::with_capacity(total);
             let mut kept = vec![false; old.len()];
             for item in &items {
-                new.push(match item {
-                    Ok(j) => {
-                        kept[*j] = true;
-                        old[*j]
+                match item {
+                    Step::Keep(r) => {
+                        new.extend_from_slice(&old[r.clone()]);
+                        kept[r.clone()].fill(true);
                     }
-                    Err((bytes, h)) => place(bytes, h)?,
-                });
+                    Step::New(bytes, h) => new.push(place(bytes, h)?),
+                }
             }
             *offs = new;
             // The entries dropped (those no kept slot names): a set_slice of
@@ -290,7 +321,7 @@ impl SChunk {
     /// the chunks (each change old-or-new, not the two together).
     pub(crate) fn rebuild_chunks_with_meta(
         &mut self,
-        plan: &[std::result::Result<usize, Vec<u8>>],
+        plan: &[Rebuild],
         name: &str,
         content: &[u8],
     ) -> Result<()> {
@@ -475,4 +506,32 @@ impl SChunk {
             Ok(old)
         })
     }
+}
+
+/// One step of a new chunk list ([`SChunk::rebuild_chunks`]).
+pub(crate) enum Rebuild {
+    /// Old chunks `start..end`, in order, as stored.
+    Keep(std::ops::Range<usize>),
+    /// A new chunk's bytes.
+    New(Vec<u8>),
+}
+
+impl Rebuild {
+    /// Add old chunk `j` to `plan`: onto the last run when it follows it.
+    pub(crate) fn keep(plan: &mut Vec<Rebuild>, j: usize) {
+        if let Some(Rebuild::Keep(r)) = plan.last_mut()
+            && r.end == j
+        {
+            r.end += 1;
+            return;
+        }
+        plan.push(Rebuild::Keep(j..j + 1));
+    }
+}
+
+/// A checked step of [`SChunk::rebuild_chunks`]: old chunks kept, or a new
+/// chunk (widened to a Blosc2 header) and its header.
+enum Step {
+    Keep(std::ops::Range<usize>),
+    New(Vec<u8>, ChunkHeader),
 }
