@@ -30,8 +30,9 @@ else
     echo "Miri NEON run skipped: the aarch64 standard library could not be installed for nightly."
 fi
 echo "-- miri: the C ABI's super-chunk handles and contexts re-entered from callbacks"
-echo "   (capi/src/schunk, capi/src/v2/reentry_tests.rs),"
+echo "   (capi/src/schunk, capi/src/v2/reentry_tests.rs), C's data array of chunk pointers"
+echo "   (capi/src/schunk/data_tests.rs),"
 echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx)"
 MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" cargo +nightly miri test -p oxiblosc-capi --lib -- \
-    reentry internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts
+    reentry data_tests internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts
 echo "Miri leg took $((SECONDS - start)) s"

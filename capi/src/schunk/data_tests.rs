@@ -92,11 +92,12 @@ fn the_data_array_follows_every_change_of_the_chunks() {
     let deleted = check(s, "deleted");
     assert_eq!(&deleted[..], &updated[1..]);
 
-    // Refused: a truncated chunk, an index out of range; nothing changes.
+    // Refused: a lazy chunk, an index out of range; nothing changes.
     let mut bad = chunk_of(102);
-    bad[12] = bad[12].wrapping_add(1);
-    // SAFETY: a live handle; a readable chunk (the header says 1 byte more
-    // than it holds: refused before reading it whole).
+    // Marked lazy (its blocks would live in a frame): no super-chunk
+    // stores one. Its sizes stay those of its bytes.
+    bad[31] |= 0x08;
+    // SAFETY: a live handle; chunks holding the bytes their headers say.
     unsafe {
         assert!(blosc2_schunk_insert_chunk(s, 1, bad.as_mut_ptr(), true) < 0);
         assert!(blosc2_schunk_update_chunk(s, 9, c.as_mut_ptr(), true) < 0);

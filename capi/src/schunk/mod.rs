@@ -543,10 +543,13 @@ impl Handle {
         let had = self.chunks.len();
         let applied = match edit {
             DataEdit::None => true,
+            // Each pointer is taken from its copy once that is in place:
+            // moving a `Box` asserts it is unique, which would retire a
+            // pointer taken before.
             DataEdit::Insert(i) if i <= had && n == had + 1 => match copy(&mut self.sc, i) {
-                Some(mut c) => {
-                    self.data_ptrs.insert(i, c.as_mut_ptr());
+                Some(c) => {
                     self.chunks.insert(i, c);
+                    self.data_ptrs.insert(i, self.chunks[i].as_mut_ptr());
                     true
                 }
                 None => false,
@@ -557,9 +560,9 @@ impl Handle {
                 true
             }
             DataEdit::Update(i) if i < had && n == had => match copy(&mut self.sc, i) {
-                Some(mut c) => {
-                    self.data_ptrs[i] = c.as_mut_ptr();
+                Some(c) => {
                     self.chunks[i] = c;
+                    self.data_ptrs[i] = self.chunks[i].as_mut_ptr();
                     true
                 }
                 None => false,
@@ -572,9 +575,9 @@ impl Handle {
         }
         for i in self.chunks.len()..n {
             match copy(&mut self.sc, i) {
-                Some(mut c) => {
-                    self.data_ptrs.push(c.as_mut_ptr());
+                Some(c) => {
                     self.chunks.push(c);
+                    self.data_ptrs.push(self.chunks[i].as_mut_ptr());
                 }
                 None => {
                     self.data_edit = DataEdit::All;
