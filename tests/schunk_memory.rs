@@ -192,3 +192,25 @@ fn a_memory_frame_written_after_appends_is_byte_for_byte_the_one_written_each_ti
     }
     assert_eq!(once.to_cframe().unwrap(), last);
 }
+
+#[test]
+fn flush_leaves_a_file_frame_as_its_changes_wrote_it() {
+    let dir = support::tempdir("flush-file");
+    let path = dir.join("f.b2frame");
+    let mut sc = SChunk::builder()
+        .cparams(cparams())
+        .fsync(false)
+        .create_file(&path)
+        .unwrap();
+    for k in 0..20 {
+        sc.append_buffer(&data(CS, k)).unwrap();
+    }
+    // A file frame's changes write its index: the header says the file's
+    // frame, before and after a flush, which writes nothing.
+    let len = sc.frame_header().frame_len;
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(&before[..len as usize], &sc.to_cframe().unwrap()[..]);
+    sc.flush().unwrap();
+    assert_eq!(sc.frame_header().frame_len, len);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
