@@ -17,6 +17,7 @@ mod layout;
 mod meta;
 pub mod npy;
 mod read;
+mod reshape;
 mod slice;
 mod write;
 
@@ -26,7 +27,8 @@ pub use meta::{
 };
 pub use npy::{NpyHeader, dtype_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
-pub use slice::{MAX_RESIZE_CHUNKS, append, get_slice, insert, layout_of, resize, set_slice};
+pub use reshape::{MAX_RESIZE_CHUNKS, append, insert, resize};
+pub use slice::{get_slice, layout_of, set_slice};
 pub use write::{
     DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill, fill_from,
 };

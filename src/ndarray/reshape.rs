@@ -1,0 +1,496 @@
+//! Changes of an NDArray's shape: [`resize`] (grow or shrink dimensions,
+//! at their end or at a chunk boundary), [`insert`] and [`append`] (a
+//! resize whose new items are given). Every change plans the new chunk
+//! list (runs of old chunks kept, new chunks compressed) and commits it
+//! with the new `b2nd` metalayer in one change of the super-chunk.
+
+use super::layout::Layout;
+use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
+use super::slice::{chunk_cparams, for_each_box_run, get_slice, layout_of};
+use crate::error::{Error, Result};
+use crate::schunk::{Rebuild, SChunk};
+
+/// The most chunks [`resize`] makes an array of (its plan visits every
+/// chunk).
+pub const MAX_RESIZE_CHUNKS: u64 = 1 << 24;
+
+/// Pieces of `lo..hi` (new coordinates of one dimension) that hold old
+/// items: `(new_lo, new_hi, old_lo)`. Items at `s..` move by the change of
+/// length (inserted zeros, or deleted items, at `s`).
+fn old_pieces(lo: u64, hi: u64, old: u64, new: u64, s: u64) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    let a = hi.min(s);
+    if lo < a {
+        out.push((lo, a, lo));
+    }
+    if new >= old {
+        let gap = s + (new - old);
+        let b = lo.max(gap);
+        if b < hi {
+            out.push((b, hi, b - (new - old)));
+        }
+    } else {
+        let b = lo.max(s);
+        if b < hi {
+            out.push((b, hi, b + (old - new)));
+        }
+    }
+    out
+}
+
+/// Change the NDArray's shape to `new_shape`, in place: with `start`
+/// `None` dimensions grow or shrink at their end; with `start`, each
+/// changed dimension gains zeros (or loses items) at `start[d]`. New items
+/// are zero. Chunks whose content does not change are kept as they are;
+/// the others are rebuilt. The new chunks are all compressed before the
+/// super-chunk is changed; then the chunk list and the metalayer are
+/// replaced in one change, old-or-new on a file like every change (a
+/// failure or a crash leaves the array as it was, or resized), unless
+/// the header is too large for its changed bytes to fit one disk sector
+/// (then the metalayer is written first: see
+/// `SChunk::rebuild_chunks_with_meta`). Updates `meta`.
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, get_slice, resize};
+/// use oxiblosc::CParams;
+/// let data: Vec<u8> = (1..=6u8).collect();
+/// let mut meta = NdMeta::new(&[2, 3], &[1, 2], &[1, 2], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+/// resize(&mut sc, &mut meta, &[3, 3], Some(&[1, 0])).unwrap();
+/// let mut all = [9u8; 9];
+/// get_slice(&mut sc, &meta, &[0, 0], &[3, 3], &mut all, &[3, 3]).unwrap();
+/// assert_eq!(all, [1, 2, 3, 0, 0, 0, 4, 5, 6]);
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a shape of another number of dimensions, a
+/// `start` past a dimension's end, a changed dimension whose `start` is
+/// not at a chunk boundary or at the end (C-Blosc2's rule), or a shrink
+/// past the end; the super-chunk's errors.
+pub fn resize(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_shape: &[u64],
+    start: Option<&[u64]>,
+) -> Result<()> {
+    resize_with(sc, meta, new_shape, start, None)
+}
+
+/// Items written into the new shape by [`resize_with`]: the C-order box
+/// `lo..hi` (new coordinates) of `data`.
+struct BoxFill<'a> {
+    lo: &'a [u64],
+    hi: &'a [u64],
+    data: &'a [u8],
+}
+
+/// Along one dimension of a resize (old length `o`, new `w`, chunk length
+/// `cs`, items moving at `s`): the old chunk coordinate whose items new
+/// chunk coordinate `c` holds unchanged, if any: all of them when the
+/// length is unchanged; else those wholly before `s`, and those wholly in
+/// the part that moves by a whole number of chunks.
+struct DimMap {
+    same: bool,
+    /// New coordinates below this are unchanged.
+    before: u64,
+    /// New coordinates from this on moved by `shift` chunks (`u64::MAX`:
+    /// none).
+    moved_from: u64,
+    grow: bool,
+    shift: u64,
+    /// Old coordinates are below this.
+    old_grid: u64,
+}
+
+impl DimMap {
+    fn new(o: u64, w: u64, s: u64, cs: u64, old_grid: u64) -> DimMap {
+        let (grow, delta) = if w >= o {
+            (true, w - o)
+        } else {
+            (false, o - w)
+        };
+        let moved_from = if o == w || !delta.is_multiple_of(cs) {
+            u64::MAX
+        } else if grow {
+            // lo = c * cs >= s + delta
+            (s + delta).div_ceil(cs)
+        } else {
+            // lo >= s
+            s.div_ceil(cs)
+        };
+        DimMap {
+            same: o == w,
+            // lo + cs <= s
+            before: s / cs,
+            moved_from,
+            grow,
+            shift: delta / cs,
+            old_grid,
+        }
+    }
+
+    fn old(&self, c: u64) -> Option<u64> {
+        let oc = if self.same || c < self.before {
+            c
+        } else if c >= self.moved_from {
+            if self.grow {
+                c - self.shift
+            } else {
+                c + self.shift
+            }
+        } else {
+            return None;
+        };
+        (oc < self.old_grid).then_some(oc)
+    }
+}
+
+/// The chunk coordinates (chunks of `cs` items, a dimension of `w`) whose
+/// items meet `lo..hi` (a box of items: not empty).
+fn fill_range(lo: u64, hi: u64, w: u64, cs: u64) -> std::ops::Range<u64> {
+    if lo >= w {
+        return 0..0;
+    }
+    lo / cs..hi.div_ceil(cs)
+}
+
+/// [`resize`], with the items of `fill` (if any) written in the same plan:
+/// one change of the chunk list and the metalayer.
+fn resize_with(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_shape: &[u64],
+    start: Option<&[u64]>,
+    fill: Option<BoxFill<'_>>,
+) -> Result<()> {
+    let n = meta.ndim();
+    if new_shape.len() != n || start.is_some_and(|s| s.len() != n) {
+        return Err(Error::InvalidParam(format!(
+            "a new shape needs {n} dimensions"
+        )));
+    }
+    sc.check_writable()?;
+    sc.check_index_editable()?;
+    let old_layout = layout_of(sc, meta)?;
+    let old_shape = meta.shape.clone();
+    let mut s = [0u64; MAX_DIM];
+    for d in 0..n {
+        let (o, w) = (old_shape[d], new_shape[d]);
+        s[d] = match start {
+            Some(st) => st[d],
+            None => o.min(w),
+        };
+        if s[d] > o {
+            return Err(Error::InvalidParam(format!(
+                "resize start {} past dimension {d} of length {o}",
+                s[d]
+            )));
+        }
+        if w < o && s[d] + (o - w) > o {
+            return Err(Error::InvalidParam(format!(
+                "cannot delete {} items at {} of dimension {d} of length {o}",
+                o - w,
+                s[d]
+            )));
+        }
+        if w != o && s[d] != o.min(w) && !s[d].is_multiple_of(meta.chunkshape[d]) {
+            return Err(Error::InvalidParam(format!(
+                "resize start {} not at a chunk boundary of dimension {d}",
+                s[d]
+            )));
+        }
+    }
+    let mut new_meta = meta.clone();
+    new_meta.shape = new_shape.to_vec();
+    let is = sc.typesize();
+    let new_layout = Layout::new(&new_meta, is).map_err(|e| match e {
+        Error::Corrupt(m) => Error::InvalidParam(m),
+        o => o,
+    })?;
+    if new_layout.nchunks() > MAX_RESIZE_CHUNKS {
+        return Err(Error::InvalidParam(format!(
+            "a shape of {} chunks (at most {MAX_RESIZE_CHUNKS})",
+            new_layout.nchunks()
+        )));
+    }
+    let raw = new_meta.encode()?;
+    let grid_new = new_layout.grid().to_vec();
+    let grid_old = old_layout.grid().to_vec();
+    let cs = &meta.chunkshape;
+    // The new chunks in order: runs of old ones kept, and new bytes.
+    let mut plan: Vec<Rebuild> = Vec::new();
+    let cparams = chunk_cparams(sc, &new_layout);
+    let mut buf = vec![0u8; new_layout.chunk_nbytes()];
+    // Per dimension: which old chunk coordinate each new one keeps, and
+    // which new ones meet `fill` (looked up for every chunk below: an edit
+    // of a 40,000-chunk array visits them all).
+    let nchunks = new_layout.nchunks();
+    let maps: Vec<DimMap> = (0..n)
+        .map(|d| DimMap::new(old_shape[d], new_shape[d], s[d], cs[d], grid_old[d]))
+        .collect();
+    let hits: Vec<std::ops::Range<u64>> = (0..n)
+        .map(|d| match fill.as_ref() {
+            Some(f) => fill_range(f.lo[d], f.hi[d], new_shape[d], cs[d]),
+            None => 0..0,
+        })
+        .collect();
+    let mut cc = [0u64; MAX_DIM];
+    for ci in 0..nchunks {
+        // The next chunk's coordinates (C order).
+        if ci > 0 {
+            let mut d = n;
+            while d > 0 {
+                d -= 1;
+                cc[d] += 1;
+                if cc[d] < grid_new[d] {
+                    break;
+                }
+                cc[d] = 0;
+            }
+        }
+        // The old chunk whose content this one is, if any.
+        let mut keep = n > 0;
+        let mut oi = 0u64;
+        for d in 0..n {
+            match maps[d].old(cc[d]) {
+                Some(x) => oi = oi * grid_old[d] + x,
+                None => {
+                    keep = false;
+                    break;
+                }
+            }
+        }
+        // Whether the chunk holds items of `fill`.
+        let filled = fill.is_some() && (0..n).all(|d| hits[d].contains(&cc[d]));
+        if keep && !filled {
+            Rebuild::keep(&mut plan, oi as usize);
+            continue;
+        }
+        buf.fill(0);
+        // The sub-boxes of this chunk holding old items.
+        let per_dim: Vec<Vec<(u64, u64, u64)>> = (0..n)
+            .map(|d| {
+                let lo = cc[d] * cs[d];
+                let hi = (lo + cs[d]).min(new_shape[d]);
+                if old_shape[d] == new_shape[d] {
+                    vec![(lo, hi, lo)]
+                } else {
+                    old_pieces(lo, hi, old_shape[d], new_shape[d], s[d])
+                }
+            })
+            .collect();
+        let write_fill = |buf: &mut [u8]| {
+            if let Some(f) = fill.as_ref().filter(|_| filled) {
+                let fshape: Vec<u64> = (0..n).map(|d| f.hi[d] - f.lo[d]).collect();
+                for_each_box_run(
+                    &new_meta,
+                    &new_layout,
+                    ci,
+                    f.lo,
+                    f.hi,
+                    &fshape,
+                    |c, b, k| {
+                        buf[c * is..(c + k) * is].copy_from_slice(&f.data[b * is..(b + k) * is]);
+                    },
+                );
+            }
+        };
+        if per_dim.iter().any(|p| p.is_empty()) {
+            // No old item lands here: the fill's items, or a zero chunk,
+            // recorded as such.
+            plan.push(Rebuild::New(if filled {
+                write_fill(&mut buf);
+                crate::compress(&buf, &cparams)?
+            } else {
+                crate::special_chunk(
+                    &cparams,
+                    new_layout.chunk_nbytes(),
+                    crate::SpecialValue::Zeros,
+                    &[],
+                )?
+            }));
+            continue;
+        }
+        let mut idx = vec![0usize; n];
+        loop {
+            let nlo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].0).collect();
+            let nhi: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].1).collect();
+            let olo: Vec<u64> = (0..n).map(|d| per_dim[d][idx[d]].2).collect();
+            let ohi: Vec<u64> = (0..n).map(|d| olo[d] + nhi[d] - nlo[d]).collect();
+            let bshape: Vec<u64> = (0..n).map(|d| nhi[d] - nlo[d]).collect();
+            let items: u64 = bshape.iter().product();
+            let mut tmp = vec![0u8; items as usize * is];
+            get_slice(sc, meta, &olo, &ohi, &mut tmp, &bshape)?;
+            for_each_box_run(
+                &new_meta,
+                &new_layout,
+                ci,
+                &nlo,
+                &nhi,
+                &bshape,
+                |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                },
+            );
+            let mut d = n;
+            let done = loop {
+                if d == 0 {
+                    break true;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < per_dim[d].len() {
+                    break false;
+                }
+                idx[d] = 0;
+            };
+            if done {
+                break;
+            }
+        }
+        write_fill(&mut buf);
+        plan.push(Rebuild::New(crate::compress(&buf, &cparams)?));
+    }
+    let name = if sc.meta_exists(B2ND_META) {
+        B2ND_META
+    } else {
+        CATERVA_META
+    };
+    // Every chunk and the metalayer in one change.
+    sc.rebuild_chunks_with_meta(&plan, name, &raw)?;
+    *meta = new_meta;
+    Ok(())
+}
+
+/// Insert `data` (a C-order array of the NDArray's shape except along
+/// `axis`) at position `pos` of `axis`: a [`resize`] whose new items are
+/// `data`'s, in the same single change of the chunk list (a failure
+/// leaves the array as it was).
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a bad axis or a `data` that is not a whole
+/// number of slices along `axis`; [`resize`]'s errors.
+pub fn insert(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    data: &[u8],
+    axis: usize,
+    pos: u64,
+) -> Result<()> {
+    let n = meta.ndim();
+    if axis >= n {
+        return Err(Error::InvalidParam(format!(
+            "axis {axis} of a {n}-dimensional array"
+        )));
+    }
+    let is = sc.typesize() as u64;
+    let other: u64 = (0..n)
+        .filter(|&d| d != axis)
+        .map(|d| meta.shape[d])
+        .product::<u64>()
+        * is;
+    if other == 0 || data.is_empty() || !(data.len() as u64).is_multiple_of(other) {
+        return Err(Error::InvalidParam(format!(
+            "{} bytes are not a whole number of {other}-byte slices along axis {axis}",
+            data.len()
+        )));
+    }
+    let add = data.len() as u64 / other;
+    let mut shape = meta.shape.clone();
+    let mut start = shape.clone();
+    start[axis] = pos;
+    shape[axis] = shape[axis]
+        .checked_add(add)
+        .ok_or_else(|| Error::InvalidParam("shape overflows".into()))?;
+    let mut lo = vec![0u64; n];
+    lo[axis] = pos;
+    let mut hi = shape.clone();
+    hi[axis] = pos + add;
+    let fill = BoxFill {
+        lo: &lo,
+        hi: &hi,
+        data,
+    };
+    resize_with(sc, meta, &shape, Some(&start), Some(fill))
+}
+
+/// Append `data` at the end of `axis` (see [`insert`]).
+///
+/// # Errors
+/// As [`insert`].
+pub fn append(sc: &mut SChunk, meta: &mut NdMeta, data: &[u8], axis: usize) -> Result<()> {
+    let pos = *meta.shape.get(axis).ok_or_else(|| {
+        Error::InvalidParam(format!(
+            "axis {axis} of a {}-dimensional array",
+            meta.ndim()
+        ))
+    })?;
+    insert(sc, meta, data, axis, pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule `DimMap` and `fill_range` precompute, as `resize_with`
+    /// applied it to each chunk (one division and test per chunk).
+    fn old_by_rule(o: u64, w: u64, s: u64, cs: u64, old_grid: u64, c: u64) -> Option<u64> {
+        let lo = c * cs;
+        let oc = if o == w || lo + cs <= s {
+            Some(c)
+        } else if w > o && (w - o).is_multiple_of(cs) && lo >= s + (w - o) {
+            Some(c - (w - o) / cs)
+        } else if w < o && (o - w).is_multiple_of(cs) && lo >= s {
+            Some(c + (o - w) / cs)
+        } else {
+            None
+        };
+        oc.filter(|&x| x < old_grid)
+    }
+
+    #[test]
+    fn dim_maps_and_fill_ranges_follow_the_per_chunk_rule() {
+        let mut cases = 0;
+        for cs in 1..=5u64 {
+            for o in 0..=13u64 {
+                for w in 0..=13u64 {
+                    for s in 0..=o {
+                        // Only starts `resize` takes: in range, and at a
+                        // chunk boundary or the end when the length changes.
+                        if w != o && s != o.min(w) && !s.is_multiple_of(cs) {
+                            continue;
+                        }
+                        if w < o && s + (o - w) > o {
+                            continue;
+                        }
+                        let (og, ng) = (o.div_ceil(cs), w.div_ceil(cs));
+                        let m = DimMap::new(o, w, s, cs, og);
+                        for c in 0..ng {
+                            assert_eq!(
+                                m.old(c),
+                                old_by_rule(o, w, s, cs, og, c),
+                                "o {o} w {w} s {s} cs {cs} c {c}"
+                            );
+                            cases += 1;
+                        }
+                        for lo in 0..=w + 1 {
+                            for hi in 0..=w + 1 {
+                                let r = fill_range(lo, hi, w, cs);
+                                for c in 0..ng {
+                                    let l = c * cs;
+                                    let rule = l < hi && lo < (l + cs).min(w);
+                                    assert_eq!(
+                                        r.contains(&c),
+                                        rule,
+                                        "lo {lo} hi {hi} w {w} cs {cs} c {c}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 1000, "{cases}");
+    }
+}
