@@ -10,6 +10,9 @@
 //!
 //! Rows (`decompress/ROW`, throughput in bytes of output):
 //!
+//! - `counter-i32-4KiB`: a small chunk (one block), where the fixed costs of
+//!   a decode show: int32 counters, whose one BloscLZ plane has long runs
+//!   (`fill`) and matches of 64-160 bytes.
 //! - `linspace-f64-32KiB`, `linspace-f64-256KiB`: `perf/`'s linspace-f64
 //!   (typesize 8), Blosc2 chunks. Its byte planes are full of 6-33 byte
 //!   matches at distances 1, 2 and 131 (pattern stores and 16-byte pieces).
@@ -30,6 +33,18 @@
 //! | linspace-f64-256KiB | 33.7 us | 26.2 us | +33.5 % |
 //! | sine-f32-blosc1-4MiB | 1.176 ms | 1.121 ms | +4.7 % |
 //! | runs-i64-4MiB | 156.6 us | 170.2 us | -3.9 % (-0.9 % in an earlier run; 0.97-0.99x interleaved: three branches more per token) |
+//!
+//! Session 21 (2026-11-28): the header parsed into its stored layout and
+//! exact literal copies without `memcpy` (perf/README.md, "Small chunks"),
+//! `--save-baseline old` before, `--baseline old` after (fuzzer paused):
+//!
+//! | row | old | new | time |
+//! |---|---:|---:|---:|
+//! | counter-i32-4KiB | 252.2 ns | 219.2 ns | -13.1 % |
+//! | linspace-f64-32KiB | 6.349 us | 6.260 us | -1.6 % |
+//! | linspace-f64-256KiB | 23.64 us | 24.08 us | +0.9 % |
+//! | sine-f32-blosc1-4MiB | 1.168 ms | 1.185 ms | +0.8 % |
+//! | runs-i64-4MiB | 160.4 us | 155.3 us | -3.2 % |
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -58,6 +73,14 @@ fn sine(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// int32 counters `3i + i % 7` (`perf/diag/dec_small.c`'s data): after the
+/// shuffle, two zero planes, one stored raw and one of long matches and runs.
+fn counter(len: usize) -> Vec<u8> {
+    (0..(len / 4) as i32)
+        .flat_map(|i| (i * 3 + i % 7).to_le_bytes())
+        .collect()
+}
+
 /// int64 values each repeated 1000 times.
 fn runs(len: usize) -> Vec<u8> {
     (0..(len / 8) as i64)
@@ -66,7 +89,8 @@ fn runs(len: usize) -> Vec<u8> {
 }
 
 fn blosclz_decode(c: &mut Criterion) {
-    let rows: [(&str, Vec<u8>, usize, ChunkFormat); 4] = [
+    let rows: [(&str, Vec<u8>, usize, ChunkFormat); 5] = [
+        ("counter-i32-4KiB", counter(4 << 10), 4, ChunkFormat::Blosc2),
         (
             "linspace-f64-32KiB",
             linspace(32 << 10),

@@ -35,8 +35,11 @@ fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
 
 impl<'a> Plan<'a> {
     /// `context`: handed to user filters and codecs (`DParams::context`).
+    // Inlined with the header's parse: the plan and the header are then
+    // built in place, not moved through the stack (see `ChunkHeader`).
+    #[inline(always)]
     fn new(src: &'a [u8], context: Option<&CallContext>) -> Result<Plan<'a>> {
-        let h = ChunkHeader::parse(src)?;
+        let h = ChunkHeader::parse_inline(src)?;
         if h.is_lazy() {
             return Err(Error::Unsupported(
                 "lazy chunk: its blocks live in a frame, open it through the frame".into(),

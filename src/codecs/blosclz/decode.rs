@@ -34,7 +34,9 @@ const PIECES_MAX: usize = 64;
 /// the high byte planes of shuffled 16-bit counters are runs of 50-90
 /// bytes, which 16-byte pattern pieces (two 8-byte stores each) decoded
 /// 1.3x slower (32 KiB chunk 1.61 -> 1.25 us, C-Blosc2 1.18; the perf grid's
-/// rows unchanged, perf/README.md session 13). It was 128.
+/// rows unchanged, perf/README.md session 13). It was 128. Pieces of the
+/// byte splatted over a 16-byte register were slower too (a 4 KiB chunk
+/// with eleven 83-byte runs: 263 against 234 ns, session 21).
 const RUN_FILL_MIN: usize = 32;
 
 /// One 16-byte piece from `dst[from..]` to `dst[to..]` (an unaligned vector
@@ -124,6 +126,32 @@ fn copy_match_wild(dst: &mut [u8], from: usize, op: usize, len: usize) -> bool {
         }
     }
     true
+}
+
+/// Copy a literal run of 1 to 32 bytes (`dst.len() == src.len()`) with two
+/// fixed-size copies that overlap in the middle, rather than a
+/// `copy_from_slice` of a length known only at run time (a libc `memcpy`
+/// call): the exact path for the literals a stream ends with, where the
+/// 32-byte piece would read past the stream. A small chunk's stream has
+/// several (4 KiB of int32 counters: 5 calls a chunk).
+#[inline(always)]
+fn copy_literal(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    debug_assert!(n == dst.len() && (1..=32).contains(&n));
+    if n >= 16 {
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..]);
+    } else if n >= 8 {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..].copy_from_slice(&src[n - 4..]);
+    } else {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
 }
 
 /// Decode a BloscLZ stream into `dst`; returns the bytes written.
@@ -217,7 +245,7 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
                 let out = dst
                     .get_mut(op..op + n)
                     .ok_or_else(|| corrupt("blosclz literal run past the end of the block"))?;
-                out.copy_from_slice(lit);
+                copy_literal(out, lit);
             }
             ip += n;
             op += n;

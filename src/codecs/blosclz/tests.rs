@@ -523,6 +523,46 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
     assert_eq!(cases, 85 * 16 * 8);
 }
 
+/// Literal runs of every length (1..=32) where the 32-byte literal piece
+/// cannot be used: at the stream's end (too few input bytes left) and at
+/// the block's end (too little output room), each copied exactly.
+#[test]
+fn literal_runs_of_every_length_at_the_stream_and_block_end() {
+    let mut cases = 0;
+    for n in 1..=32usize {
+        for lead in [0usize, 1, 5, 31] {
+            for tail_match in [false, true] {
+                // A first literal run of `lead + 1` bytes, the run of `n`,
+                // then (or not) a 3-byte match at distance 1.
+                let mut stream = vec![lead as u8];
+                stream.extend((0..=lead).map(|i| (i * 7 + 1) as u8));
+                stream.push((n - 1) as u8);
+                stream.extend((0..n).map(|i| (i * 13 + 100) as u8));
+                let mut produced = lead + 1 + n;
+                if tail_match {
+                    stream.extend_from_slice(&[1 << 5, 0]);
+                    produced += 3;
+                }
+                let want = reference_decode(&stream, produced).expect("a valid stream");
+                for room in [0, 1, 15, 16, 17, 31, 32, 40] {
+                    let mut out = vec![0xAAu8; produced + room];
+                    let k = decompress(&stream, &mut out).unwrap();
+                    assert_eq!(k, produced, "n {n} lead {lead} room {room}");
+                    assert!(out[..k] == want[..], "n {n} lead {lead} room {room}");
+                    cases += 1;
+                }
+                // One byte short of the run: refused, not cut.
+                let mut short = vec![0u8; lead + n];
+                assert!(
+                    decompress(&stream, &mut short).is_err(),
+                    "n {n} lead {lead}"
+                );
+            }
+        }
+    }
+    assert_eq!(cases, 32 * 4 * 2 * 8);
+}
+
 /// Output limits right around the stream's length, where one room
 /// check more or less decides between a stream and 0.
 #[test]

@@ -1,0 +1,71 @@
+/* blosc2_decompress_ctx of one small chunk in a loop, through either
+ * library (ours or C-Blosc2's libblosc2.so.9): ITEMS int32 counters
+ * 3i + i % 7 (blosclz 5, shuffle, 1 thread; 1024 items = one 4 KiB block),
+ * ITERS calls a pass, the best of five passes in nanoseconds per call.
+ * Small chunks show the fixed costs of a decode (perf/README.md, session 21).
+ *
+ *   INC=target/pydeps/blosc2/include C_LIB=target/pydeps/blosc2/lib
+ *   gcc -O2 -I$INC perf/diag/dec_small.c -o /tmp/dsmall -L$C_LIB -l:libblosc2.so.9
+ *   mkdir -p /tmp/ours && ln -sf $PWD/target/release/libblosc2.so /tmp/ours/libblosc2.so.9
+ *   # ITEMS ITERS
+ *   LD_LIBRARY_PATH=$C_LIB /tmp/dsmall 1024 300000
+ *   LD_LIBRARY_PATH=/tmp/ours /tmp/dsmall 1024 300000
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <blosc2.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  int items = argc > 1 ? atoi(argv[1]) : 1024;
+  int iters = argc > 2 ? atoi(argv[2]) : 300000;
+  blosc2_init();
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 4;
+  cp.nthreads = 1;
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.nthreads = 1;
+  blosc2_context *cc = blosc2_create_cctx(cp);
+  blosc2_context *dc = blosc2_create_dctx(dp);
+  int32_t *buf = malloc(4 * (size_t)items), *out = malloc(4 * (size_t)items);
+  for (int i = 0; i < items; i++) buf[i] = i * 3 + i % 7;
+  uint8_t *c = malloc(4 * (size_t)items + BLOSC2_MAX_OVERHEAD);
+  int cb = blosc2_compress_ctx(cc, buf, 4 * items, c, 4 * items + BLOSC2_MAX_OVERHEAD);
+  if (cb <= 0) {
+    printf("compress failed: %d\n", cb);
+    return 1;
+  }
+  double best = 1e9;
+  for (int r = 0; r < 5; r++) {
+    double t = now();
+    for (int i = 0; i < iters; i++) {
+      if (blosc2_decompress_ctx(dc, c, cb, out, 4 * items) != 4 * items) {
+        printf("decompress failed\n");
+        return 1;
+      }
+    }
+    double e = (now() - t) / iters;
+    if (e < best) best = e;
+  }
+  for (int i = 0; i < items; i++) {
+    if (out[i] != buf[i]) {
+      printf("wrong item %d\n", i);
+      return 1;
+    }
+  }
+  printf("%d items, cbytes %d, decompress_ctx %.1f ns\n", items, cb, best * 1e9);
+  blosc2_free_ctx(cc);
+  blosc2_free_ctx(dc);
+  free(buf);
+  free(out);
+  free(c);
+  blosc2_destroy();
+  return 0;
+}
