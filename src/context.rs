@@ -148,7 +148,7 @@ impl Decompressor {
             self.params.check_output(ChunkHeader::parse(src)?.nbytes)?;
         }
         let context = self.params.context.as_ref();
-        chunk::decode::decompress_into(src, dst, &mut self.workers, context, maskout)
+        chunk::decode::decompress_into(src, dst, maskout, &mut self.workers, context)
     }
 
     /// Items of a chunk. See [`getitem`](crate::getitem).

@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
       }
     }
   double tr = now() - t;
-  printf("n=%d items=%d contiguous=%d: append %.2f us/chunk, read %.2f us/chunk\n", n, items,
+  printf("n=%d items=%d contiguous=%d: append %.3f us/chunk, read %.3f us/chunk\n", n, items,
          contiguous, ta / n * 1e6, reads ? tr / n / reads * 1e6 : 0.0);
   blosc2_schunk_free(sc);
   blosc2_destroy();

@@ -26,6 +26,7 @@ impl ChunkEntry {
     ///
     /// # Errors
     /// [`Error::Corrupt`](crate::Error::Corrupt) for a negative value that is not a special code.
+    #[inline]
     pub fn from_raw(v: i64) -> Result<ChunkEntry> {
         if v >= 0 {
             return Ok(ChunkEntry::Stored(v as u64));
@@ -80,6 +81,7 @@ impl Offsets {
     /// # Errors
     /// [`crate::Error::InvalidParam`] for `i` out of range;
     /// [`crate::Error::Corrupt`] for a bad entry.
+    #[inline]
     pub(crate) fn entry(&self, i: usize) -> Result<ChunkEntry> {
         let v = self
             .get(i)
@@ -98,6 +100,7 @@ impl Offsets {
         self.len() == 0
     }
     /// Entry `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<i64> {
         match self {
             Offsets::Explicit(v) => v.get(i).copied(),

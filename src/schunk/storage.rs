@@ -197,6 +197,7 @@ pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
 /// in-memory frame, read from disk (only its bytes) otherwise; special
 /// entries materialised as header-only chunks. A free function over the
 /// fields it needs, so callers can hold the chunk and use the decompressor.
+#[inline]
 pub(super) fn load_chunk<'a>(
     backend: &'a mut Backend,
     header: &FrameHeader,
@@ -381,6 +382,23 @@ impl SChunk {
                     nb.saturating_mul(n as u64),
                 ))
             }
+        }
+    }
+
+    /// Whether the super-chunk lives in a file or a directory: what
+    /// [`SChunk::storage`] tells without copying its path.
+    ///
+    /// ```
+    /// let sc = oxiblosc::SChunk::builder().build_memory()?;
+    /// assert!(!sc.is_on_disk());
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn is_on_disk(&self) -> bool {
+        match &self.backend {
+            Backend::Frame { storage, .. } => {
+                matches!(storage, Storage::File { .. } | Storage::Directory(_))
+            }
+            Backend::Dir(_) => true,
         }
     }
 

@@ -14,7 +14,7 @@ pub(super) fn with<T>(
     metas: bool,
     f: impl FnOnce(&mut Engine<'_>) -> T,
 ) -> T {
-    with_mode(schunk, on_null, metas, true, f)
+    with_mode(schunk, on_null, metas, Mode::Write, f)
 }
 
 /// [`with`] for a call that only reads the super-chunk: with locking on it
@@ -29,16 +29,41 @@ pub(super) fn with_read<T>(
     metas: bool,
     f: impl FnOnce(&mut Engine<'_>) -> T,
 ) -> T {
-    with_mode(schunk, on_null, metas, false, f)
+    with_mode(schunk, on_null, metas, Mode::Read, f)
+}
+
+/// [`with_read`] for a call that changes nothing the C view shows (it
+/// decodes or copies chunks; unlike `to_buffer` or `frame_len`, it flushes
+/// no in-memory frame): the view is refreshed after it only when the call's
+/// start changed the super-chunk (thread counts C set, or a frame another
+/// handle rewrote, read again). The refresh converts the parameters and
+/// the frame description back to C's structs: a quarter of the calls'
+/// own cost on 4 KB chunks (perf/README.md, session 21).
+pub(super) fn with_lookup<T>(
+    schunk: *mut blosc2_schunk,
+    on_null: T,
+    f: impl FnOnce(&mut Engine<'_>) -> T,
+) -> T {
+    with_mode(schunk, on_null, false, Mode::Lookup, f)
+}
+
+/// What a call does to the super-chunk: see [`with`], [`with_read`] and
+/// [`with_lookup`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Write,
+    Read,
+    Lookup,
 }
 
 fn with_mode<T>(
     schunk: *mut blosc2_schunk,
     on_null: T,
     metas: bool,
-    exclusive: bool,
+    mode: Mode,
     f: impl FnOnce(&mut Engine<'_>) -> T,
 ) -> T {
+    let exclusive = mode == Mode::Write;
     if schunk.is_null() {
         return on_null;
     }
@@ -46,12 +71,12 @@ fn with_mode<T>(
         return on_null;
     };
     let p = schunk as *mut Handle;
-    let (reopened, ctx, locked) = {
+    let (reopened, ctx, locked, threads) = {
         // SAFETY: schunk is a live super-chunk from this library, claimed:
         // no other reference to it is live.
         let h = unsafe { &mut *p };
         // SAFETY: the handle's own contexts, not borrowed elsewhere.
-        unsafe { crate::v2::sync_schunk_threads(h.c.cctx, h.c.dctx, &mut h.sc) };
+        let threads = unsafe { crate::v2::sync_schunk_threads(h.c.cctx, h.c.dctx, &mut h.sc) };
         // With locking on, the call holds the frame's lock (lock.rs).
         let locked = match lock::begin_call(h, exclusive) {
             Ok(l) => l,
@@ -62,11 +87,12 @@ fn with_mode<T>(
             forced || h.refresh_if_stale(),
             h.ctx.clone(),
             locked.is_some(),
+            threads,
         )
     };
     let before = if locked {
         // SAFETY: as above.
-        disk_stamp(&unsafe { &*p }.sc.storage())
+        disk_stamp(&unsafe { &*p }.sc)
     } else {
         None
     };
@@ -90,8 +116,10 @@ fn with_mode<T>(
     }
     // SAFETY: as above; the engine's borrows ended.
     let h = unsafe { &mut *p };
-    h.stamp = disk_stamp(&h.sc.storage());
-    h.sync(metas || reopened);
+    h.stamp = disk_stamp(&h.sc);
+    if mode != Mode::Lookup || reopened || threads {
+        h.sync(metas || reopened);
+    }
     if locked {
         lock::end_call(h, h.stamp != before);
     }
@@ -261,7 +289,7 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
     nbytes: i32,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with_read(schunk, err::NULL_POINTER, false, |h| {
+        with_lookup(schunk, err::NULL_POINTER, |h| {
             let i = match index(h, nchunk, false) {
                 Ok(i) => i,
                 Err(e) => return e as c_int,
@@ -288,7 +316,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
     needs_free: *mut bool,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with_read(schunk, err::NULL_POINTER, false, |h| {
+        with_lookup(schunk, err::NULL_POINTER, |h| {
             if chunk.is_null() {
                 return err::NULL_POINTER;
             }
@@ -300,7 +328,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
                     return e as c_int;
                 }
             };
-            let on_disk = disk_stamp(&h.sc.storage()).is_some();
+            let on_disk = h.sc.is_on_disk();
             match h.sc.get_chunk(i) {
                 // A chunk that cannot be read whole from its file.
                 Err(
@@ -442,7 +470,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
     buffer: *mut c_void,
 ) -> c_int {
     guard(err::FAILURE, || {
-        with_read(schunk, err::NULL_POINTER, false, |h| {
+        with_lookup(schunk, err::NULL_POINTER, |h| {
             let ts = h.sc.typesize().max(1) as i64;
             let nitems = h.sc.nbytes() as i64 / ts;
             if start < 0 || stop < start || stop > nitems {

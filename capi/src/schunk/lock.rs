@@ -342,7 +342,7 @@ pub(crate) fn with_locked<T>(
     }
     // A panic inside still releases the lock (then goes on to the guard).
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut h.sc)));
-    h.stamp = disk_stamp(&h.sc.storage());
+    h.stamp = disk_stamp(&h.sc);
     h.sync(true);
     let u = unlock_in(h);
     let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -378,11 +378,16 @@ fn attach_context(sc: &mut SChunk, ctx: &CallContext) {
 /// modification time of the file (of a sparse frame's index file).
 type DiskStamp = (u64, u64, u64, i64, i64);
 
-fn disk_stamp(storage: &oxiblosc::schunk::Storage) -> Option<DiskStamp> {
+fn disk_stamp(sc: &SChunk) -> Option<DiskStamp> {
     use oxiblosc::schunk::Storage;
     use std::os::unix::fs::MetadataExt;
-    let path = match storage {
-        Storage::File { path, .. } => path.clone(),
+    if !sc.is_on_disk() {
+        // Every call asks, before and after: in memory, without copying
+        // the storage description.
+        return None;
+    }
+    let path = match sc.storage() {
+        Storage::File { path, .. } => path,
         Storage::Directory(dir) => dir.join(oxiblosc::schunk::SFRAME_INDEX),
         _ => return None,
     };
@@ -474,7 +479,7 @@ impl Handle {
         h.c.cctx = blosc2_create_cctx(cp);
         h.c.dctx = blosc2_create_dctx(dp);
         h.c.current_nchunk = -1;
-        h.stamp = disk_stamp(&h.sc.storage());
+        h.stamp = disk_stamp(&h.sc);
         h.sync(true);
         p as *mut blosc2_schunk
     }
@@ -484,7 +489,7 @@ impl Handle {
     /// moved over its path. Reopen when the frame on disk is not the one
     /// last seen; true when it did.
     fn refresh_if_stale(&mut self) -> bool {
-        let now = disk_stamp(&self.sc.storage());
+        let now = disk_stamp(&self.sc);
         if now.is_none() || now == self.stamp {
             return false;
         }
@@ -512,7 +517,7 @@ impl Handle {
                 self.sc.set_tidy_on_drop(false);
                 self.sc = sc;
                 self.data_edit = DataEdit::All;
-                self.stamp = disk_stamp(&self.sc.storage());
+                self.stamp = disk_stamp(&self.sc);
                 true
             }
             Err(_) => false,

@@ -125,7 +125,8 @@ impl blosc2_context {
 /// `cctx->new_nthreads` / `dctx->new_nthreads` (C-Blosc2's way to change
 /// them between calls) is applied to the contexts and to the super-chunk's
 /// compressor / decompressor. A count below 1 is left unapplied (the
-/// super-chunk keeps its threads).
+/// super-chunk keeps its threads). Returns whether the super-chunk's
+/// parameters changed.
 ///
 /// # Safety
 /// `cctx` and `dctx` are null or the super-chunk's own live contexts, not
@@ -134,7 +135,8 @@ pub(crate) unsafe fn sync_schunk_threads(
     cctx: *mut blosc2_context,
     dctx: *mut blosc2_context,
     sc: &mut oxiblosc::SChunk,
-) {
+) -> bool {
+    let mut changed = false;
     // SAFETY: the caller's contract.
     if let Some(c) = unsafe { ctx_mut(cctx) }
         && c.begin_call().is_ok()
@@ -142,6 +144,7 @@ pub(crate) unsafe fn sync_schunk_threads(
         let n = c.nthreads.max(1) as usize;
         if sc.cparams().nthreads != n {
             let _ = sc.set_cparams(sc.cparams().clone().nthreads(n));
+            changed = true;
         }
     }
     // SAFETY: the caller's contract.
@@ -151,8 +154,10 @@ pub(crate) unsafe fn sync_schunk_threads(
         let n = d.nthreads.max(1) as usize;
         if sc.dparams().nthreads != n {
             sc.set_dparams(sc.dparams().clone().nthreads(n));
+            changed = true;
         }
     }
+    changed
 }
 
 /// A compression context for `cparams` (checked when used).

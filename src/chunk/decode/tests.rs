@@ -210,7 +210,7 @@ fn warm_decoders_on(src: &[u8], c: &[u8]) {
     let mut workers = crate::parallel::Workers::new(1);
     let mut scratch = Scratch::default();
     let mut dst = vec![0u8; src.len()];
-    super::decompress_into(c, &mut dst, &mut workers, None, None).unwrap();
+    super::decompress_into(c, &mut dst, None, &mut workers, None).unwrap();
     let mut item = vec![0u8; 4 << 10];
     super::getitem_into(c, 10, 1024, &mut item, &mut scratch, None).unwrap();
     assert_eq!(item, src[40..40 + (4 << 10)]);
@@ -230,7 +230,7 @@ fn warm_decoders_on(src: &[u8], c: &[u8]) {
         }
     }
     for v in &variants {
-        if let Ok(n) = super::decompress_into(v, &mut dst, &mut workers, None, None) {
+        if let Ok(n) = super::decompress_into(v, &mut dst, None, &mut workers, None) {
             assert!(n <= dst.len());
         }
         for (start, nitems) in [(0, 1024), (10, 1024), (1024, 2048), (0, 5120)] {

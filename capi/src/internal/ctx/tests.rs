@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use super::pool;
 use crate::schunk::{
     blosc2_schunk_append_buffer, blosc2_schunk_decompress_chunk, blosc2_schunk_free,
-    blosc2_schunk_new, blosc2_storage,
+    blosc2_schunk_get_chunk, blosc2_schunk_get_slice_buffer, blosc2_schunk_new, blosc2_storage,
 };
 use crate::v2::{
     CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, blosc2_compress_ctx, blosc2_context, blosc2_create_cctx,
@@ -216,6 +216,73 @@ fn a_super_chunks_contexts_take_new_thread_counts_to_its_engine() {
         let mut back = vec![0u8; src.len()];
         let got = blosc2_schunk_decompress_chunk(s, 0, back.as_mut_ptr() as *mut c_void, len);
         assert_eq!((got, &back), (len, &src));
+        assert_eq!(blosc2_schunk_free(s), 0);
+    }
+}
+
+/// The calls that only read a super-chunk (decompress_chunk, get_chunk,
+/// get_slice_buffer) refresh its C view only when their start changed
+/// something: thread counts C wrote before one of them show in the
+/// storage's parameters after it.
+#[test]
+fn thread_counts_set_before_a_read_show_after_it() {
+    let (nc, nd) = (17i16, 19i16);
+    let src = data(50_000);
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = 4;
+    let mut dp = DPARAMS_DEFAULTS;
+    let mut st = blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: storage points to live params; the handle is used and freed
+    // here only; its cctx / dctx are written between calls, as C does.
+    unsafe {
+        let s = blosc2_schunk_new(&mut st);
+        assert!(!s.is_null());
+        let len = src.len() as i32;
+        assert_eq!(
+            blosc2_schunk_append_buffer(s, src.as_ptr() as *const c_void, len),
+            1
+        );
+        let threads = || {
+            (
+                (*(*(*s).storage).cparams).nthreads,
+                (*(*(*s).storage).dparams).nthreads,
+            )
+        };
+        assert_eq!(threads(), (1, 1));
+        let (cctx, dctx) = ((*s).cctx, (*s).dctx);
+        let mut back = vec![0u8; src.len()];
+        let out = back.as_mut_ptr() as *mut c_void;
+
+        (*dctx).new_nthreads = nd;
+        assert_eq!(blosc2_schunk_decompress_chunk(s, 0, out, len), len);
+        assert_eq!(back, src);
+        assert_eq!(threads(), (1, nd), "decompress_chunk");
+        // A read with nothing changed leaves the view as it was.
+        assert_eq!(blosc2_schunk_decompress_chunk(s, 0, out, len), len);
+        assert_eq!(threads(), (1, nd));
+
+        (*cctx).new_nthreads = nc;
+        let mut chunk = std::ptr::null_mut();
+        let mut needs_free = false;
+        let cbytes = blosc2_schunk_get_chunk(s, 0, &mut chunk, &mut needs_free);
+        assert!(cbytes > 0 && !chunk.is_null() && needs_free);
+        libc::free(chunk as *mut c_void);
+        assert_eq!(threads(), (nc, nd), "get_chunk");
+
+        (*dctx).new_nthreads = 1;
+        (*cctx).new_nthreads = 1;
+        back.fill(0);
+        assert_eq!(blosc2_schunk_get_slice_buffer(s, 0, 100, out), 0);
+        assert_eq!(back[..400], src[..400]);
+        assert_eq!(threads(), (1, 1), "get_slice_buffer");
+        assert_eq!((*s).nchunks, 1);
+        assert_eq!((*s).nbytes, i64::from(len));
         assert_eq!(blosc2_schunk_free(s), 0);
     }
 }
