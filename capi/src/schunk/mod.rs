@@ -58,7 +58,7 @@ mod typesize_tests;
 /// A new in-memory super-chunk for a test (`contiguous`: with a frame C
 /// sees), from `cp` and `dp`; not null.
 #[cfg(test)]
-fn memory_schunk(
+pub(crate) fn memory_schunk(
     contiguous: bool,
     cp: &mut crate::v2::blosc2_cparams,
     dp: &mut crate::v2::blosc2_dparams,

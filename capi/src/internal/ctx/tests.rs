@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use super::pool;
 use crate::schunk::{
     blosc2_schunk_append_buffer, blosc2_schunk_decompress_chunk, blosc2_schunk_free,
-    blosc2_schunk_get_chunk, blosc2_schunk_get_slice_buffer, blosc2_schunk_new, blosc2_storage,
+    blosc2_schunk_get_chunk, blosc2_schunk_get_slice_buffer, memory_schunk,
 };
 use crate::v2::{
     CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, blosc2_compress_ctx, blosc2_context, blosc2_create_cctx,
@@ -179,18 +179,10 @@ fn a_super_chunks_contexts_take_new_thread_counts_to_its_engine() {
     let mut cp = CPARAMS_DEFAULTS;
     cp.typesize = 4;
     let mut dp = DPARAMS_DEFAULTS;
-    let mut st = blosc2_storage {
-        contiguous: false,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cp,
-        dparams: &mut dp,
-        io: std::ptr::null_mut(),
-    };
-    // SAFETY: storage points to live params; the handle is used and freed
-    // here only; its cctx / dctx are written between calls, as C does.
+    let s = memory_schunk(false, &mut cp, &mut dp);
+    // SAFETY: the handle is used and freed here only; its cctx / dctx are
+    // written between calls, as C does.
     unsafe {
-        let s = blosc2_schunk_new(&mut st);
-        assert!(!s.is_null());
         let (cctx, dctx) = ((*s).cctx, (*s).dctx);
         assert_eq!(((*cctx).nthreads, (*dctx).nthreads), (1, 1));
         (*cctx).new_nthreads = n;
@@ -231,18 +223,10 @@ fn thread_counts_set_before_a_read_show_after_it() {
     let mut cp = CPARAMS_DEFAULTS;
     cp.typesize = 4;
     let mut dp = DPARAMS_DEFAULTS;
-    let mut st = blosc2_storage {
-        contiguous: false,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cp,
-        dparams: &mut dp,
-        io: std::ptr::null_mut(),
-    };
-    // SAFETY: storage points to live params; the handle is used and freed
-    // here only; its cctx / dctx are written between calls, as C does.
+    let s = memory_schunk(false, &mut cp, &mut dp);
+    // SAFETY: the handle is used and freed here only; its cctx / dctx are
+    // written between calls, as C does.
     unsafe {
-        let s = blosc2_schunk_new(&mut st);
-        assert!(!s.is_null());
         let len = src.len() as i32;
         assert_eq!(
             blosc2_schunk_append_buffer(s, src.as_ptr() as *const c_void, len),
