@@ -3,8 +3,10 @@
 //! A `blosc2_schunk*` handed to C points to the first field of a [`Handle`]:
 //! the C-layout struct C code reads directly (nchunks, nbytes, cbytes,
 //! typesize, chunksize, storage, metalayers, vlmetalayers, cctx/dctx, ...),
-//! refreshed after every call that changes the super-chunk, followed by the
-//! Rust super-chunk and the memory the C struct points into.
+//! refreshed after every call that changes the super-chunk (calls that only
+//! decode or copy its chunks, `chunks::with_lookup`, skip the refresh
+//! unless their start applied thread counts or re-read the frame), followed
+//! by the Rust super-chunk and the memory the C struct points into.
 //!
 //! Re-entrancy (user filter and codec callbacks get `cparams->schunk` and
 //! may read it, or call `blosc2_vlmeta_get` / `blosc2_meta_get` on it,
