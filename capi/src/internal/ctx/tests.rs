@@ -172,14 +172,19 @@ fn decompression_contexts_share_pools_and_report_the_dictionary_of_the_chunk() {
     assert_eq!(pool::attached(n), 0);
 }
 
+/// An in-memory super-chunk of typesize 4, default parameters otherwise.
+fn int32_schunk() -> *mut crate::schunk::blosc2_schunk {
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = 4;
+    let mut dp = DPARAMS_DEFAULTS;
+    memory_schunk(false, &mut cp, &mut dp)
+}
+
 #[test]
 fn a_super_chunks_contexts_take_new_thread_counts_to_its_engine() {
     let n = 5i16;
     let src = data(50_000);
-    let mut cp = CPARAMS_DEFAULTS;
-    cp.typesize = 4;
-    let mut dp = DPARAMS_DEFAULTS;
-    let s = memory_schunk(false, &mut cp, &mut dp);
+    let s = int32_schunk();
     // SAFETY: the handle is used and freed here only; its cctx / dctx are
     // written between calls, as C does.
     unsafe {
@@ -220,10 +225,7 @@ fn a_super_chunks_contexts_take_new_thread_counts_to_its_engine() {
 fn thread_counts_set_before_a_read_show_after_it() {
     let (nc, nd) = (17i16, 19i16);
     let src = data(50_000);
-    let mut cp = CPARAMS_DEFAULTS;
-    cp.typesize = 4;
-    let mut dp = DPARAMS_DEFAULTS;
-    let s = memory_schunk(false, &mut cp, &mut dp);
+    let s = int32_schunk();
     // SAFETY: the handle is used and freed here only; its cctx / dctx are
     // written between calls, as C does.
     unsafe {
