@@ -24,8 +24,13 @@ pub(crate) mod id {
 /// The six filter slots of a chunk and what the filters need to know.
 #[derive(Clone, Debug)]
 pub(crate) struct Pipeline {
-    pub ids: [u8; 6],
-    pub metas: [u8; 6],
+    /// Bytes 16..32 of a Blosc2 header: the filter ids in 0..6, their metas
+    /// in 8..14 (the other bytes are not read). Held as the header holds
+    /// them so the decoder stores them with one wide store: stored as two
+    /// 6-byte arrays, each became a 4- and a 2-byte store that the wide
+    /// loads after (`contains`, moves of the plan) waited on, a
+    /// store-forwarding stall (perf/README.md, session 22).
+    slots: [u8; 16],
     /// The type size the filters use (the stored, capped one).
     pub typesize: usize,
     /// Chunk format version 2 (C-Blosc 1.x): its bitshuffle rule differs.
@@ -35,15 +40,58 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
+    /// The pipeline of filter ids `ids` with metas `metas`.
+    pub(crate) fn new(
+        ids: [u8; 6],
+        metas: [u8; 6],
+        typesize: usize,
+        blosc1_bitshuffle: bool,
+        context: Option<crate::plugins::CallContext>,
+    ) -> Pipeline {
+        let mut slots = [0u8; 16];
+        slots[..6].copy_from_slice(&ids);
+        slots[8..14].copy_from_slice(&metas);
+        Pipeline::from_slots(slots, typesize, blosc1_bitshuffle, context)
+    }
+
+    /// The pipeline of a header's bytes 16..32 (ids in 0..6, metas in
+    /// 8..14; the other bytes are ignored).
+    #[inline(always)]
+    pub(crate) fn from_slots(
+        slots: [u8; 16],
+        typesize: usize,
+        blosc1_bitshuffle: bool,
+        context: Option<crate::plugins::CallContext>,
+    ) -> Pipeline {
+        Pipeline {
+            slots,
+            typesize,
+            blosc1_bitshuffle,
+            context,
+        }
+    }
+
+    /// The filter id of each slot.
+    #[inline(always)]
+    pub(crate) fn ids(&self) -> &[u8; 6] {
+        self.slots[..6].try_into().unwrap()
+    }
+
+    /// The meta byte of each slot.
+    #[inline(always)]
+    fn metas(&self) -> &[u8; 6] {
+        self.slots[8..14].try_into().unwrap()
+    }
+
     /// Slots that do something when decoding.
     fn backward_slots(&self) -> impl Iterator<Item = usize> + '_ {
         (0..6)
             .rev()
-            .filter(|&s| !matches!(self.ids[s], id::NOFILTER | id::TRUNC_PREC | id::INT_TRUNC))
+            .filter(|&s| !matches!(self.ids()[s], id::NOFILTER | id::TRUNC_PREC | id::INT_TRUNC))
     }
 
     fn forward_slots(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..6).filter(|&s| self.ids[s] != id::NOFILTER)
+        (0..6).filter(|&s| self.ids()[s] != id::NOFILTER)
     }
 
     /// When undoing the pipeline is one shuffle alone (other slots empty or
@@ -54,7 +102,7 @@ impl Pipeline {
         if slots.next().is_some() {
             return None;
         }
-        match self.ids[s] {
+        match self.ids()[s] {
             id::SHUFFLE => Some((false, self.elem_size(s))),
             id::BITSHUFFLE => Some((true, self.typesize)),
             _ => None,
@@ -69,33 +117,48 @@ impl Pipeline {
 
     /// Whether any slot is DELTA (blocks after the first need block 0).
     pub(crate) fn has_delta(&self) -> bool {
-        self.ids.contains(&id::DELTA)
+        self.ids().contains(&id::DELTA)
     }
 
     /// Check that every filter can be undone by this build.
+    // The built-in filters are checked inline: out of line, the caller read
+    // back the `Result` this returned through memory, a store-forwarding
+    // stall on every chunk decoded (perf/README.md, session 22).
+    #[inline]
     pub(crate) fn check_decodable(&self) -> Result<()> {
-        for s in 0..6 {
-            match self.ids[s] {
+        let builtin = |f: u8| {
+            matches!(
+                f,
                 id::NOFILTER
-                | id::SHUFFLE
-                | id::BITSHUFFLE
-                | id::DELTA
-                | id::TRUNC_PREC
-                | id::BYTEDELTA
-                | id::INT_TRUNC => {}
-                other if crate::plugins::user_filter(other).is_some() => {}
-                other => {
-                    return Err(Error::Unsupported(format!(
-                        "filter id {other} in slot {s} is not supported"
-                    )));
-                }
+                    | id::SHUFFLE
+                    | id::BITSHUFFLE
+                    | id::DELTA
+                    | id::TRUNC_PREC
+                    | id::BYTEDELTA
+                    | id::INT_TRUNC
+            )
+        };
+        if self.ids().iter().all(|&f| builtin(f)) {
+            return Ok(());
+        }
+        self.check_user_filters(builtin)
+    }
+
+    /// [`Pipeline::check_decodable`] when a slot holds no built-in filter.
+    #[cold]
+    fn check_user_filters(&self, builtin: impl Fn(u8) -> bool) -> Result<()> {
+        for (s, &f) in self.ids().iter().enumerate() {
+            if !builtin(f) && crate::plugins::user_filter(f).is_none() {
+                return Err(Error::Unsupported(format!(
+                    "filter id {f} in slot {s} is not supported"
+                )));
             }
         }
         Ok(())
     }
 
     fn elem_size(&self, slot: usize) -> usize {
-        match self.metas[slot] {
+        match self.metas()[slot] {
             0 => self.typesize,
             m => usize::from(m),
         }
@@ -111,7 +174,7 @@ impl Pipeline {
         dst: &mut [u8],
     ) -> Result<()> {
         let ts = self.typesize;
-        match (self.ids[slot], forward) {
+        match (self.ids()[slot], forward) {
             (id::SHUFFLE, true) => k.shuffle(self.elem_size(slot), src, dst)?,
             (id::SHUFFLE, false) => k.unshuffle(self.elem_size(slot), src, dst)?,
             (id::BITSHUFFLE, true) if self.blosc1_bitshuffle => {
@@ -124,7 +187,7 @@ impl Pipeline {
             (id::BITSHUFFLE, false) => k.bitunshuffle(ts, src, dst)?,
             (id::DELTA, true) => k.delta_encode(ts, reference, src, dst)?,
             (id::DELTA, false) => k.delta_decode(ts, reference, src, dst)?,
-            (id::TRUNC_PREC, true) => k.trunc_prec(ts, self.metas[slot] as i8, src, dst)?,
+            (id::TRUNC_PREC, true) => k.trunc_prec(ts, self.metas()[slot] as i8, src, dst)?,
             (id::BYTEDELTA, true) => k.bytedelta_encode(self.elem_size(slot), src, dst)?,
             (id::BYTEDELTA, false) => k.bytedelta_decode(self.elem_size(slot), src, dst)?,
             (other, forward) if crate::plugins::USER_FILTER_IDS.contains(&other) => {
@@ -133,7 +196,7 @@ impl Pipeline {
                 })?;
                 let call = crate::plugins::FilterCall {
                     id: other,
-                    meta: self.metas[slot],
+                    meta: self.metas()[slot],
                     typesize: ts,
                     context: self.context.clone(),
                 };

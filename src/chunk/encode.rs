@@ -104,13 +104,7 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
         typesize,
         blocksize,
         nblocks,
-        pipeline: Pipeline {
-            ids,
-            metas,
-            typesize,
-            blosc1_bitshuffle: false,
-            context: p.context.clone(),
-        },
+        pipeline: Pipeline::new(ids, metas, typesize, false, p.context.clone()),
     })
 }
 
@@ -170,13 +164,7 @@ fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
         typesize,
         blocksize,
         nblocks,
-        pipeline: Pipeline {
-            ids,
-            metas: [0; 6],
-            typesize,
-            blosc1_bitshuffle: true,
-            context: p.context.clone(),
-        },
+        pipeline: Pipeline::new(ids, [0; 6], typesize, true, p.context.clone()),
     }
 }
 
@@ -638,7 +626,7 @@ fn delta_reference<'a>(
     scratch: &mut Scratch,
 ) -> Result<std::borrow::Cow<'a, [u8]>> {
     let block0 = &src[..lay.blocksize.min(src.len())];
-    let lossy = lay.pipeline.ids.contains(&id::TRUNC_PREC);
+    let lossy = lay.pipeline.ids().contains(&id::TRUNC_PREC);
     if !lay.pipeline.has_delta() || !lossy {
         return Ok(std::borrow::Cow::Borrowed(block0));
     }

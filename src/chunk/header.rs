@@ -290,6 +290,16 @@ impl ChunkHeader {
     /// [`ChunkHeader::parse`], inlined into the chunk decoder.
     #[inline(always)]
     pub(crate) fn parse_inline(src: &[u8]) -> Result<ChunkHeader> {
+        Self::parse_with_tail(src).map(|(h, _)| h)
+    }
+
+    /// [`ChunkHeader::parse_inline`], and bytes 16..32 of the header as the
+    /// fields `filters` to `blosc2_flags` hold them, as one value: the chunk
+    /// decoder takes its filter pipeline from it in registers, where reading
+    /// the header's fields back from the stack right after they were stored
+    /// stalled on store forwarding (perf/README.md, session 22).
+    #[inline(always)]
+    pub(crate) fn parse_with_tail(src: &[u8]) -> Result<(ChunkHeader, u128)> {
         if src.len() < MIN_HEADER_LEN {
             return Err(Error::Truncated {
                 what: "chunk header",
@@ -435,7 +445,7 @@ impl ChunkHeader {
                 available: src.len(),
             });
         }
-        Ok(ChunkHeader {
+        let h = ChunkHeader {
             version,
             versionlz,
             flags,
@@ -449,7 +459,8 @@ impl ChunkHeader {
             filters_meta: t[8..14].try_into().unwrap(),
             blosc2_flags2,
             blosc2_flags,
-        })
+        };
+        Ok((h, tail))
     }
 
     /// The items of a memcpyed chunk, stored as they are after its header:

@@ -18,7 +18,8 @@ pub(crate) fn getitem_into(
         dst[..end - begin].copy_from_slice(&items[begin..end]);
         return Ok(end - begin);
     }
-    let plan = Plan::new(src, context)?;
+    let mut plan = Plan::new(Plan::header(src)?, src, context);
+    plan.check()?;
     let h = &plan.h;
     if h.is_vlblocks() {
         return Err(Error::InvalidParam(

@@ -34,38 +34,67 @@ fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
 }
 
 impl<'a> Plan<'a> {
-    /// `context`: handed to user filters and codecs (`DParams::context`).
-    // Inlined with the header's parse: the plan and the header are then
-    // built in place, not moved through the stack (see `ChunkHeader`).
+    /// [`Plan::header`], [`Plan::new`] and [`Plan::check`] in one, for the
+    /// callers off the hot path.
+    fn open(src: &'a [u8], context: Option<&CallContext>) -> Result<Plan<'a>> {
+        let mut plan = Plan::new(Plan::header(src)?, src, context);
+        plan.check()?;
+        Ok(plan)
+    }
+
+    /// The header of `src`, a chunk that a plan decodes (not a lazy one).
+    // Inlined with the header's parse: the header is built in place, not
+    // moved through the stack (see `ChunkHeader`).
     #[inline(always)]
-    fn new(src: &'a [u8], context: Option<&CallContext>) -> Result<Plan<'a>> {
-        let h = ChunkHeader::parse_inline(src)?;
+    fn header(src: &[u8]) -> Result<(ChunkHeader, u128)> {
+        let (h, tail) = ChunkHeader::parse_with_tail(src)?;
         if h.is_lazy() {
             return Err(Error::Unsupported(
                 "lazy chunk: its blocks live in a frame, open it through the frame".into(),
             ));
         }
-        let chunk = &src[..h.cbytes];
-        let pipeline = Pipeline {
-            ids: h.filters,
-            metas: h.filters_meta,
-            typesize: usize::from(h.typesize),
-            blosc1_bitshuffle: h.version <= 2,
-            context: context.cloned(),
-        };
-        let nblocks = h.nblocks();
-        let mut plan = Plan {
+        Ok((h, tail))
+    }
+
+    /// The plan of `src`, whose header [`Plan::header`] read; [`Plan::check`]
+    /// it before decoding. `context`: handed to user filters and codecs
+    /// (`DParams::context`).
+    // Infallible and inlined, so the plan is built where the caller keeps
+    // it: returned in a `Result`, it was built on the stack with narrow
+    // stores and moved with 16-byte loads, each a store-forwarding stall
+    // (~10 % of a 4 KiB chunk's decode; perf/README.md, session 22).
+    #[inline(always)]
+    fn new(
+        (h, tail): (ChunkHeader, u128),
+        src: &'a [u8],
+        context: Option<&CallContext>,
+    ) -> Plan<'a> {
+        Plan {
+            // `Plan::header` refused lazy chunks, the only ones whose
+            // `cbytes` may exceed `src`.
+            chunk: &src[..h.cbytes],
+            nblocks: h.nblocks(),
+            pipeline: Pipeline::from_slots(
+                tail.to_le_bytes(),
+                usize::from(h.typesize),
+                h.version <= 2,
+                context.cloned(),
+            ),
             h,
-            chunk,
-            pipeline,
             dict: None,
-            nblocks,
-        };
-        if plan.h.is_memcpyed() || plan.h.special().is_some() || plan.h.nbytes == 0 {
-            return Ok(plan);
         }
-        plan.pipeline.check_decodable()?;
-        let hlen = plan.h.header_len();
+    }
+
+    /// Check what the header alone does not: the filters can be undone,
+    /// the block start table fits, and the dictionary (read here).
+    fn check(&mut self) -> Result<()> {
+        if self.h.is_memcpyed() || self.h.special().is_some() || self.h.nbytes == 0 {
+            return Ok(());
+        }
+        self.pipeline.check_decodable()?;
+        let hlen = self.h.header_len();
+        let nblocks = self.nblocks;
+        let chunk = self.chunk;
         let bstarts_end = nblocks
             .checked_mul(4)
             .and_then(|n| n.checked_add(hlen))
@@ -75,7 +104,7 @@ impl<'a> Plan<'a> {
                 needed: hlen.saturating_add(nblocks.saturating_mul(4)),
                 available: chunk.len(),
             })?;
-        if plan.h.use_dict() {
+        if self.h.use_dict() {
             let dsize = i32_at(chunk, bstarts_end, "dictionary size")?;
             if !(1..=32768).contains(&dsize) {
                 return Err(corrupt(format!("dictionary size {dsize} not in 1..=32768")));
@@ -84,9 +113,9 @@ impl<'a> Plan<'a> {
             let raw = chunk
                 .get(start..start + dsize as usize)
                 .ok_or_else(|| corrupt("dictionary runs past the end of the chunk"))?;
-            plan.dict = DecDict::new(plan.h.codec_format(), raw)?;
+            self.dict = DecDict::new(self.h.codec_format(), raw)?;
         }
-        Ok(plan)
+        Ok(())
     }
 
     fn bstart(&self, i: usize) -> Result<usize> {
@@ -333,7 +362,7 @@ impl<'a> Plan<'a> {
     }
 
     fn pipeline_is_empty(&self) -> bool {
-        self.pipeline.ids.iter().all(|&f| {
+        self.pipeline.ids().iter().all(|&f| {
             matches!(
                 f,
                 0 | crate::filters::id::TRUNC_PREC | crate::filters::id::INT_TRUNC
@@ -397,7 +426,8 @@ pub(crate) fn decompress_into(
     workers: &mut Workers,
     context: Option<&CallContext>,
 ) -> Result<usize> {
-    let plan = Plan::new(src, context)?;
+    let mut plan = Plan::new(Plan::header(src)?, src, context);
+    plan.check()?;
     let h = &plan.h;
     let nbytes = h.nbytes;
     if dst.len() < nbytes {
@@ -531,7 +561,7 @@ pub(crate) fn decompress_into(
 /// (so that a buffer of the declared size is backed by the input; see
 /// [`crate::chunk::validate`]).
 pub(crate) fn validate(src: &[u8]) -> Result<ChunkHeader> {
-    let plan = Plan::new(src, None)?;
+    let plan = Plan::open(src, None)?;
     if plan.h.is_vlblocks() {
         vl_block_spans(&plan)?;
     } else if plan.h.nbytes > 0 {

@@ -338,7 +338,7 @@ fn getitem_unshuffles_only_the_items_asked_for() {
                     let c = crate::compress(&src, &p).unwrap();
                     let h = crate::ChunkHeader::parse(&c).unwrap();
                     assert!(!h.is_memcpyed(), "ts {ts}: the data compresses");
-                    let plan = super::Plan::new(&c, None).unwrap();
+                    let plan = super::Plan::open(&c, None).unwrap();
                     let n = len / ts;
                     let bs_items = (h.blocksize / ts).max(1);
                     let mut ranges = vec![

@@ -131,7 +131,7 @@ pub(crate) fn vl_blocks(
     workers: &mut Workers,
     context: Option<&CallContext>,
 ) -> Result<Vec<Vec<u8>>> {
-    let plan = Plan::new(src, context)?;
+    let plan = Plan::open(src, context)?;
     if !plan.h.is_vlblocks() {
         return Err(Error::InvalidParam("not a VL-block chunk".into()));
     }
