@@ -267,7 +267,10 @@ pub(crate) fn check_stored_chunk(
     bytes: &[u8],
     i: usize,
 ) -> Result<()> {
-    let ch = ChunkHeader::parse(bytes)?;
+    // Inlined: out of line, the header came back through memory and was
+    // read at once, a store-forwarding stall on every chunk read
+    // (perf/README.md, session 22).
+    let ch = ChunkHeader::parse_inline(bytes)?;
     if ch.cbytes != bytes.len() {
         return Err(corrupt(format!(
             "chunk {i}: header cbytes {} but {} bytes stored",

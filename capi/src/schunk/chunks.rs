@@ -71,7 +71,7 @@ fn with_mode<T>(
         return on_null;
     };
     let p = schunk as *mut Handle;
-    let (reopened, ctx, locked, threads) = {
+    let (reopened, locked, threads) = {
         // SAFETY: schunk is a live super-chunk from this library, claimed:
         // no other reference to it is live.
         let h = unsafe { &mut *p };
@@ -83,12 +83,7 @@ fn with_mode<T>(
             Err(_) => return on_null,
         };
         let forced = locked == Some(true);
-        (
-            forced || h.refresh_if_stale(),
-            h.ctx.clone(),
-            locked.is_some(),
-            threads,
-        )
+        (forced || h.refresh_if_stale(), locked.is_some(), threads)
     };
     let before = if locked {
         // SAFETY: as above.
@@ -96,6 +91,10 @@ fn with_mode<T>(
     } else {
         None
     };
+    // SAFETY: as above; `ctx` is set when the handle is made and never
+    // replaced, and the engine's fields below do not include it. Borrowed,
+    // not cloned: a clone and its drop were two atomic operations per call.
+    let ctx = unsafe { &(*p).ctx };
     let slot = ctx.get::<SchunkSlot>().map(|s| &s.0);
     if let Some(s) = slot {
         s.store(schunk, Ordering::Release);

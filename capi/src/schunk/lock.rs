@@ -92,7 +92,11 @@ pub(crate) fn locking_on(h: &Handle) -> bool {
 fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
     use oxiblosc::schunk::Storage;
     // The storage first: a super-chunk in memory never locks, and its calls
-    // skip the environment look-up (a `getenv` per call).
+    // skip the environment look-up (a `getenv` per call) and the copy of
+    // the storage description.
+    if !h.sc.is_on_disk() {
+        return None;
+    }
     let path = match h.sc.storage() {
         Storage::File { path, .. } => {
             let mut p = path.into_os_string();
