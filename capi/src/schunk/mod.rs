@@ -288,7 +288,7 @@ pub(crate) enum Use {
 /// so a call allocates nothing here), behind a spin lock: every super-chunk
 /// call takes it twice (claim, release) for a few instructions each. A
 /// `Mutex` cost two atomic read-modify-writes per take (its unlock is a
-/// swap), this one compare-and-swap and a plain store; four fewer per call,
+/// swap), this one compare-and-swap and a plain store: two fewer per call,
 /// about 10 ns of a 4 KB chunk's read (perf/README.md, session 22).
 struct ClaimTable {
     busy: AtomicBool,

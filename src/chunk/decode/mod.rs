@@ -62,7 +62,8 @@ impl<'a> Plan<'a> {
     // Infallible and inlined, so the plan is built where the caller keeps
     // it: returned in a `Result`, it was built on the stack with narrow
     // stores and moved with 16-byte loads, each a store-forwarding stall
-    // (~10 % of a 4 KiB chunk's decode; perf/README.md, session 22).
+    // (14 % of `decompress_into`'s own samples on a 4 KiB chunk;
+    // perf/README.md, session 22).
     #[inline(always)]
     fn new(
         (h, tail): (ChunkHeader, u128),
