@@ -21,6 +21,65 @@ pub(crate) mod id {
     pub const INT_TRUNC: u8 = 36;
 }
 
+/// What undoing a chunk's filters takes ([`Undo::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Undo {
+    /// Nothing: the slots are empty or only encode (TRUNC_PREC, INT_TRUNC),
+    /// and the streams decode straight into the output.
+    Nothing,
+    /// One byte shuffle of elements of this size, and nothing else.
+    Unshuffle(usize),
+    /// Anything else: [`Pipeline::backward`].
+    Pipeline,
+}
+
+impl Undo {
+    /// What undoing the pipeline of a header's bytes 16..32 (`slots`, read
+    /// as a little-endian word: the bytes [`Pipeline::from_slots`] takes)
+    /// takes, for items of `typesize` bytes; worked out once a chunk (the
+    /// decoder asked per block, walking the six slots each time: ~2 % of a
+    /// 4 KiB chunk's decode). From the header's word, in registers: a
+    /// pipeline built first to be asked was moved after with wide loads of
+    /// its narrow stores, and the bytes put in memory to be walked were
+    /// read back by the pipeline's 16-byte move; both store-forwarding
+    /// stalls (perf/README.md, session 23).
+    #[inline(always)]
+    pub(crate) fn of(slots: u128, typesize: usize) -> Undo {
+        // The two pipelines C-Blosc2 writes most (none, and its default:
+        // SHUFFLE in slot 5) tested as one word.
+        let ids = slots as u64 & 0xFFFF_FFFF_FFFF;
+        if ids == 0 {
+            return Undo::Nothing;
+        }
+        if ids == u64::from(id::SHUFFLE) << 40 {
+            return Undo::Unshuffle(match (slots >> (13 * 8)) as u8 {
+                0 => typesize,
+                m => usize::from(m),
+            });
+        }
+        Undo::of_any(slots, typesize)
+    }
+
+    /// [`Undo::of`] for the other pipelines, out of line.
+    #[inline(never)]
+    fn of_any(slots: u128, typesize: usize) -> Undo {
+        let slots = slots.to_le_bytes();
+        let elem_size = |s: usize| match slots[8 + s] {
+            0 => typesize,
+            m => usize::from(m),
+        };
+        let mut undo = Undo::Nothing;
+        for (s, &f) in slots[..6].iter().enumerate() {
+            match f {
+                id::NOFILTER | id::TRUNC_PREC | id::INT_TRUNC => {}
+                id::SHUFFLE if undo == Undo::Nothing => undo = Undo::Unshuffle(elem_size(s)),
+                _ => return Undo::Pipeline,
+            }
+        }
+        undo
+    }
+}
+
 /// The six filter slots of a chunk and what the filters need to know.
 #[derive(Clone, Debug)]
 pub(crate) struct Pipeline {
@@ -296,5 +355,66 @@ impl Pipeline {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Undo::of` (its one-word shortcuts and the walk) against the
+    /// pipeline's own backward slots, for every pipeline of six slots drawn
+    /// from the ids that matter (none, the encode-only ones, shuffle, others)
+    /// with element-size metas.
+    #[test]
+    fn undo_agrees_with_the_backward_slots() {
+        let ids = [
+            id::NOFILTER,
+            id::SHUFFLE,
+            id::BITSHUFFLE,
+            id::DELTA,
+            id::TRUNC_PREC,
+            id::INT_TRUNC,
+            id::BYTEDELTA,
+        ];
+        let mut checked = 0;
+        for code in 0..ids.len().pow(6) {
+            let mut c = code;
+            let mut slots = [0u8; 16];
+            for s in 0..6 {
+                slots[s] = ids[c % ids.len()];
+                c /= ids.len();
+                // A meta on some slots: the element size of a shuffle there.
+                slots[8 + s] = if (code + s) % 3 == 0 {
+                    0
+                } else {
+                    (s as u8) + 2
+                };
+            }
+            let p = Pipeline::from_slots(slots, 8, false, None);
+            let backward: Vec<usize> = p.backward_slots().collect();
+            let expected = match backward.as_slice() {
+                [] => Undo::Nothing,
+                [s] if p.ids()[*s] == id::SHUFFLE => Undo::Unshuffle(p.elem_size(*s)),
+                _ => Undo::Pipeline,
+            };
+            assert_eq!(
+                Undo::of(u128::from_le_bytes(slots), 8),
+                expected,
+                "{slots:?}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 117_649);
+        // The two shortcuts, with the bytes 6, 7 and 14, 15 (codec, flags)
+        // set: they are not filter slots.
+        let mut slots = [0u8; 16];
+        slots[6..8].copy_from_slice(&[0x21, 0x7F]);
+        slots[14..16].copy_from_slice(&[0x80, 0xFF]);
+        assert_eq!(Undo::of(u128::from_le_bytes(slots), 4), Undo::Nothing);
+        slots[5] = id::SHUFFLE;
+        assert_eq!(Undo::of(u128::from_le_bytes(slots), 4), Undo::Unshuffle(4));
+        slots[13] = 2;
+        assert_eq!(Undo::of(u128::from_le_bytes(slots), 4), Undo::Unshuffle(2));
     }
 }

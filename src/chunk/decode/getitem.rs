@@ -58,11 +58,11 @@ pub(crate) fn getitem_into(
     // the blocks first unless that was done here).
     // (`decode_block` sizes `a` and `b` only for a filtered chunk.)
     let shortcut = plan.pipeline.only_transpose().is_some();
-    let warm = !plan.pipeline.has_delta()
+    let warm = !plan.has_delta()
         && (!partial || shortcut || scratch.block.len() >= need)
         && (plan.pipeline_is_empty() || (scratch.a.len() >= need && scratch.b.len() >= need));
     let check = || -> Result<()> {
-        if plan.pipeline.has_delta() && first > 0 {
+        if plan.has_delta() && first > 0 {
             plan.check_block(0)?;
         }
         (first..=last).try_for_each(|i| plan.check_block(i))
@@ -75,7 +75,7 @@ pub(crate) fn getitem_into(
     // block buffer (its blocks were checked above: `warm` is false).
     let mut b0 = std::mem::take(&mut scratch.block0);
     let len0 = h.block_len(0);
-    let block0: Option<&[u8]> = if plan.pipeline.has_delta() && last > 0 {
+    let block0: Option<&[u8]> = if plan.has_delta() && last > 0 {
         b0.grow_to(len0);
         plan.decode_block(k, scratch, 0, None, &mut b0[..len0])?;
         Some(&b0[..len0])

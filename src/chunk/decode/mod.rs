@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::header::{ChunkHeader, SpecialValue};
 use crate::codecs::{CodecCtx, DecDict, DecodedConst};
 use crate::error::{Error, Result, corrupt};
-use crate::filters::Pipeline;
+use crate::filters::{Pipeline, Undo};
 use crate::parallel::{Scratch, Workers};
 use crate::plugins::{CallContext, CodecCall};
 
@@ -17,6 +17,8 @@ struct Plan<'a> {
     /// The chunk, cut to `cbytes`.
     chunk: &'a [u8],
     pipeline: Pipeline,
+    /// What undoing `pipeline` takes ([`Pipeline::undo`]).
+    undo: Undo,
     dict: Option<DecDict<'a>>,
     nblocks: usize,
 }
@@ -75,6 +77,7 @@ impl<'a> Plan<'a> {
             // `cbytes` may exceed `src`.
             chunk: &src[..h.cbytes],
             nblocks: h.nblocks(),
+            undo: Undo::of(tail, usize::from(h.typesize)),
             pipeline: Pipeline::from_slots(
                 tail.to_le_bytes(),
                 usize::from(h.typesize),
@@ -92,7 +95,11 @@ impl<'a> Plan<'a> {
         if self.h.is_memcpyed() || self.h.special().is_some() || self.h.nbytes == 0 {
             return Ok(());
         }
-        self.pipeline.check_decodable()?;
+        // Only a pipeline beyond one shuffle may hold a filter this build
+        // cannot undo.
+        if self.undo == Undo::Pipeline {
+            self.pipeline.check_decodable()?;
+        }
         let hlen = self.h.header_len();
         let nblocks = self.nblocks;
         let chunk = self.chunk;
@@ -223,6 +230,7 @@ impl<'a> Plan<'a> {
     /// fails and the flag alone says otherwise, with the flag (C-Blosc
     /// 1.11+ in ALWAYS split mode writes split blocks of items over 16 bytes
     /// or under 128 items, which its own reader cannot decode).
+    #[inline(always)]
     fn decode_streams(&self, i: usize, codecs: &mut CodecCtx, out: &mut [u8]) -> Result<()> {
         let first = self.nstreams(i, true);
         match self.decode_streams_n(i, first, codecs, out) {
@@ -301,6 +309,7 @@ impl<'a> Plan<'a> {
 
     /// One stream's `payload` into `dst`: stored raw when it is exactly
     /// `dst`'s size, else through the chunk's codec.
+    #[inline(always)]
     fn decode_payload(&self, codecs: &mut CodecCtx, payload: &[u8], dst: &mut [u8]) -> Result<()> {
         if payload.len() == dst.len() {
             dst.copy_from_slice(payload);
@@ -353,22 +362,32 @@ impl<'a> Plan<'a> {
         out: &mut [u8],
     ) -> Result<()> {
         let n = out.len();
-        if self.pipeline_is_empty() {
+        if self.undo == Undo::Nothing {
             return self.decode_streams(i, &mut scratch.codecs, out);
         }
         scratch.reserve(n);
         self.decode_streams(i, &mut scratch.codecs, &mut scratch.a[..n])?;
-        self.pipeline
-            .backward(k, &mut scratch.a[..n], &mut scratch.b[..n], reference, out)
+        match self.undo {
+            // The kernel straight away: the pipeline's walk over its slots
+            // cost a 4 KiB chunk ~130 instructions.
+            Undo::Unshuffle(es) => Ok(k.unshuffle(es, &scratch.a[..n], out)?),
+            _ => {
+                self.pipeline
+                    .backward(k, &mut scratch.a[..n], &mut scratch.b[..n], reference, out)
+            }
+        }
     }
 
+    /// Whether block 0 is the reference of the others (DELTA); asked of
+    /// the pipeline only when it is more than one shuffle.
+    fn has_delta(&self) -> bool {
+        self.undo == Undo::Pipeline && self.pipeline.has_delta()
+    }
+
+    /// Whether the streams decode straight into the output (no filter to
+    /// undo).
     fn pipeline_is_empty(&self) -> bool {
-        self.pipeline.ids().iter().all(|&f| {
-            matches!(
-                f,
-                0 | crate::filters::id::TRUNC_PREC | crate::filters::id::INT_TRUNC
-            )
-        })
+        self.undo == Undo::Nothing
     }
 }
 
@@ -486,7 +505,7 @@ pub(crate) fn decompress_into(
     // goes. A team readies a block of scratch per thread first: the streams
     // must back the block size before that.
     let skip = |i: usize| maskout.is_some_and(|m| m[i]);
-    let delta = plan.pipeline.has_delta();
+    let delta = plan.has_delta();
     if workers.may_team(nbytes, plan.nblocks) {
         // The blocks to decode (block 0 too, with DELTA).
         (0..plan.nblocks)
