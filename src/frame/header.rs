@@ -115,22 +115,51 @@ impl FrameHeader {
     /// # Errors
     /// [`Error::Corrupt`] when it does not lie inside the chunks section.
     pub fn chunk_span(&self, io: &mut dyn FrameIo, off: u64) -> Result<(u64, u64)> {
+        let pos = self.chunk_pos(off)?;
+        let mut hdr = [0u8; 16];
+        io.read_exact_at(pos, &mut hdr)?;
+        Ok((pos, self.chunk_len(off, &hdr)?))
+    }
+
+    /// The stored chunk at section offset `off` of a frame held in memory
+    /// by `io` (whose [`FrameIo::slice`] answers): [`FrameHeader::chunk_span`]
+    /// and the bytes, borrowed, with no copy of its header.
+    ///
+    /// # Errors
+    /// As [`FrameHeader::chunk_span`]; an I/O error (unexpected end) when
+    /// `io` does not hold it.
+    pub(crate) fn chunk_in<'a>(&self, io: &'a dyn FrameIo, off: u64) -> Result<&'a [u8]> {
+        let pos = self.chunk_pos(off)?;
+        let end = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        let hdr: &[u8; 16] = io.slice(pos, 16).ok_or_else(end)?.try_into().unwrap();
+        let len = self.chunk_len(off, hdr)?;
+        Ok(io.slice(pos, len as usize).ok_or_else(end)?)
+    }
+
+    /// Where in the frame the chunk at section offset `off` starts.
+    #[inline(always)]
+    fn chunk_pos(&self, off: u64) -> Result<u64> {
         let cbytes = self.cbytes as u64;
         if cbytes < 32 || off > cbytes - 32 {
             return Err(corrupt(format!(
                 "chunk offset {off} outside cbytes {cbytes}"
             )));
         }
-        let pos = u64::from(self.header_len) + off;
-        let mut hdr = [0u8; 16];
-        io.read_exact_at(pos, &mut hdr)?;
+        Ok(u64::from(self.header_len) + off)
+    }
+
+    /// The length of the chunk at section offset `off` whose header's
+    /// first 16 bytes are `hdr`.
+    #[inline(always)]
+    fn chunk_len(&self, off: u64, hdr: &[u8; 16]) -> Result<u64> {
+        let cbytes = self.cbytes as u64;
         let cb = u64::from(u32::from_le_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]));
         if cb < 32 || cb > i32::MAX as u64 || off + cb > cbytes {
             return Err(corrupt(format!(
                 "chunk at {off} of {cb} bytes runs outside the {cbytes}-byte section"
             )));
         }
-        Ok((pos, cb))
+        Ok(cb)
     }
 
     /// Frame format version (general_flags bits 0-3).

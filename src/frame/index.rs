@@ -271,25 +271,75 @@ pub(crate) fn check_stored_chunk(
     // read at once, a store-forwarding stall on every chunk read
     // (perf/README.md, session 22).
     let ch = ChunkHeader::parse_inline(bytes)?;
-    if ch.cbytes != bytes.len() {
+    check_stored_fields(
+        h,
+        nchunks,
+        bytes.len(),
+        (ch.nbytes, ch.cbytes, ch.is_lazy()),
+        i,
+    )
+}
+
+/// [`check_stored_chunk`] for a reader that decodes the chunk next: the
+/// same checks against the frame, on the header's size words and lazy flag
+/// alone, for the decoder parses and checks the whole header anyway (a
+/// second parse was ~150 instructions of a 4 KiB chunk's read through a
+/// super-chunk; perf/README.md, session 23).
+///
+/// # Errors
+/// As [`check_stored_chunk`], for a chunk shorter than a header or with
+/// negative sizes too.
+#[inline]
+pub(crate) fn check_stored_sizes(
+    h: &FrameHeader,
+    nchunks: usize,
+    bytes: &[u8],
+    i: usize,
+) -> Result<()> {
+    const EXTENDED: u8 = 0x05;
+    let word = |o: usize| {
+        bytes
+            .get(o..o + 4)
+            .and_then(|b| usize::try_from(i32::from_le_bytes(b.try_into().unwrap())).ok())
+    };
+    let (Some(nbytes), Some(cbytes)) = (word(4), word(12)) else {
         return Err(corrupt(format!(
-            "chunk {i}: header cbytes {} but {} bytes stored",
-            ch.cbytes,
+            "chunk {i}: no chunk header in its {} bytes, or negative sizes",
             bytes.len()
         )));
+    };
+    let lazy = bytes.len() >= 32
+        && bytes[2] & EXTENDED == EXTENDED
+        && bytes[31] & crate::chunk::header::bflags::LAZY != 0;
+    check_stored_fields(h, nchunks, bytes.len(), (nbytes, cbytes, lazy), i)
+}
+
+/// The checks of [`check_stored_chunk`] on the header's `nbytes`, `cbytes`
+/// and lazy flag, for a chunk of `stored` bytes.
+#[inline(always)]
+fn check_stored_fields(
+    h: &FrameHeader,
+    nchunks: usize,
+    stored: usize,
+    (nbytes, cbytes, lazy): (usize, usize, bool),
+    i: usize,
+) -> Result<()> {
+    if cbytes != stored {
+        return Err(corrupt(format!(
+            "chunk {i}: header cbytes {cbytes} but {stored} bytes stored"
+        )));
     }
-    if ch.is_lazy() {
+    if lazy {
         return Err(corrupt(format!("chunk {i} is a lazy chunk")));
     }
-    if ch.nbytes as u64 > h.nbytes as u64 {
+    if nbytes as u64 > h.nbytes as u64 {
         return Err(corrupt(format!("chunk {i} is larger than the frame")));
     }
     if let Some(n) = expected_nbytes(h.nbytes, h.chunksize, nchunks, i)
-        && ch.nbytes != n
+        && nbytes != n
     {
         return Err(corrupt(format!(
-            "chunk {i} holds {} bytes, the frame expects {n}",
-            ch.nbytes
+            "chunk {i} holds {nbytes} bytes, the frame expects {n}"
         )));
     }
     Ok(())
@@ -337,4 +387,56 @@ pub(crate) fn materialize_special(
     }
     p.blocksize = usize::try_from(h.blocksize).unwrap_or(0).min(n);
     special_chunk(&p, n, kind, &[]).map_err(|e| corrupt(format!("special chunk: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::CParams;
+
+    /// `check_stored_sizes` (what a reader that decodes next checks) agrees
+    /// with `check_stored_chunk` on every chunk whose header parses: the
+    /// same verdict for right and wrong `nbytes`, `cbytes` and lazy flags,
+    /// in every slot of a frame of fixed-size chunks.
+    #[test]
+    fn the_size_check_agrees_with_the_whole_one() {
+        let p = CParams::default().typesize(4);
+        let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
+        let chunk = crate::compress(&data, &p).unwrap();
+        let mut h = FrameHeader::new(FrameKind::Contiguous, &p, 1, 16_000);
+        h.nbytes = 3 * 16_000 + 8_000;
+        let mut verdicts = [0usize; 2];
+        for nbytes in [16_000i32, 8_000, 16_004, 15_996, 0, 1 << 30] {
+            for cbytes_delta in [0i32, 1, -1] {
+                for lazy in [false, true] {
+                    let mut c = chunk.clone();
+                    c[4..8].copy_from_slice(&nbytes.to_le_bytes());
+                    let cb = c.len() as i32 + cbytes_delta;
+                    c[12..16].copy_from_slice(&cb.to_le_bytes());
+                    if lazy {
+                        c[31] |= crate::chunk::header::bflags::LAZY;
+                    }
+                    if ChunkHeader::parse_inline(&c).is_err() {
+                        continue;
+                    }
+                    for (i, n) in [(0, 4), (3, 4), (2, 3)] {
+                        let whole = check_stored_chunk(&h, n, &c, i).is_ok();
+                        let sizes = check_stored_sizes(&h, n, &c, i).is_ok();
+                        assert_eq!(
+                            whole, sizes,
+                            "nbytes {nbytes} cbytes {cb} lazy {lazy} {i}/{n}"
+                        );
+                        verdicts[usize::from(whole)] += 1;
+                    }
+                }
+            }
+        }
+        // Both verdicts were reached.
+        assert!(verdicts[0] > 0 && verdicts[1] > 0, "{verdicts:?}");
+        // Too short for a header, and negative sizes: refused.
+        assert!(check_stored_sizes(&h, 4, &chunk[..10], 0).is_err());
+        let mut c = chunk.clone();
+        c[4..8].copy_from_slice(&(-4i32).to_le_bytes());
+        assert!(check_stored_sizes(&h, 4, &c, 0).is_err());
+    }
 }

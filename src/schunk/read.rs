@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::storage::load_chunk;
+use super::storage::{Check, load_chunk};
 use super::{ChunkInfo, SChunk};
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
@@ -146,6 +146,12 @@ impl SChunk {
         self.writable.clone().map_err(Error::Unsupported)
     }
 
+    // Inlined, as are the chunk's load and its borrow with the
+    // decompressor: out of line, each handed its result back through memory
+    // with narrow stores that the caller read at once with a 16-byte load, a
+    // store-forwarding stall (a sixth of a 4 KiB chunk's read through a
+    // super-chunk; perf/README.md, session 23).
+    #[inline(always)]
     pub(super) fn entry(&self, i: usize) -> Result<ChunkEntry> {
         self.offsets.entry(i)
     }
@@ -161,16 +167,24 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`] for `i` out of range; corrupt-frame errors.
     pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
-        Ok(self.chunk_and_decompressor(i)?.0)
+        let entry = self.entry(i)?;
+        let expected = self.expected_nbytes(i);
+        let nchunks = self.nchunks();
+        let at = (entry, Check::Whole);
+        load_chunk(&mut self.backend, &self.header, nchunks, at, expected, i)
     }
 
     /// Chunk `i` (borrowed from an in-memory frame: no copy) and the
-    /// decompressor, borrowed together so that one decodes the other.
+    /// decompressor, borrowed together so that one decodes the other. The
+    /// chunk's header is checked against the frame for its sizes only: the
+    /// caller decodes it, and the decoder checks the rest.
+    #[inline(always)]
     fn chunk_and_decompressor(&mut self, i: usize) -> Result<(Cow<'_, [u8]>, &mut Decompressor)> {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
         let nchunks = self.nchunks();
-        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, entry, expected, i)?;
+        let at = (entry, Check::Sizes);
+        let chunk = load_chunk(&mut self.backend, &self.header, nchunks, at, expected, i)?;
         Ok((chunk, &mut self.decompressor))
     }
 

@@ -193,51 +193,89 @@ pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// How much of a stored chunk's header [`load_chunk`] checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Check {
+    /// All of it ([`frame::check_stored_chunk`]): the chunk goes to the
+    /// caller as it is.
+    Whole,
+    /// Its sizes against the frame ([`frame::check_stored_sizes`]): the
+    /// chunk is decoded next, and the decoder checks the rest.
+    Sizes,
+}
+
 /// The compressed chunk of slot `i` (index entry `entry`): borrowed from an
 /// in-memory frame, read from disk (only its bytes) otherwise; special
 /// entries materialised as header-only chunks. A free function over the
 /// fields it needs, so callers can hold the chunk and use the decompressor.
-#[inline]
+/// Inlined: see [`SChunk::entry`].
+#[inline(always)]
 pub(super) fn load_chunk<'a>(
     backend: &'a mut Backend,
     header: &FrameHeader,
     nchunks: usize,
-    entry: ChunkEntry,
+    (entry, check): (ChunkEntry, Check),
     expected: Option<usize>,
     i: usize,
 ) -> Result<Cow<'a, [u8]>> {
+    // A function, not a closure: the closure was called out of line.
+    #[inline(always)]
+    fn check_stored(
+        check: Check,
+        header: &FrameHeader,
+        nchunks: usize,
+        bytes: &[u8],
+        i: usize,
+    ) -> Result<()> {
+        match check {
+            Check::Whole => frame::check_stored_chunk(header, nchunks, bytes, i),
+            Check::Sizes => frame::check_stored_sizes(header, nchunks, bytes, i),
+        }
+    }
     Ok(match entry {
         ChunkEntry::Special(kind) => {
             let n = expected
                 .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
             Cow::Owned(frame::materialize_special(header, n, kind)?)
         }
+        ChunkEntry::Stored(loc) if backend.in_memory() => {
+            // In memory: the chunk borrowed from the frame's bytes, its
+            // span read there too (not copied out through `read_exact_at`).
+            // Borrowed for `'a` here only, so the arm below may take `io`
+            // mutably.
+            let shared: &'a Backend = backend;
+            let Backend::Frame { io, .. } = shared else {
+                return Err(Error::Unsupported(
+                    "a directory frame has no bytes in memory".into(),
+                ));
+            };
+            let s = header.chunk_in(&**io, loc)?;
+            check_stored(check, header, nchunks, s, i)?;
+            Cow::Borrowed(s)
+        }
         ChunkEntry::Stored(loc) => match backend {
             Backend::Frame { io, .. } => {
                 let (pos, len) = header.chunk_span(io.as_mut(), loc)?;
-                let len = len as usize;
-                // Asked twice: returning a borrow from the `if let` arm
-                // would keep `io` borrowed in the `else` arm (a known limit
-                // of today's borrow checker); the slice is a bounds check,
-                // not a copy.
-                if io.slice(pos, len).is_some() {
-                    let s = io.slice(pos, len).unwrap_or(&[]);
-                    frame::check_stored_chunk(header, nchunks, s, i)?;
-                    Cow::Borrowed(s)
-                } else {
-                    let mut v = vec![0u8; len];
-                    io.read_exact_at(pos, &mut v)?;
-                    frame::check_stored_chunk(header, nchunks, &v, i)?;
-                    Cow::Owned(v)
-                }
+                let mut v = vec![0u8; len as usize];
+                io.read_exact_at(pos, &mut v)?;
+                check_stored(check, header, nchunks, &v, i)?;
+                Cow::Owned(v)
             }
             Backend::Dir(dir) => {
                 let v = dir.read_chunk(loc)?;
-                frame::check_stored_chunk(header, nchunks, &v, i)?;
+                check_stored(check, header, nchunks, &v, i)?;
                 Cow::Owned(v)
             }
         },
     })
+}
+
+impl Backend {
+    /// Whether this is a frame whose bytes are in memory (its
+    /// [`FrameIo::slice`] answers).
+    fn in_memory(&self) -> bool {
+        matches!(self, Backend::Frame { io, .. } if io.slice(0, 0).is_some())
+    }
 }
 
 impl SChunk {
@@ -393,6 +431,7 @@ impl SChunk {
     /// assert!(!sc.is_on_disk());
     /// # Ok::<(), oxiblosc::Error>(())
     /// ```
+    #[inline]
     pub fn is_on_disk(&self) -> bool {
         match &self.backend {
             Backend::Frame { storage, .. } => {
