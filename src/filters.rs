@@ -82,7 +82,7 @@ impl Undo {
 
 /// The six filter slots of a chunk and what the filters need to know.
 #[derive(Clone, Debug)]
-pub(crate) struct Pipeline {
+pub(crate) struct Pipeline<'c> {
     /// Bytes 16..32 of a Blosc2 header: the filter ids in 0..6, their metas
     /// in 8..14 (the other bytes are not read). Held as the header holds
     /// them so the decoder stores them with one wide store: stored as two
@@ -94,19 +94,23 @@ pub(crate) struct Pipeline {
     pub typesize: usize,
     /// Chunk format version 2 (C-Blosc 1.x): its bitshuffle rule differs.
     pub blosc1_bitshuffle: bool,
-    /// Handed to user filters (`CParams::context` / `DParams::context`).
-    pub context: Option<crate::plugins::CallContext>,
+    /// Handed to user filters (`CParams::context` / `DParams::context`);
+    /// borrowed, not cloned: a clone and its drop were two atomic
+    /// operations on every chunk decoded through a super-chunk, whose
+    /// parameters carry one (~12 ns of a 4 KiB chunk's read;
+    /// perf/README.md, session 23).
+    pub context: Option<&'c crate::plugins::CallContext>,
 }
 
-impl Pipeline {
+impl<'c> Pipeline<'c> {
     /// The pipeline of filter ids `ids` with metas `metas`.
     pub(crate) fn new(
         ids: [u8; 6],
         metas: [u8; 6],
         typesize: usize,
         blosc1_bitshuffle: bool,
-        context: Option<crate::plugins::CallContext>,
-    ) -> Pipeline {
+        context: Option<&'c crate::plugins::CallContext>,
+    ) -> Pipeline<'c> {
         let mut slots = [0u8; 16];
         slots[..6].copy_from_slice(&ids);
         slots[8..14].copy_from_slice(&metas);
@@ -120,8 +124,8 @@ impl Pipeline {
         slots: [u8; 16],
         typesize: usize,
         blosc1_bitshuffle: bool,
-        context: Option<crate::plugins::CallContext>,
-    ) -> Pipeline {
+        context: Option<&'c crate::plugins::CallContext>,
+    ) -> Pipeline<'c> {
         Pipeline {
             slots,
             typesize,
@@ -257,7 +261,7 @@ impl Pipeline {
                     id: other,
                     meta: self.metas()[slot],
                     typesize: ts,
-                    context: self.context.clone(),
+                    context: self.context.cloned(),
                 };
                 if forward {
                     f.forward(src, dst, &call)?

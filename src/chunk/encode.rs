@@ -32,18 +32,18 @@ const MAX_DICT: usize = 32 * 1024;
 const MIN_USEFUL_DICT: usize = 256;
 
 /// The layout decided for a chunk before any block is compressed.
-pub(crate) struct Layout {
+pub(crate) struct Layout<'c> {
     pub header: ChunkHeader,
     /// A Blosc1 chunk (16-byte header, no run streams, C-Blosc 1.x rules).
     pub blosc1: bool,
     pub typesize: usize,
     pub blocksize: usize,
     pub nblocks: usize,
-    pub pipeline: Pipeline,
+    pub pipeline: Pipeline<'c>,
 }
 
 /// Header and layout for compressing `nbytes` with `p`.
-pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
+pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout<'_>> {
     p.validate()?;
     if nbytes > MAX_BUFFERSIZE {
         return Err(Error::InvalidParam(format!(
@@ -104,7 +104,7 @@ pub(crate) fn layout(p: &CParams, nbytes: usize) -> Result<Layout> {
         typesize,
         blocksize,
         nblocks,
-        pipeline: Pipeline::new(ids, metas, typesize, false, p.context.clone()),
+        pipeline: Pipeline::new(ids, metas, typesize, false, p.context.as_ref()),
     })
 }
 
@@ -118,7 +118,7 @@ fn whole_items(blocksize: usize, typesize: usize) -> bool {
 /// tuner and split rule on the capped type size, the shuffle / bitshuffle
 /// flag bits instead of filter slots (shuffle only runs when the type size
 /// is above 1, as in C), version 2.
-fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
+fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout<'_> {
     let blocksize = compute_blocksize_blosc1(p, typesize, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
     // C's flag, also where C-Blosc 1.x readers will not split (items over
@@ -164,7 +164,7 @@ fn layout_blosc1(p: &CParams, typesize: usize, nbytes: usize) -> Layout {
         typesize,
         blocksize,
         nblocks,
-        pipeline: Pipeline::new(ids, [0; 6], typesize, true, p.context.clone()),
+        pipeline: Pipeline::new(ids, [0; 6], typesize, true, p.context.as_ref()),
     }
 }
 
@@ -377,7 +377,7 @@ const CHECKED_AHEAD: usize = 256;
 /// What every block of a chunk being compressed shares.
 #[derive(Clone, Copy)]
 struct Blocks<'a> {
-    lay: &'a Layout,
+    lay: &'a Layout<'a>,
     p: &'a CParams,
     k: &'a Kernels,
     src: &'a [u8],

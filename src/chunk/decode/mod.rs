@@ -16,8 +16,8 @@ struct Plan<'a> {
     h: ChunkHeader,
     /// The chunk, cut to `cbytes`.
     chunk: &'a [u8],
-    pipeline: Pipeline,
-    /// What undoing `pipeline` takes ([`Pipeline::undo`]).
+    pipeline: Pipeline<'a>,
+    /// What undoing `pipeline` takes ([`Undo::of`]).
     undo: Undo,
     dict: Option<DecDict<'a>>,
     nblocks: usize,
@@ -38,7 +38,7 @@ fn i32_at(buf: &[u8], off: usize, what: &'static str) -> Result<i32> {
 impl<'a> Plan<'a> {
     /// [`Plan::header`], [`Plan::new`] and [`Plan::check`] in one, for the
     /// callers off the hot path.
-    fn open(src: &'a [u8], context: Option<&CallContext>) -> Result<Plan<'a>> {
+    fn open(src: &'a [u8], context: Option<&'a CallContext>) -> Result<Plan<'a>> {
         let mut plan = Plan::new(Plan::header(src)?, src, context);
         plan.check()?;
         Ok(plan)
@@ -70,7 +70,7 @@ impl<'a> Plan<'a> {
     fn new(
         (h, tail): (ChunkHeader, u128),
         src: &'a [u8],
-        context: Option<&CallContext>,
+        context: Option<&'a CallContext>,
     ) -> Plan<'a> {
         Plan {
             // `Plan::header` refused lazy chunks, the only ones whose
@@ -82,7 +82,7 @@ impl<'a> Plan<'a> {
                 tail.to_le_bytes(),
                 usize::from(h.typesize),
                 h.version <= 2,
-                context.cloned(),
+                context,
             ),
             h,
             dict: None,
@@ -325,7 +325,7 @@ impl<'a> Plan<'a> {
             clevel: 0,
             meta: self.h.compcode_meta,
             typesize: usize::from(self.h.typesize),
-            context: self.pipeline.context.clone(),
+            context: self.pipeline.context.cloned(),
         });
         let memo =
             user.is_none() && self.dict.is_none() && payload.len().saturating_mul(64) <= dst.len();
