@@ -32,7 +32,9 @@ fi
 echo "-- miri: the C ABI's super-chunk handles and contexts re-entered from callbacks"
 echo "   (capi/src/schunk, capi/src/v2/reentry_tests.rs), C's data array of chunk pointers"
 echo "   (capi/src/schunk/data_tests.rs),"
-echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx)"
+echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx),"
+echo "   the handles' claim states across threads (capi/src/schunk/claim.rs)"
 MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" cargo +nightly miri test -p oxiblosc-capi --lib -- \
-    reentry data_tests internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts
+    reentry data_tests internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts \
+    schunk::claim
 echo "Miri leg took $((SECONDS - start)) s"

@@ -67,7 +67,9 @@ fn with_mode<T>(
     if schunk.is_null() {
         return on_null;
     }
-    let Ok(_claim) = claim(schunk, Use::Engine) else {
+    // SAFETY: schunk is a live super-chunk from this library (C's
+    // contract), for the whole call.
+    let Ok(_claim) = (unsafe { claim(schunk, Use::Engine) }) else {
         return on_null;
     };
     let p = schunk as *mut Handle;

@@ -260,12 +260,16 @@ pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int
         if !schunk.is_null() {
             // Not while a call is using it (a callback freeing the
             // super-chunk its engine call runs on).
-            let Ok(_claim) = claim(schunk, Use::Exclusive) else {
+            // SAFETY: schunk is a live super-chunk from this library (C's
+            // contract).
+            let Ok(claim) = (unsafe { claim(schunk, Use::Exclusive) }) else {
                 return err::FAILURE;
             };
-            // SAFETY: schunk came from Handle::boxed (Box::into_raw) and is
-            // freed once (C's contract); no call of ours is using it.
-            drop(unsafe { Box::from_raw(schunk as *mut Handle) });
+            // The state is freed with the handle: not released after.
+            claim.keep();
+            // SAFETY: schunk came from Handle::boxed (Box<Boxed>::into_raw)
+            // and is freed once (C's contract); no call of ours is using it.
+            drop(unsafe { Box::from_raw(schunk as *mut super::claim::Boxed) });
         }
         0
     })

@@ -11,8 +11,8 @@
 //! Re-entrancy (user filter and codec callbacks get `cparams->schunk` and
 //! may read it, or call `blosc2_vlmeta_get` / `blosc2_meta_get` on it,
 //! while the engine call that runs them is in progress, possibly on pool
-//! threads): a handle is *claimed* ([`claim`], a process-wide table keyed
-//! by address) by every call that uses it. [`with`] claims it for the
+//! threads): a handle is *claimed* ([`claim`], a state allocated after the
+//! handle, outside every `&mut Handle`) by every call that uses it. [`with`] claims it for the
 //! engine: it borrows `&mut` only the fields the engine changes
 //! ([`Engine`]: the `SChunk` and `data_edit`), never the whole `Handle`,
 //! and publishes the handle in the [`SchunkSlot`] the super-chunk's
@@ -79,8 +79,8 @@ pub(crate) fn memory_schunk(
 }
 
 pub use chunks::*;
+use claim::{Boxed, handle, in_use};
 pub(crate) use claim::{Use, claim};
-use claim::{handle, use_of, with_table};
 pub use files::*;
 pub use lifecycle::*;
 pub use lock::*;
@@ -224,6 +224,11 @@ pub struct Handle {
     ctx: CallContext,
     /// What `c.frame` points to when the super-chunk has a frame.
     frame: crate::internal::frame::blosc2_frame_s,
+    /// This handle's pointer as made with its allocation, which the C view
+    /// hands out (`cparams.schunk`, `frame->schunk`): one made from a
+    /// reference to the handle would reach the handle only, not the claim
+    /// state after it (`claim::Boxed`).
+    me: *mut blosc2_schunk,
 }
 
 /// The super-chunk handed to user filter and codec callbacks: this handle
@@ -292,7 +297,8 @@ impl View<'_> {
 /// # Safety
 /// `s` is null or a live super-chunk from this library.
 pub(super) unsafe fn view_in_engine<'a>(s: *mut blosc2_schunk) -> Option<View<'a>> {
-    if s.is_null() || with_table(|t| use_of(t, s as usize)) != Some(Use::Engine) {
+    // SAFETY: the caller's contract (checked for null first).
+    if s.is_null() || unsafe { in_use(s) } != Some(Use::Engine) {
         return None;
     }
     let p = s as *mut Handle;
@@ -336,14 +342,24 @@ fn attach_context(sc: &mut SChunk, ctx: &CallContext) {
 /// modification time of the file (of a sparse frame's index file).
 type DiskStamp = (u64, u64, u64, i64, i64);
 
+// Inlined, the file's metadata asked out of line: every call asks, before
+// and after, and out of line an in-memory super-chunk's `None` came back
+// through memory as a narrow store that the caller's wide copy read at
+// once, a store-forwarding stall (perf/README.md, session 23).
+#[inline(always)]
 fn disk_stamp(sc: &SChunk) -> Option<DiskStamp> {
-    use oxiblosc::schunk::Storage;
-    use std::os::unix::fs::MetadataExt;
     if !sc.is_on_disk() {
-        // Every call asks, before and after: in memory, without copying
-        // the storage description.
+        // In memory: without copying the storage description.
         return None;
     }
+    file_stamp(sc)
+}
+
+/// [`disk_stamp`] of a frame on disk.
+#[inline(never)]
+fn file_stamp(sc: &SChunk) -> Option<DiskStamp> {
+    use oxiblosc::schunk::Storage;
+    use std::os::unix::fs::MetadataExt;
     let path = match sc.storage() {
         Storage::File { path, .. } => path,
         Storage::Directory(dir) => dir.join(oxiblosc::schunk::SFRAME_INDEX),
@@ -396,7 +412,7 @@ impl Handle {
         urlpath: Option<&str>,
         contiguous: bool,
     ) -> *mut blosc2_schunk {
-        let h = Box::new(Handle {
+        let h = Box::new(Boxed::new(Handle {
             // SAFETY: every field of blosc2_schunk is an integer, a bool, a raw
             // pointer or an array of them: all-zero is a valid value.
             c: unsafe { std::mem::zeroed() },
@@ -424,10 +440,15 @@ impl Handle {
             stamp: None,
             ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
             frame: crate::internal::frame::blosc2_frame_s::EMPTY,
-        });
-        let p = Box::into_raw(h);
+            me: std::ptr::null_mut(),
+        }));
+        // The handle is the allocation's first field: its pointer is the
+        // allocation's, and keeps its provenance (claims reach the state
+        // after it through this pointer).
+        let p = Box::into_raw(h) as *mut Handle;
         // SAFETY: p was just made by Box::into_raw and is uniquely owned here.
         let h = unsafe { &mut *p };
+        h.me = p as *mut blosc2_schunk;
         let ctx = h.ctx.clone();
         attach_context(&mut h.sc, &ctx);
         let mut cp = h.cparams;
@@ -555,7 +576,7 @@ impl Handle {
     /// Refresh the C view (and the metalayer arrays when `metas`).
     fn sync(&mut self, metas: bool) {
         self.sync_data();
-        let self_ptr: *mut Handle = self;
+        let self_ptr = self.me;
         let p = self.sc.cparams().clone();
         self.cparams = cparams_of_rust(&p);
         self.cparams.schunk = self_ptr as *mut c_void;
@@ -595,7 +616,7 @@ impl Handle {
             self.frame
                 .describe(&self.sc.storage(), self.sc.frame_header().frame_len);
             self.frame.urlpath = self.storage.urlpath;
-            self.frame.schunk = self_ptr as *mut blosc2_schunk;
+            self.frame.schunk = self_ptr;
             &mut self.frame as *mut crate::internal::frame::blosc2_frame_s as *mut c_void
         } else {
             std::ptr::null_mut()
