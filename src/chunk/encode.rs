@@ -191,7 +191,7 @@ fn write_memcpyed(
     h.blosc2_flags &= !bflags::USE_DICT;
     h.cbytes = total;
     h.write(dst);
-    dst[hlen..total].copy_from_slice(src);
+    super::copy_pieces(&mut dst[hlen..total], src);
     Ok(total)
 }
 

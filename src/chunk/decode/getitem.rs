@@ -15,7 +15,7 @@ pub(crate) fn getitem_into(
     // A memcpyed chunk: its items are a copy, without the plan.
     if let Some((items, ts)) = ChunkHeader::memcpyed_items(src) {
         let (begin, end) = item_range(start, nitems, ts, items.len(), dst.len())?;
-        dst[..end - begin].copy_from_slice(&items[begin..end]);
+        crate::chunk::copy_pieces(&mut dst[..end - begin], &items[begin..end]);
         return Ok(end - begin);
     }
     let mut plan = Plan::new(Plan::header(src)?, src, context);

@@ -491,7 +491,7 @@ pub(crate) fn decompress_into(
     }
     if h.is_memcpyed() {
         let hlen = h.header_len();
-        dst.copy_from_slice(&plan.chunk[hlen..hlen + nbytes]);
+        super::copy_pieces(dst, &plan.chunk[hlen..hlen + nbytes]);
         return Ok(nbytes);
     }
     if h.is_vlblocks() {

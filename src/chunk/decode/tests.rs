@@ -417,3 +417,37 @@ fn getitem_unshuffles_only_the_items_asked_for() {
 fn k() -> &'static crate::kernels::Kernels {
     crate::kernels::Kernels::selected().unwrap()
 }
+
+/// Memcpyed chunks larger than a copy piece (`copy_pieces`): compressed,
+/// decompressed and read by getitem across the pieces' edges, byte for byte.
+#[test]
+fn memcpyed_chunks_copy_in_pieces() {
+    use crate::chunk::COPY_PIECE;
+    for len in [
+        COPY_PIECE - 1,
+        COPY_PIECE,
+        COPY_PIECE + 1,
+        3 * COPY_PIECE + 12,
+    ] {
+        // Incompressible bytes: the chunk is stored memcpyed.
+        let mut x = len as u64 | 1;
+        let src: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let p = CParams::default().typesize(4);
+        let c = crate::compress(&src, &p).unwrap();
+        let h = crate::chunk::ChunkHeader::parse(&c).unwrap();
+        assert!(h.is_memcpyed(), "{len}");
+        assert_eq!(crate::decompress(&c).unwrap(), src, "{len}");
+        // Items from before the first edge to past the last.
+        let start = (COPY_PIECE - 8) / 4;
+        let n = (len / 4).saturating_sub(start + 1);
+        let items = crate::getitem(&c, start, n).unwrap();
+        assert_eq!(items, &src[start * 4..(start + n) * 4], "{len}");
+    }
+}
