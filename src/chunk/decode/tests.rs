@@ -429,15 +429,9 @@ fn memcpyed_chunks_copy_in_pieces() {
         COPY_PIECE + 1,
         3 * COPY_PIECE + 12,
     ] {
-        // Incompressible bytes: the chunk is stored memcpyed.
-        let mut x = len as u64 | 1;
-        let src: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
+        // Incompressible bytes (SplitMix64's output): stored memcpyed.
+        let src: Vec<u8> = (0..len as u64)
+            .map(|i| splitmix64(i ^ len as u64) as u8)
             .collect();
         let p = CParams::default().typesize(4);
         let c = crate::compress(&src, &p).unwrap();
@@ -450,4 +444,12 @@ fn memcpyed_chunks_copy_in_pieces() {
         let items = crate::getitem(&c, start, n).unwrap();
         assert_eq!(items, &src[start * 4..(start + n) * 4], "{len}");
     }
+}
+
+/// SplitMix64's output for `x` (a well-mixed 64-bit value).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
