@@ -11,7 +11,7 @@
 //! * [`sframe_open_chunk`]: a sparse frame's chunk file, opened through the
 //!   I/O callbacks the caller's `blosc2_io` names.
 //!
-//! * [`lazy_vl_chunk`] / [`materialize_lazy`]: the lazy form
+//! * `lazy_vl_chunk` / `materialize_lazy`: the lazy form
 //!   `blosc2_schunk_get_lazychunk` gives of a VL-block chunk of a frame on
 //!   disk (as C-Blosc2's: the header with the lazy bit, the block starts,
 //!   then `i32 nchunk | i64 offset | i32 block_csizes[nblocks]`), and the

@@ -11,19 +11,19 @@
 //! Re-entrancy (user filter and codec callbacks get `cparams->schunk` and
 //! may read it, or call `blosc2_vlmeta_get` / `blosc2_meta_get` on it,
 //! while the engine call that runs them is in progress, possibly on pool
-//! threads): a handle is *claimed* ([`claim`], a state allocated after the
-//! handle, outside every `&mut Handle`) by every call that uses it. [`with`] claims it for the
-//! engine: it borrows `&mut` only the fields the engine changes
-//! ([`Engine`]: the `SChunk` and `data_edit`), never the whole `Handle`,
-//! and publishes the handle in the [`SchunkSlot`] the super-chunk's
+//! threads): a handle is *claimed* (`claim::claim`, a state allocated after
+//! the handle, outside every `&mut Handle`) by every call that uses it.
+//! `with` claims it for the engine: it borrows `&mut` only the fields the
+//! engine changes (`Engine`: the `SChunk` and `data_edit`), never the whole
+//! `Handle`, and publishes the handle in the `SchunkSlot` the super-chunk's
 //! `CParams::context` / `DParams::context` carry, so callbacks get it.
 //! While so claimed, the C view (`c`, `cparams`, `dparams`, `metas`,
 //! `vlmetas`) is only read: re-entrant calls read it through shared
-//! references to those fields ([`View`]), and every other re-entrant call
+//! references to those fields (`View`), and every other re-entrant call
 //! (any that would need the `SChunk` or `&mut Handle`) is refused with an
 //! error code, never aliased. Calls that take `&mut Handle` whole
-//! ([`handle`]) claim it exclusively and leave the slot empty (callbacks
-//! they run get `schunk = NULL`).
+//! (`claim::handle`) claim it exclusively and leave the slot empty
+//! (callbacks they run get `schunk = NULL`).
 
 #![allow(non_camel_case_types)]
 

@@ -4,7 +4,7 @@
 //!
 //! Every time our library reads a frame file from its start to open it or
 //! to follow another handle's changes (an open, a reopen), it first calls
-//! [`before_frame_read`]. Armed with `arm_at = n`, the `n`-th such read
+//! `before_frame_read`. Armed with `arm_at = n`, the `n`-th such read
 //! since arming finds the header's `frame_len` made 10 MiB larger than it
 //! is, on disk, as a writer half-way through extending the file would leave
 //! it; the read after restores it (the writer finishing). One-shot: it
