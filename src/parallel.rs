@@ -125,12 +125,20 @@ pub(crate) struct AlignedBuf {
 impl AlignedBuf {
     /// Make the buffer at least `n` bytes long (new bytes are zero; the old
     /// contents are not kept when it grows).
+    #[inline]
     pub(crate) fn grow_to(&mut self, n: usize) {
         if self.len < n {
-            self.v = vec![0; n + 63];
-            self.off = self.v.as_ptr().addr().wrapping_neg() % 64;
-            self.len = n;
+            self.grow(n);
         }
+    }
+
+    /// [`AlignedBuf::grow_to`] when it grows, out of line (the check is
+    /// made on every block decoded).
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        self.v = vec![0; n + 63];
+        self.off = self.v.as_ptr().addr().wrapping_neg() % 64;
+        self.len = n;
     }
 }
 
@@ -163,6 +171,7 @@ pub(crate) struct Scratch {
 
 impl Scratch {
     /// Make both buffers at least `n` bytes long.
+    #[inline]
     pub(crate) fn reserve(&mut self, n: usize) {
         self.a.grow_to(n);
         self.b.grow_to(n);
@@ -229,6 +238,7 @@ impl Workers {
 
     /// Whether [`Workers::team`] may give a team for a chunk of `nbytes` in
     /// `nblocks` blocks (`false`: it runs inline, on the caller's thread).
+    #[inline]
     pub(crate) fn may_team(&self, nbytes: usize, nblocks: usize) -> bool {
         !(self.nthreads == 1 || nblocks < 2 || self.pool_failed || nbytes < min_parallel_bytes())
     }
@@ -238,6 +248,9 @@ impl Workers {
     /// chunk's blocks (buffers, codec context) now, whether or not its
     /// thread will get a block of this chunk, so that no later chunk of this
     /// shape allocates on some thread's first block.
+    // Inlined for its first test, which every chunk on one thread stops at
+    // (out of line, a call and a `Result` through memory per chunk).
+    #[inline]
     pub(crate) fn team(
         &mut self,
         nbytes: usize,
@@ -247,6 +260,16 @@ impl Workers {
         if !self.may_team(nbytes, nblocks) {
             return Ok(None);
         }
+        self.form_team(nblocks, warm)
+    }
+
+    /// [`Workers::team`] once it may form one.
+    #[inline(never)]
+    fn form_team(
+        &mut self,
+        nblocks: usize,
+        warm: impl Fn(&mut Scratch) -> crate::Result<()>,
+    ) -> crate::Result<Option<Team<'_>>> {
         if self.pool.is_none() {
             self.pool = shared_pool(self.nthreads);
             self.pool_failed = self.pool.is_none();

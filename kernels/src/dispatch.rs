@@ -136,6 +136,9 @@ pub(crate) static GENERIC: Kernels = Kernels {
     bytedelta_decode: generic::bytedelta_decode,
 };
 
+/// What [`Kernels::selected`] decided.
+static SELECTED: OnceLock<Result<&'static Kernels, Error>> = OnceLock::new();
+
 impl Kernels {
     /// The table for `isa`, or `None` when this build or this CPU cannot run it.
     pub fn get(isa: Isa) -> Option<&'static Kernels> {
@@ -169,8 +172,19 @@ impl Kernels {
     /// # Errors
     /// The error of [`Isa::from_env`] when the variable names an
     /// implementation that does not exist or that this CPU cannot run.
+    // Inlined for the answer already decided: every chunk asks (out of
+    // line, a call and a `Result` through memory per chunk).
+    #[inline]
     pub fn selected() -> Result<&'static Kernels, Error> {
-        static SELECTED: OnceLock<Result<&'static Kernels, Error>> = OnceLock::new();
+        if let Some(Ok(k)) = SELECTED.get() {
+            return Ok(k);
+        }
+        Kernels::select()
+    }
+
+    /// [`Kernels::selected`] the first time (and when it is an error).
+    #[inline(never)]
+    fn select() -> Result<&'static Kernels, Error> {
         SELECTED
             .get_or_init(|| match Isa::from_env()? {
                 Some(isa) => Kernels::get(isa).ok_or(Error::UnsupportedIsa(isa)),
