@@ -164,7 +164,8 @@ fn copy_literal(dst: &mut [u8], src: &[u8]) {
 /// followed by a 16-bit big-endian extension (far matches).
 ///
 /// Every read and write is bounds-checked. Where both buffers have room to
-/// spare, literals move in one 32-byte piece and matches in 16-byte pieces
+/// spare, literals move in one 32-byte piece (16-byte for runs of at most 16
+/// bytes near the end of a stream) and matches in 16-byte pieces
 /// that may write up to 31 bytes past the token's end (bytes of `dst` past
 /// the returned length are unspecified): matches at distances of 16 and
 /// more as 16-byte loads and stores up to 64 bytes (longer ones by
@@ -238,6 +239,12 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             if ip + 32 <= ilen && op + 32 <= olen {
                 let piece: [u8; 32] = src[ip..ip + 32].try_into().unwrap();
                 dst[op..op + 32].copy_from_slice(&piece);
+            } else if n <= 16 && ip + 16 <= ilen && op + 16 <= olen {
+                // Near a short stream's end: one 16-byte piece still fits
+                // (the streams of a 4 KiB chunk are tens of bytes long, and
+                // most of their literals are within 32 bytes of the end).
+                let piece: [u8; 16] = src[ip..ip + 16].try_into().unwrap();
+                dst[op..op + 16].copy_from_slice(&piece);
             } else {
                 let lit = src
                     .get(ip..ip + n)
