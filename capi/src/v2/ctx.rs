@@ -394,7 +394,12 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             Ok(c) => c,
             Err(e) => return e,
         };
-        let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
+        // The two fields the plain decode needs, read in place: a copy of
+        // the whole parameters was made on every call for them.
+        let (nthreads, postfiltered) = match &ctx.dparams {
+            Some(d) => (d.nthreads, d.postfilter.is_some()),
+            None => (DPARAMS_DEFAULTS.nthreads, false),
+        };
         if destsize < 0 {
             return err::INVALID_PARAM;
         }
@@ -411,14 +416,15 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             ctx.use_dict = c_int::from(header_uses_dict(chunk));
         }
         let maskout = ctx.maskout.take();
-        if dp.postfilter.is_none() {
+        if !postfiltered {
             // SAFETY: live; `ctx` is not used again.
             return unsafe {
-                blosc2_context::with_decompressor(context, dp.nthreads, |d| {
+                blosc2_context::with_decompressor(context, nthreads, |d| {
                     decompress_with(d, chunk, dest, destsize as usize, maskout.as_deref())
                 })
             };
         }
+        let dp = ctx.dparams.unwrap_or(DPARAMS_DEFAULTS);
         // `ctx` is not used again: the postfilter is handed `context`.
         decompress_postfiltered(context, &dp, chunk, dest, destsize as usize, maskout)
     })
