@@ -15,6 +15,12 @@
 //! data, the context, a first call that warms it, and for decompression the
 //! chunk) is not counted. The decompress benchmarks check that the chunk
 //! decodes to its input.
+//!
+//! `decompress_small` decodes small chunks, where the fixed costs of a
+//! decode show (the header, the plan, the calls around the codec): int32
+//! counters `3i + i % 7` (blosclz 5, shuffle, one block), 4 KiB and
+//! 256 bytes, the chunks of `perf/diag/dec_small.c` (perf/README.md,
+//! sessions 21-23).
 
 mod support;
 
@@ -82,6 +88,39 @@ fn decompress((mut d, chunk, mut dst): (Decompressor, Vec<u8>, Vec<u8>)) -> usiz
     )
 }
 
-library_benchmark_group!(name = chunks, benchmarks = [compress, decompress]);
+/// A warm decompressor, a chunk of `items` int32 counters (blosclz 5,
+/// shuffle), the output buffer.
+fn setup_small(items: usize) -> (Decompressor, Vec<u8>, Vec<u8>) {
+    let src: Vec<u8> = (0..items as i32)
+        .flat_map(|i| (3 * i + i % 7).to_le_bytes())
+        .collect();
+    let p = CParams::default()
+        .codec(Codec::BloscLz)
+        .clevel(5)
+        .typesize(4)
+        .filters(&[Filter::Shuffle])
+        .nthreads(1);
+    let chunk = oxiblosc::compress(&src, &p).expect("compress");
+    let mut d = Decompressor::new(DParams::default().nthreads(1));
+    let mut dst = vec![0u8; src.len()];
+    d.decompress_into(&chunk, &mut dst).expect("decompress");
+    assert_eq!(dst, src, "the chunk decodes to its input");
+    (d, chunk, dst)
+}
+
+#[library_benchmark]
+#[bench::counters_4k(args = (1024,), setup = setup_small)]
+#[bench::counters_256(args = (64,), setup = setup_small)]
+fn decompress_small((mut d, chunk, mut dst): (Decompressor, Vec<u8>, Vec<u8>)) -> usize {
+    black_box(
+        d.decompress_into(black_box(&chunk), &mut dst)
+            .expect("decompress"),
+    )
+}
+
+library_benchmark_group!(
+    name = chunks,
+    benchmarks = [compress, decompress, decompress_small]
+);
 
 main!(library_benchmark_groups = chunks);
