@@ -96,9 +96,8 @@ pub(crate) struct Pipeline<'c> {
     pub blosc1_bitshuffle: bool,
     /// Handed to user filters (`CParams::context` / `DParams::context`);
     /// borrowed, not cloned: a clone and its drop were two atomic
-    /// operations on every chunk decoded through a super-chunk, whose
-    /// parameters carry one (~12 ns of a 4 KiB chunk's read;
-    /// perf/README.md, session 23).
+    /// operations on every chunk coded through a super-chunk, whose
+    /// parameters carry one (perf/README.md, session 23).
     pub context: Option<&'c crate::plugins::CallContext>,
 }
 
