@@ -296,7 +296,7 @@ pub(crate) fn check_stored_sizes(
     bytes: &[u8],
     i: usize,
 ) -> Result<()> {
-    const EXTENDED: u8 = 0x05;
+    use crate::chunk::header::{bflags, flags};
     let word = |o: usize| {
         bytes
             .get(o..o + 4)
@@ -309,8 +309,8 @@ pub(crate) fn check_stored_sizes(
         )));
     };
     let lazy = bytes.len() >= 32
-        && bytes[2] & EXTENDED == EXTENDED
-        && bytes[31] & crate::chunk::header::bflags::LAZY != 0;
+        && bytes[2] & flags::EXTENDED == flags::EXTENDED
+        && bytes[31] & bflags::LAZY != 0;
     check_stored_fields(h, nchunks, bytes.len(), (nbytes, cbytes, lazy), i)
 }
 
@@ -392,7 +392,6 @@ pub(crate) fn materialize_special(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::CParams;
 
     /// `check_stored_sizes` (what a reader that decodes next checks) agrees
     /// with `check_stored_chunk` on every chunk whose header parses: the

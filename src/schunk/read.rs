@@ -167,11 +167,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`] for `i` out of range; corrupt-frame errors.
     pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
-        let entry = self.entry(i)?;
-        let expected = self.expected_nbytes(i);
-        let nchunks = self.nchunks();
-        let at = (entry, Check::Whole);
-        load_chunk(&mut self.backend, &self.header, nchunks, at, expected, i)
+        Ok(self.load(i, Check::Whole)?.0)
     }
 
     /// Chunk `i` (borrowed from an in-memory frame: no copy) and the
@@ -180,10 +176,16 @@ impl SChunk {
     /// caller decodes it, and the decoder checks the rest.
     #[inline(always)]
     fn chunk_and_decompressor(&mut self, i: usize) -> Result<(Cow<'_, [u8]>, &mut Decompressor)> {
+        self.load(i, Check::Sizes)
+    }
+
+    /// Chunk `i`, its header checked as `check`, and the decompressor.
+    #[inline(always)]
+    fn load(&mut self, i: usize, check: Check) -> Result<(Cow<'_, [u8]>, &mut Decompressor)> {
         let entry = self.entry(i)?;
         let expected = self.expected_nbytes(i);
         let nchunks = self.nchunks();
-        let at = (entry, Check::Sizes);
+        let at = (entry, check);
         let chunk = load_chunk(&mut self.backend, &self.header, nchunks, at, expected, i)?;
         Ok((chunk, &mut self.decompressor))
     }

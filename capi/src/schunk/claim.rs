@@ -31,7 +31,7 @@ const FREE: u8 = 0;
 /// is the handle's, and its C struct's), then its claim state.
 #[repr(C)]
 pub(super) struct Boxed {
-    pub(super) handle: Handle,
+    handle: Handle,
     state: AtomicU8,
 }
 
