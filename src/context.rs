@@ -99,6 +99,7 @@ impl Decompressor {
     ///
     /// # Errors
     /// As [`decompress_into`](crate::decompress_into).
+    #[inline]
     pub fn decompress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         self.decode_into(src, None, dst)
     }
@@ -138,6 +139,7 @@ impl Decompressor {
     }
 
     /// Both `decompress_into` forms: the output limit, then the decoder.
+    #[inline]
     fn decode_into(
         &mut self,
         src: &[u8],

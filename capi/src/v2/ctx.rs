@@ -71,6 +71,7 @@ impl blosc2_context {
     /// # Safety
     /// `ctx` is a live context, and the caller holds no reference to it
     /// across this call.
+    #[inline(always)]
     unsafe fn with_decompressor<R>(
         ctx: *mut blosc2_context,
         nthreads: i16,
@@ -85,7 +86,10 @@ impl blosc2_context {
         };
         let r = f(&mut d);
         // SAFETY: as above; `f` has returned, so no inner call is running.
-        unsafe { (*ctx).dec = Some(d) };
+        // Almost always empty: its drop is out of line.
+        if let Some(left) = unsafe { (*ctx).dec.replace(d) } {
+            drop_cold(left);
+        }
         r
     }
 
@@ -93,11 +97,19 @@ impl blosc2_context {
     /// `new_nthreads` (`BLOSC2_ERROR_INVALID_PARAM` for one below 1, as
     /// C-Blosc2), and attach the context to the shared pool of its count
     /// (none with one thread).
+    #[inline(always)]
     pub(crate) fn begin_call(&mut self) -> Result<(), c_int> {
         if self.new_nthreads == self.nthreads && self.nthreads <= 1 && self.pool.is_none() {
             // One thread, as on the last call: nothing to attach.
             return Ok(());
         }
+        self.attach_threads()
+    }
+
+    /// [`blosc2_context::begin_call`] when the thread count changed or is
+    /// more than one.
+    #[inline(never)]
+    fn attach_threads(&mut self) -> Result<(), c_int> {
         if self.new_nthreads != self.nthreads {
             if self.new_nthreads < 1 {
                 return Err(err::INVALID_PARAM);
@@ -119,6 +131,13 @@ impl blosc2_context {
         self.thread_pool = self.pool.as_ref().map_or(std::ptr::null(), Arc::as_ptr);
         Ok(())
     }
+}
+
+/// Drop a decompressor a reentrant call left in its context.
+#[cold]
+#[inline(never)]
+fn drop_cold(d: Box<Decompressor>) {
+    drop(d);
 }
 
 /// Before each call on a super-chunk: a thread count C wrote to its

@@ -417,6 +417,7 @@ fn decompress_raw(chunk: &[u8], dest: *mut c_void, destsize: usize, nthreads: i1
 
 /// [`decompress_raw`] with the given decompressor.
 /// `maskout`: the context's block mask (`blosc2_set_maskout`), if any.
+#[inline(always)]
 fn decompress_with(
     d: &mut Decompressor,
     chunk: &[u8],
