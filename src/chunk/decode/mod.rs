@@ -143,7 +143,9 @@ impl<'a> Plan<'a> {
     fn nstreams(&self, i: usize, blosc1_rule: bool) -> usize {
         let h = &self.h;
         let ts = usize::from(h.typesize);
-        let leftover_block = i + 1 == self.nblocks && h.leftover() > 0;
+        // The last block when it is short. No remainder: `nbytes %
+        // blocksize` was a `div` on every block's way to its streams.
+        let leftover_block = h.block_len(i) < h.blocksize;
         let split = if h.version <= 2 && blosc1_rule {
             // C-Blosc 1.x rule: the dont_split flag exists only since 1.11.
             !h.dont_split() && ts <= 16 && h.blocksize / ts >= 128 && !leftover_block
