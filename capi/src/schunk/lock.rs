@@ -202,7 +202,18 @@ fn unlock_in(h: &mut Handle) -> c_int {
 /// the frame, shared for a read-only one, following another holder's
 /// changes first (`Ok(Some(true))`: the frame was re-read); the generation
 /// is bumped by [`end_call`] only when an exclusive call changed the frame.
+#[inline(always)]
 pub(crate) fn begin_call(h: &mut Handle, exclusive: bool) -> Result<Option<bool>, c_int> {
+    // In memory: no lock, and no call (its `None` came back through memory).
+    if !h.sc.is_on_disk() {
+        return Ok(None);
+    }
+    begin_call_on_disk(h, exclusive)
+}
+
+/// [`begin_call`] for a super-chunk on disk.
+#[inline(never)]
+fn begin_call_on_disk(h: &mut Handle, exclusive: bool) -> Result<Option<bool>, c_int> {
     if lock_path(h).is_none() {
         return Ok(None);
     }

@@ -150,6 +150,7 @@ fn drop_cold(d: Box<Decompressor>) {
 /// # Safety
 /// `cctx` and `dctx` are null or the super-chunk's own live contexts, not
 /// borrowed elsewhere while this runs.
+#[inline(always)]
 pub(crate) unsafe fn sync_schunk_threads(
     cctx: *mut blosc2_context,
     dctx: *mut blosc2_context,
