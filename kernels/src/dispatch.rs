@@ -173,8 +173,9 @@ impl Kernels {
     /// The error of [`Isa::from_env`] when the variable names an
     /// implementation that does not exist or that this CPU cannot run.
     // Inlined for the answer already decided: every chunk asks (out of
-    // line, a call and a `Result` through memory per chunk).
-    #[inline]
+    // line, a call and a `Result` through memory per chunk; `#[inline]` alone
+    // left it a call in the chunk decoder).
+    #[inline(always)]
     pub fn selected() -> Result<&'static Kernels, Error> {
         if let Some(Ok(k)) = SELECTED.get() {
             return Ok(k);

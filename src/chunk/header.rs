@@ -174,6 +174,18 @@ pub struct ChunkHeader {
     pub blosc2_flags: u8,
 }
 
+/// The error for the header's size word at byte `offset` (4, 8 or 12)
+/// holding the negative `v`.
+#[cold]
+fn negative_field(offset: usize, v: i32) -> Error {
+    let name = match offset {
+        4 => "nbytes",
+        8 => "blocksize",
+        _ => "cbytes",
+    };
+    invalid_header(format!("{name} is negative ({v})"))
+}
+
 /// The special kind in `blosc2_flags` bits 4..=6 (only extended headers
 /// have them).
 fn special_of(extended: bool, blosc2_flags: u8) -> Option<SpecialValue> {
@@ -255,6 +267,9 @@ impl ChunkHeader {
             self.blocksize
         } else if self.nbytes == 0 {
             0
+        } else if self.nbytes <= self.blocksize {
+            // One block, no division (a small chunk's decode asks first).
+            1
         } else {
             self.nbytes.div_ceil(self.blocksize)
         }
@@ -308,9 +323,11 @@ impl ChunkHeader {
             });
         }
         let i32_at = |o: usize| i32::from_le_bytes(src[o..o + 4].try_into().unwrap());
-        let nonneg = |o: usize, name: &str| -> Result<usize> {
+        // The field's name is worked out on the error path only: passed in,
+        // it was stored to the stack for every field read.
+        let nonneg = |o: usize| -> Result<usize> {
             let v = i32_at(o);
-            usize::try_from(v).map_err(|_| invalid_header(format!("{name} is negative ({v})")))
+            usize::try_from(v).map_err(|_| negative_field(o, v))
         };
         // Every field is checked as a local and the header is built once at
         // the end: building it field by field and then moving it out made the
@@ -318,9 +335,9 @@ impl ChunkHeader {
         // stall that cost a small getitem about 10 ns).
         let head = u32::from_le_bytes(src[..4].try_into().unwrap());
         let [version, versionlz, flags, typesize] = head.to_le_bytes();
-        let nbytes = nonneg(4, "nbytes")?;
-        let mut blocksize = nonneg(8, "blocksize")?;
-        let cbytes = nonneg(12, "cbytes")?;
+        let nbytes = nonneg(4)?;
+        let mut blocksize = nonneg(8)?;
+        let cbytes = nonneg(12)?;
         if version == 0 {
             return Err(invalid_header("format version 0"));
         }
@@ -622,6 +639,46 @@ mod tests {
     /// The shortcut agrees with parse on memcpyed chunks of both formats
     /// and on every mutation of their headers: single bytes set to values
     /// around each field's limits, random headers, and every truncation.
+    #[test]
+    fn a_negative_size_word_is_named_in_the_error() {
+        for (offset, name) in [(4, "nbytes"), (8, "blocksize"), (12, "cbytes")] {
+            let mut b = vec![0u8; 32];
+            b[..4].copy_from_slice(&[2, 1, 0, 4]);
+            for o in [4, 8, 12] {
+                b[o..o + 4].copy_from_slice(&32i32.to_le_bytes());
+            }
+            b[offset..offset + 4].copy_from_slice(&(-7i32).to_le_bytes());
+            let e = ChunkHeader::parse(&b).unwrap_err().to_string();
+            assert!(e.contains(&format!("{name} is negative (-7)")), "{e}");
+        }
+    }
+
+    /// One block when `nbytes` fits the block size (no division), else as
+    /// many as cover it.
+    #[test]
+    fn nblocks_of_one_and_of_many() {
+        let mut b = vec![0u8; 32];
+        b[..4].copy_from_slice(&[2, 1, 0, 1]);
+        for (nbytes, blocksize, want) in [
+            (1, 1, 1),
+            (100, 100, 1),
+            (100, 40, 3),
+            (120, 40, 3),
+            (121, 40, 4),
+            (0, 40, 0),
+        ] {
+            b[4..8].copy_from_slice(&(nbytes as i32).to_le_bytes());
+            b[8..12].copy_from_slice(&(blocksize as i32).to_le_bytes());
+            b[12..16].copy_from_slice(&(nbytes as i32 + 16).to_le_bytes());
+            let mut c = b.clone();
+            c.resize(nbytes + 16, 0);
+            // Memcpyed: the payload is the data, so any sizes parse.
+            c[2] = flags::MEMCPYED;
+            let h = ChunkHeader::parse(&c).unwrap();
+            assert_eq!(h.nblocks(), want, "{nbytes} / {blocksize}");
+        }
+    }
+
     #[test]
     fn memcpyed_items_agrees_with_parse() {
         let data: Vec<u8> = (0..1000u32)

@@ -91,6 +91,9 @@ impl<'a> Plan<'a> {
 
     /// Check what the header alone does not: the filters can be undone,
     /// the block start table fits, and the dictionary (read here).
+    // Inlined: every decode runs it, and out of line its `Result` came
+    // back through memory.
+    #[inline(always)]
     fn check(&mut self) -> Result<()> {
         if self.h.is_memcpyed() || self.h.special().is_some() || self.h.nbytes == 0 {
             return Ok(());
