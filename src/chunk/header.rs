@@ -660,7 +660,7 @@ mod tests {
         let mut b = vec![0u8; 32];
         b[..4].copy_from_slice(&[2, 1, 0, 1]);
         for (nbytes, blocksize, want) in [
-            (1, 1, 1),
+            (1usize, 1i32, 1usize),
             (100, 100, 1),
             (100, 40, 3),
             (120, 40, 3),
@@ -668,7 +668,7 @@ mod tests {
             (0, 40, 0),
         ] {
             b[4..8].copy_from_slice(&(nbytes as i32).to_le_bytes());
-            b[8..12].copy_from_slice(&(blocksize as i32).to_le_bytes());
+            b[8..12].copy_from_slice(&blocksize.to_le_bytes());
             b[12..16].copy_from_slice(&(nbytes as i32 + 16).to_le_bytes());
             let mut c = b.clone();
             c.resize(nbytes + 16, 0);
