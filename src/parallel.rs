@@ -249,8 +249,9 @@ impl Workers {
     /// thread will get a block of this chunk, so that no later chunk of this
     /// shape allocates on some thread's first block.
     // Inlined for its first test, which every chunk on one thread stops at
-    // (out of line, a call and a `Result` through memory per chunk).
-    #[inline]
+    // (out of line, a call and a `Result` through memory per chunk;
+    // `#[inline]` alone left it a call in the chunk decoder).
+    #[inline(always)]
     pub(crate) fn team(
         &mut self,
         nbytes: usize,
