@@ -289,7 +289,8 @@ pub(crate) fn check_stored_chunk(
 /// # Errors
 /// As [`check_stored_chunk`], for a chunk shorter than a header or with
 /// negative sizes too.
-#[inline]
+// `#[inline]` alone left it a call, its `Result` through memory.
+#[inline(always)]
 pub(crate) fn check_stored_sizes(
     h: &FrameHeader,
     nchunks: usize,

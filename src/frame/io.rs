@@ -44,6 +44,12 @@ pub trait FrameIo {
     fn slice(&self, _pos: u64, _len: usize) -> Option<&[u8]> {
         None
     }
+    /// All the bytes from the frame start, when the storage is memory: a
+    /// chunk read takes its header and its bytes from them with one call
+    /// (two calls of [`FrameIo::slice`] otherwise). `None` by default.
+    fn bytes(&self) -> Option<&[u8]> {
+        None
+    }
     /// What the storage is, for error messages (a file's path): a
     /// super-chunk's I/O errors start with it.
     fn describe(&self) -> String {
@@ -91,6 +97,9 @@ impl FrameIo for Vec<u8> {
         let start = usize::try_from(pos).ok()?;
         let end = start.checked_add(len)?;
         self.get(start..end)
+    }
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(self.as_slice())
     }
 }
 
@@ -214,6 +223,9 @@ impl FrameIo for NamedIo {
     fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
         self.0.slice(pos, len)
     }
+    fn bytes(&self) -> Option<&[u8]> {
+        self.0.bytes()
+    }
     fn describe(&self) -> String {
         self.0.describe()
     }
@@ -254,6 +266,9 @@ impl FrameIo for SliceIo<'_> {
         let start = usize::try_from(pos).ok()?;
         let end = start.checked_add(len)?;
         self.0.get(start..end)
+    }
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(self.0)
     }
 }
 
