@@ -274,7 +274,16 @@ impl Backend {
     /// Whether this is a frame whose bytes are in memory (its
     /// [`FrameIo::slice`] answers).
     fn in_memory(&self) -> bool {
-        matches!(self, Backend::Frame { io, .. } if io.slice(0, 0).is_some())
+        match self {
+            // Always a `Vec<u8>` (`builder.rs`, `open.rs`): no call
+            // through the trait object to learn it.
+            Backend::Frame {
+                storage: Storage::Memory,
+                ..
+            } => true,
+            Backend::Frame { io, .. } => io.slice(0, 0).is_some(),
+            Backend::Dir(_) => false,
+        }
     }
 }
 
