@@ -135,22 +135,14 @@ impl FrameHeader {
         let pos = self.chunk_pos(off)?;
         let end = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
         // All the bytes in one call when the storage gives them.
-        let part = |all: &'a [u8], len: u64| {
-            let start = usize::try_from(pos).ok()?;
-            all.get(start..start.checked_add(usize::try_from(len).ok()?)?)
-        };
         let all = io.bytes();
-        let hdr = match all {
-            Some(all) => part(all, 16),
-            None => io.slice(pos, 16),
+        let at = |len: usize| match all {
+            Some(all) => super::io::part(all, pos, len),
+            None => io.slice(pos, len),
         };
-        let hdr: &[u8; 16] = hdr.ok_or_else(end)?.try_into().unwrap();
+        let hdr: &[u8; 16] = at(16).ok_or_else(end)?.try_into().unwrap();
         let len = self.chunk_len(off, hdr)?;
-        let chunk = match all {
-            Some(all) => part(all, len),
-            None => io.slice(pos, len as usize),
-        };
-        Ok(chunk.ok_or_else(end)?)
+        Ok(at(len as usize).ok_or_else(end)?)
     }
 
     /// Where in the frame the chunk at section offset `off` starts.
@@ -476,25 +468,22 @@ mod tests {
     use std::io;
 
     /// A frame in memory that lends its bytes only through
-    /// [`FrameIo::slice`] (as an implementation outside this crate may).
-    struct SliceOnly<'a>(&'a [u8]);
+    /// [`FrameIo::slice`] (as an implementation outside this crate may):
+    /// [`SliceIo`](crate::frame::io::SliceIo) without `bytes`.
+    struct SliceOnly<'a>(crate::frame::io::SliceIo<'a>);
 
     impl FrameIo for SliceOnly<'_> {
         fn storage_len(&mut self) -> io::Result<u64> {
-            Ok(self.0.len() as u64)
+            self.0.storage_len()
         }
         fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
-            let s = self
-                .slice(pos, buf.len())
-                .ok_or(io::ErrorKind::UnexpectedEof)?;
-            buf.copy_from_slice(s);
-            Ok(())
+            self.0.read_exact_at(pos, buf)
         }
-        fn write_all_at(&mut self, _: u64, _: &[u8]) -> io::Result<()> {
-            Err(io::ErrorKind::PermissionDenied.into())
+        fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
+            self.0.write_all_at(pos, data)
         }
-        fn set_len(&mut self, _: u64) -> io::Result<()> {
-            Err(io::ErrorKind::PermissionDenied.into())
+        fn set_len(&mut self, len: u64) -> io::Result<()> {
+            self.0.set_len(len)
         }
         fn sync(&mut self) -> io::Result<()> {
             Ok(())
@@ -503,8 +492,7 @@ mod tests {
             false
         }
         fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
-            let start = usize::try_from(pos).ok()?;
-            self.0.get(start..start.checked_add(len)?)
+            self.0.slice(pos, len)
         }
     }
 
@@ -524,7 +512,7 @@ mod tests {
         let header = FrameHeader::parse_fixed(&frame).unwrap();
         let whole: &dyn FrameIo = &frame;
         assert!(whole.bytes().is_some());
-        let pieces = SliceOnly(&frame);
+        let pieces = SliceOnly(crate::frame::io::SliceIo(&frame));
         assert!(pieces.bytes().is_none());
         for i in 0..3 {
             let loc = sc.chunk_info(i).unwrap().location.unwrap();
@@ -542,6 +530,10 @@ mod tests {
         let loc = sc.chunk_info(2).unwrap().location.unwrap();
         let short: &dyn FrameIo = &crate::frame::io::SliceIo(cut);
         assert!(header.chunk_in(short, loc).is_err());
-        assert!(header.chunk_in(&SliceOnly(cut), loc).is_err());
+        assert!(
+            header
+                .chunk_in(&SliceOnly(crate::frame::io::SliceIo(cut)), loc)
+                .is_err()
+        );
     }
 }

@@ -57,6 +57,12 @@ pub trait FrameIo {
     }
 }
 
+/// Bytes `[pos, pos + len)` of `all`, or `None` when they are not all there.
+pub(crate) fn part(all: &[u8], pos: u64, len: usize) -> Option<&[u8]> {
+    let start = usize::try_from(pos).ok()?;
+    all.get(start..start.checked_add(len)?)
+}
+
 fn eof() -> io::Error {
     io::Error::new(
         io::ErrorKind::UnexpectedEof,
@@ -94,9 +100,7 @@ impl FrameIo for Vec<u8> {
         false
     }
     fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
-        let start = usize::try_from(pos).ok()?;
-        let end = start.checked_add(len)?;
-        self.get(start..end)
+        part(self, pos, len)
     }
     fn bytes(&self) -> Option<&[u8]> {
         Some(self.as_slice())
@@ -263,9 +267,7 @@ impl FrameIo for SliceIo<'_> {
         false
     }
     fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
-        let start = usize::try_from(pos).ok()?;
-        let end = start.checked_add(len)?;
-        self.0.get(start..end)
+        part(self.0, pos, len)
     }
     fn bytes(&self) -> Option<&[u8]> {
         Some(self.0)
