@@ -636,9 +636,8 @@ mod tests {
         Some((&src[h.header_len()..h.cbytes], usize::from(h.typesize)))
     }
 
-    /// The shortcut agrees with parse on memcpyed chunks of both formats
-    /// and on every mutation of their headers: single bytes set to values
-    /// around each field's limits, random headers, and every truncation.
+    /// A negative `nbytes`, `blocksize` or `cbytes` is refused, and the error
+    /// names the field.
     #[test]
     fn a_negative_size_word_is_named_in_the_error() {
         for (offset, name) in [(4, "nbytes"), (8, "blocksize"), (12, "cbytes")] {
@@ -679,6 +678,9 @@ mod tests {
         }
     }
 
+    /// The shortcut agrees with parse on memcpyed chunks of both formats
+    /// and on every mutation of their headers: single bytes set to values
+    /// around each field's limits, random headers, and every truncation.
     #[test]
     fn memcpyed_items_agrees_with_parse() {
         let data: Vec<u8> = (0..1000u32)

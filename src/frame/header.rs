@@ -525,9 +525,10 @@ mod tests {
             assert!(header.chunk_in(whole, bad).is_err());
             assert!(header.chunk_in(&pieces, bad).is_err());
         }
-        // A storage shorter than the header says: an error, not a panic.
-        let cut = &frame[..frame.len() / 2];
+        // A storage that ends inside a chunk (its header there, its bytes
+        // not): an error, not a panic.
         let loc = sc.chunk_info(2).unwrap().location.unwrap();
+        let cut = &frame[..header.header_len as usize + loc as usize + 20];
         let short: &dyn FrameIo = &crate::frame::io::SliceIo(cut);
         assert!(header.chunk_in(short, loc).is_err());
         assert!(
