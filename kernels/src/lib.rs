@@ -170,12 +170,16 @@ pub fn trunc_prec_zeroed_bits(typesize: usize, prec: i8) -> Result<u32, Error> {
     Ok(zeroed as u32)
 }
 
+// The four transposes below are inlined into their callers: each is two
+// tests and a call through the table, and out of line its `Result` came back
+// through memory (the decoder calls one per block; perf/README.md, session 24).
 impl Kernels {
     /// Byte shuffle of `typesize`-byte elements: byte `j` of element `i`
     /// goes to `dst[j * n + i]` (`n` whole elements); trailing bytes copied.
     ///
     /// # Errors
     /// [`Error::ZeroTypesize`], [`Error::LengthMismatch`].
+    #[inline(always)]
     pub fn shuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         check(typesize, src, dst)?;
         (self.shuffle)(typesize, src, dst);
@@ -186,6 +190,7 @@ impl Kernels {
     ///
     /// # Errors
     /// [`Error::ZeroTypesize`], [`Error::LengthMismatch`].
+    #[inline(always)]
     pub fn unshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         check(typesize, src, dst)?;
         (self.unshuffle)(typesize, src, dst);
@@ -198,6 +203,7 @@ impl Kernels {
     ///
     /// # Errors
     /// [`Error::ZeroTypesize`], [`Error::LengthMismatch`].
+    #[inline(always)]
     pub fn bitshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         check(typesize, src, dst)?;
         (self.bitshuffle)(typesize, src, dst);
@@ -208,6 +214,7 @@ impl Kernels {
     ///
     /// # Errors
     /// [`Error::ZeroTypesize`], [`Error::LengthMismatch`].
+    #[inline(always)]
     pub fn bitunshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         check(typesize, src, dst)?;
         (self.bitunshuffle)(typesize, src, dst);
