@@ -117,7 +117,11 @@ fn with_mode<T>(
     }
     // SAFETY: as above; the engine's borrows ended.
     let h = unsafe { &mut *p };
-    h.stamp = disk_stamp(&h.sc);
+    // In memory the stamp is `None`: a test of its tag, not a 48-byte store
+    // of `None` on every call.
+    if h.sc.is_on_disk() || h.stamp.is_some() {
+        h.stamp = disk_stamp(&h.sc);
+    }
     if mode != Mode::Lookup || reopened || threads {
         h.sync(metas || reopened);
     }
