@@ -40,13 +40,14 @@ pub trait FrameIo {
     /// written in the crash-safe order, never over live bytes.
     fn is_persistent(&self) -> bool;
     /// Borrow the bytes `[pos, pos + len)` without copying, when the storage
-    /// is memory.
-    fn slice(&self, _pos: u64, _len: usize) -> Option<&[u8]> {
-        None
+    /// is memory. By default, from [`FrameIo::bytes`].
+    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
+        part(self.bytes()?, pos, len)
     }
     /// All the bytes from the frame start, when the storage is memory: a
     /// chunk read takes its header and its bytes from them with one call
-    /// (two calls of [`FrameIo::slice`] otherwise). `None` by default.
+    /// (two calls of [`FrameIo::slice`] otherwise). `None` by default; a
+    /// storage that gives them has [`FrameIo::slice`] with them.
     fn bytes(&self) -> Option<&[u8]> {
         None
     }
@@ -98,9 +99,6 @@ impl FrameIo for Vec<u8> {
     }
     fn is_persistent(&self) -> bool {
         false
-    }
-    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
-        part(self, pos, len)
     }
     fn bytes(&self) -> Option<&[u8]> {
         Some(self.as_slice())
@@ -265,9 +263,6 @@ impl FrameIo for SliceIo<'_> {
     }
     fn is_persistent(&self) -> bool {
         false
-    }
-    fn slice(&self, pos: u64, len: usize) -> Option<&[u8]> {
-        part(self.0, pos, len)
     }
     fn bytes(&self) -> Option<&[u8]> {
         Some(self.0)

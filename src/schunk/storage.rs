@@ -279,8 +279,11 @@ impl Backend {
             // through the trait object to learn it.
             Backend::Frame {
                 storage: Storage::Memory,
-                ..
-            } => true,
+                io,
+            } => {
+                debug_assert!(io.bytes().is_some());
+                true
+            }
             Backend::Frame { io, .. } => io.slice(0, 0).is_some(),
             Backend::Dir(_) => false,
         }

@@ -230,11 +230,10 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
                 // Source and destination 16 bytes apart at least: one piece.
                 piece16(dst, from, op);
             } else if dist == 0 && len > RUN_FILL_MIN {
-                // A long byte run: memset, asked here before the paths
-                // below test it (~15 instructions a run; a 4 KiB chunk of
-                // int32 counters has eleven).
-                let b = dst[from];
-                dst[op..op + len].fill(b);
+                // A long byte run (`copy_match`'s fill), asked here before
+                // the wild path tests it (~15 instructions a run; a 4 KiB
+                // chunk of int32 counters has eleven).
+                copy_match(dst, from, op, len);
             } else if olen - op - len < 16 || !copy_match_wild(dst, from, op, len) {
                 copy_match(dst, from, op, len);
             }
