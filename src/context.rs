@@ -52,7 +52,58 @@ impl Compressor {
     /// # Errors
     /// As [`compress_into`](crate::compress_into).
     pub fn compress_into(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        chunk::encode::compress_into(src, dst, &self.params, &mut self.workers)
+        chunk::encode::compress_into(
+            src,
+            dst,
+            &self.params,
+            &mut self.workers,
+            chunk::encode::Room::Bounded,
+        )
+    }
+
+    /// Compress `src` into `dst` using all of `dst`'s room, as C-Blosc2's
+    /// `blosc2_compress_ctx` and C-Blosc's `blosc_compress` use their
+    /// `destsize`: the chunk is the one those calls write into a buffer of
+    /// `dst.len()` bytes. It differs from [`compress_into`](Self::compress_into)'s
+    /// only when `dst` has more than `src.len()` plus the header's length
+    /// and some block does not compress: then such blocks are written as
+    /// raw streams (a 4-byte size word each) instead of storing the whole
+    /// chunk raw, and the chunk may exceed
+    /// [`max_compressed_len`](crate::max_compressed_len)`(src.len())`.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, Codec, Compressor};
+    ///
+    /// // Bytes that do not compress (an xorshift generator), one block.
+    /// let mut x = 0x9e37_79b9_u32;
+    /// let noise: Vec<u8> = (0..4096)
+    ///     .map(|_| {
+    ///         x ^= x << 13;
+    ///         x ^= x >> 17;
+    ///         x ^= x << 5;
+    ///         (x >> 24) as u8
+    ///     })
+    ///     .collect();
+    /// let mut c = Compressor::new(CParams::default().codec(Codec::BloscLz).typesize(1).filters(&[]));
+    /// let mut dst = vec![0u8; noise.len() + 64];
+    /// // Bounded: stored raw, 32 bytes of header.
+    /// assert_eq!(c.compress_into(&noise, &mut dst).unwrap(), noise.len() + 32);
+    /// // All the room: one raw stream after its block start and size word.
+    /// let n = c.compress_into_all_room(&noise, &mut dst).unwrap();
+    /// assert_eq!(n, noise.len() + 32 + 4 + 4);
+    /// assert_eq!(oxiblosc::decompress(&dst[..n]).unwrap(), noise);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`compress_into`](crate::compress_into).
+    pub fn compress_into_all_room(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        chunk::encode::compress_into(
+            src,
+            dst,
+            &self.params,
+            &mut self.workers,
+            chunk::encode::Room::All,
+        )
     }
 }
 

@@ -79,7 +79,9 @@ pub fn compress(src: &[u8], params: &CParams) -> Result<Vec<u8>> {
 /// data is stored raw, and when that does not fit either (`dst` shorter than
 /// `src.len() + 32`) the call fails. The chunk never exceeds
 /// [`max_compressed_len`]`(src.len())`, however large `dst` is (the room
-/// python-blosc2 gives C-Blosc2, so the chunk is the one C would write).
+/// python-blosc2 gives C-Blosc2, so the chunk is the one C writes for it);
+/// [`Compressor::compress_into_all_room`] uses all of `dst`, as C's
+/// `destsize`.
 ///
 /// # Errors
 /// As [`compress`], plus [`Error::DstTooSmall`].

@@ -119,6 +119,21 @@ fn destination_size_rules() {
         noise.len()
     );
     assert_eq!(decompress(&big[..n]).unwrap(), noise);
+    // All the room, as C's destsize: every block a raw stream (a block start
+    // and a size word each), the same bytes with one thread or two.
+    let all_room = |threads: usize| {
+        let mut out = vec![0u8; 2 * noise.len()];
+        let mut c = oxiblosc::Compressor::new(p_small_blocks.clone().nthreads(threads));
+        let n = c.compress_into_all_room(&noise, &mut out).unwrap();
+        out.truncate(n);
+        out
+    };
+    let raw_streams = all_room(1);
+    let nblocks = noise.len().div_ceil(4096);
+    assert_eq!(raw_streams.len(), noise.len() + 32 + 8 * nblocks);
+    assert!(!ChunkHeader::parse(&raw_streams).unwrap().is_memcpyed());
+    assert_eq!(decompress(&raw_streams).unwrap(), noise);
+    assert_eq!(all_room(2), raw_streams);
     // Too small for even a raw copy: an error, nothing claimed written.
     let mut tiny = vec![0u8; 100];
     let random = data(4, 10_000, 42);

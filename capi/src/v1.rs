@@ -91,7 +91,7 @@ fn compress_impl(
     // SAFETY: the caller gives `nbytes` readable bytes at src and
     // `destsize` writable bytes at dest; C-Blosc forbids them to overlap.
     let (input, output) = unsafe { (slice_in(src, nbytes), slice_out(dest, destsize)) };
-    match crate::engines::with_compressor(p, |c| c.compress_into(input, output)) {
+    match crate::engines::with_compressor(p, |c| c.compress_into_all_room(input, output)) {
         Ok(n) => n as c_int,
         Err(e) if is_dst_too_small(&e) => 0,
         Err(_) => -1,

@@ -680,3 +680,182 @@ fn vl_dict_blocks_interop_with_c_blosc2() {
         );
     }
 }
+
+/// The records of a `dest_room` file: (codec index, level, chunk).
+fn room_records(path: &Path) -> Vec<(u8, u8, Vec<u8>)> {
+    let b = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let n = i32::from_le_bytes(b[i + 4..i + 8].try_into().unwrap()) as usize;
+        out.push((b[i], b[i + 1], b[i + 8..i + 8 + n].to_vec()));
+        i += 8 + n;
+    }
+    out
+}
+
+/// Runs `work/prog args`, with `ld_path` (or nothing) as LD_LIBRARY_PATH;
+/// its stdout, which must hold "OK".
+fn run_ok_with(work: &Path, prog: &str, args: &[&str], ld_path: Option<&Path>) -> String {
+    let mut cmd = Command::new(work.join(prog));
+    cmd.args(args)
+        .current_dir(work)
+        .env_remove("LD_LIBRARY_PATH");
+    if let Some(p) = ld_path {
+        cmd.env("LD_LIBRARY_PATH", p);
+    }
+    let o = cmd.output().expect("run the program");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success() && stdout.contains("OK"),
+        "{prog} {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+/// Compiles `tests/c-interop/NAME.c` with `-I include` (or the system's
+/// headers) against `-L libdir -l<lib>` into `work/out`.
+fn compile_with(
+    name: &str,
+    include: Option<&Path>,
+    libdir: &Path,
+    lib: &str,
+    work: &Path,
+    out: &str,
+) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c-interop")
+        .join(format!("{name}.c"));
+    let mut cmd = Command::new("gcc");
+    cmd.arg(&src).arg("-Wall");
+    if let Some(inc) = include {
+        cmd.arg("-I").arg(inc);
+    }
+    let o = cmd
+        .arg("-L")
+        .arg(libdir)
+        .arg(format!("-l{lib}"))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-o")
+        .arg(out)
+        .current_dir(work)
+        .output()
+        .expect("run gcc");
+    assert!(
+        o.status.success(),
+        "compiling {name}.c failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Both files' chunks, record by record: the same codec and level, and the
+/// same bytes where `same(codec, level)`; the number of chunks compared.
+fn compare_rooms(ours: &Path, c: &Path, same: impl Fn(u8, u8) -> bool) -> usize {
+    let (a, b) = (room_records(ours), room_records(c));
+    assert_eq!(a.len(), b.len());
+    let mut compared = 0;
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!((x.0, x.1), (y.0, y.1), "record {i}");
+        if same(x.0, x.1) {
+            assert!(
+                x.2 == y.2,
+                "record {i} (codec {}, level {}): our chunk of {} bytes differs from C's of {}",
+                x.0,
+                x.1,
+                x.2.len(),
+                y.2.len()
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
+/// `blosc2_compress_ctx` uses all of `destsize`, as C-Blosc2 does: with
+/// more room than nbytes + 32, blocks that do not compress become raw
+/// streams instead of a memcpyed chunk (capi/tests/c-interop/dest_room.c;
+/// 2,400 chunks, our bytes against C-Blosc2 3.3.5's, each library decoding
+/// the other's). ZLIB is not compared (C's bytes only at levels 1-5 and
+/// only from a clang build of zlib-ng: tests/identity.rs).
+#[test]
+fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/dest_room.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("dest-room");
+    let inc = blosc2_include();
+    compile_with(
+        "dest_room",
+        Some(&inc),
+        &lib_dir(),
+        "blosc2",
+        &work,
+        "dr_ours",
+    );
+    compile_with(
+        "dest_room",
+        Some(&inc),
+        &real,
+        ":libblosc2.so.9",
+        &work,
+        "dr_c",
+    );
+    let ours = Some(lib_dir());
+    run_ok_with(&work, "dr_ours", &["write", "ours.bin"], ours.as_deref());
+    run_ok_with(&work, "dr_c", &["write", "c.bin"], None);
+    run_ok_with(&work, "dr_c", &["read", "ours.bin"], None);
+    run_ok_with(&work, "dr_ours", &["read", "c.bin"], ours.as_deref());
+    // Codec index 3 is ZLIB.
+    let n = compare_rooms(&work.join("ours.bin"), &work.join("c.bin"), |codec, _| {
+        codec != 3
+    });
+    assert_eq!(n, 1920);
+}
+
+/// The same for C-Blosc 1.x's `blosc_compress` with its global settings
+/// (capi/tests/c-interop/dest_room1.c): our `libblosc.so.1` against
+/// Debian's (C-Blosc 1.21.3). Compared: BloscLZ, LZ4, and LZ4HC from level
+/// 3 (Debian's liblz4 1.9.4 codes levels 1-2 otherwise than liblz4 1.10's
+/// LZ4MID, which ours and C-Blosc 1.21.6 bundle); not ZLIB (C-Blosc 1.x's
+/// bytes need the `zlib-classic` feature) nor ZSTD (Debian's libzstd 1.5.4
+/// against our 1.5.7).
+#[test]
+fn blosc_compress_uses_all_of_destsize_as_c_blosc() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/dest_room1.c");
+    let sys = Path::new("/usr/lib/x86_64-linux-gnu");
+    assert!(
+        Path::new("/usr/include/blosc.h").exists() && sys.join("libblosc.so.1").exists(),
+        "C-Blosc 1.x is missing: install libblosc-dev (capi/ci.sh does)"
+    );
+    let work = tempdir("dest-room1");
+    compile_with(
+        "dest_room1",
+        None,
+        &lib_dir(),
+        ":libblosc.so.1",
+        &work,
+        "dr1_ours",
+    );
+    compile_with("dest_room1", None, sys, ":libblosc.so.1", &work, "dr1_c");
+    let ours = Some(lib_dir());
+    let o = run_ok_with(&work, "dr1_ours", &["write", "ours.bin"], ours.as_deref());
+    let c = run_ok_with(&work, "dr1_c", &["write", "c.bin"], None);
+    // Each program ran on the library it was meant to.
+    assert!(o.contains("(1.21.6)") && c.contains("(1.21.3)"), "{o}{c}");
+    run_ok_with(&work, "dr1_c", &["read", "ours.bin"], None);
+    run_ok_with(&work, "dr1_ours", &["read", "c.bin"], ours.as_deref());
+    // Codec indices: 0 BloscLZ, 1 LZ4, 2 LZ4HC.
+    let n = compare_rooms(
+        &work.join("ours.bin"),
+        &work.join("c.bin"),
+        |codec, level| codec < 2 || (codec == 2 && level >= 3),
+    );
+    assert_eq!(n, 1280);
+}

@@ -195,26 +195,43 @@ fn write_memcpyed(
     Ok(total)
 }
 
+/// How much of the destination a chunk may use.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Room {
+    /// At most `nbytes` plus the header (32 bytes for Blosc2, 16 for
+    /// Blosc1): the room python-blosc2 and numcodecs give C, so the chunk
+    /// is the one they get, whatever the size of `dst`.
+    Bounded,
+    /// All of `dst`, as C-Blosc2's and C-Blosc's `destsize`: with more
+    /// room than `nbytes` plus the header, blocks that do not compress are
+    /// written as raw streams (each with its size word) where the bounded
+    /// room stores the whole chunk raw (memcpyed).
+    All,
+}
+
 /// Compress `src` into `dst` with `p`; returns the chunk size.
 pub(crate) fn compress_into(
     src: &[u8],
     dst: &mut [u8],
     p: &CParams,
     workers: &mut Workers,
+    room: Room,
 ) -> Result<usize> {
     let lay = layout(p, src.len())?;
     let mut h = lay.header.clone();
     let nbytes = src.len();
-    // The header is also the most a chunk adds to its input (32 bytes for
-    // Blosc2, 16 for Blosc1): C-Blosc clamps `destsize` to `nbytes` plus
-    // that, so more room in `dst` is not used.
+    // The header is also the most a chunk adds to its input with the
+    // bounded room (32 bytes for Blosc2, 16 for Blosc1).
     let (hlen, min_buffersize) = if lay.blosc1 {
         (MIN_HEADER_LEN, BLOSC1_MIN_BUFFERSIZE)
     } else {
         (EXTENDED_HEADER_LEN, MIN_BUFFERSIZE)
     };
     debug_assert!(hlen <= MAX_OVERHEAD);
-    let limit = dst.len().min(nbytes + hlen);
+    let limit = match room {
+        Room::Bounded => dst.len().min(nbytes + hlen),
+        Room::All => dst.len(),
+    };
     let dst = &mut dst[..limit];
     let destsize = dst.len();
     if destsize < hlen {

@@ -312,7 +312,7 @@ fn compress_raw(
     // SAFETY: the caller gives `nbytes` readable bytes at src and
     // `destsize` writable ones at dest, not overlapping (C's contract).
     let (input, output) = unsafe { (slice_in(src, nbytes), slice_out(dest, destsize)) };
-    match crate::engines::with_compressor(p, |c| c.compress_into(input, output)) {
+    match crate::engines::with_compressor(p, |c| c.compress_into_all_room(input, output)) {
         Ok(n) => n as c_int,
         Err(e) if is_dst_too_small(&e) => 0,
         Err(e) => code_of(&e),
