@@ -481,7 +481,9 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
     };
     let mut cases = 0;
     for dist in (0..80).chain([200, 1000, 8190, 8191, 9000]) {
-        for len in [3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 65, 100, 300] {
+        for len in [
+            3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 65, 100, 300,
+        ] {
             // Enough literals first for the distance, then matches and
             // literals mixed, the last ones ending exactly at the block's end.
             let mut stream = Vec::new();
@@ -509,9 +511,10 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
             let want = reference_decode(&stream, produced).expect("a valid stream");
             assert_eq!(want.len(), produced);
             // The exact size (matches end at the block's end), and room
-            // after: 16 bytes past a match is where the decoder starts
-            // copying it in wild pieces.
-            for room in [0, 1, 15, 16, 17, 31, 32, 64] {
+            // after: 8 bytes past a short match's start and 16 past a
+            // match's end are where the decoder starts copying in wild
+            // pieces.
+            for room in [0, 1, 5, 15, 16, 17, 31, 32, 64] {
                 let mut out = vec![0xAAu8; produced + room];
                 let k = decompress(&stream, &mut out).unwrap();
                 assert_eq!(k, produced, "dist {dist} len {len} room {room}");
@@ -520,7 +523,7 @@ fn matches_of_every_distance_and_length_agree_with_the_reference() {
             }
         }
     }
-    assert_eq!(cases, 85 * 16 * 8);
+    assert_eq!(cases, 85 * 18 * 9);
 }
 
 /// Literal runs of every length (1..=32) where the 32-byte literal piece
