@@ -229,7 +229,7 @@ fn result(r: &(Value, Vec<Vec<u8>>)) -> Result<&[u8], String> {
 /// called as C-Blosc 1.x calls it; with the `zlib-classic` feature classic
 /// zlib's deflate on both sides, its 1.3.1 there, the system's here). Not
 /// zstd (python-blosc 1.11.4 has libzstd 1.5.6; we link 1.5.7 as C-Blosc2
-/// 3.3.5 does), nor zlib by default (zlib-ng or zlib-rs, and libdeflate,
+/// 3.3.5 does), nor zlib by default (zlib-ng, or zlib-rs, at clevel 5
 /// at least 4x faster).
 const MUST_BE_IDENTICAL: &[Codec] = if cfg!(feature = "zlib-classic") {
     &[Codec::BloscLz, Codec::Lz4, Codec::Lz4Hc, Codec::Zlib]

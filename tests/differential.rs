@@ -341,9 +341,9 @@ impl Case {
     /// Whether oxiblosc's chunk must be byte-identical to C's: BloscLZ is a
     /// port, LZ4, LZ4HC and ZSTD are the same C libraries (LZ4 only with
     /// liblz4, the `lz4hc` feature; lz4_flex writes other streams), and so
-    /// is ZLIB at clevels 1-5 from a clang build of zlib-ng
-    /// (`support::zlib_ng_compresses`; libdeflate above, zlib-rs in a gcc
-    /// build, write other streams than C's zlib-ng). Excluded: what C gets wrong on the
+    /// is ZLIB from a clang build of zlib-ng (`support::zlib_ng_compresses`;
+    /// zlib-rs, in a gcc build, writes other streams than C's zlib-ng on
+    /// some data). Excluded: what C gets wrong on the
     /// way (clobbered input, a broken block size, unwritten DELTA /
     /// TRUNC_PREC tail bytes that reach its codec, tiny dict inputs) and
     /// TRUNC_PREC before DELTA, which oxiblosc should stop writing C's way
@@ -351,7 +351,7 @@ impl Case {
     fn same_streams_as_c(&self) -> bool {
         (matches!(self.codec, Codec::BloscLz | Codec::Lz4Hc | Codec::Zstd)
             || (self.codec == Codec::Lz4 && cfg!(feature = "lz4hc"))
-            || (self.codec == Codec::Zlib && self.clevel <= 5 && support::zlib_ng_compresses()))
+            || (self.codec == Codec::Zlib && support::zlib_ng_compresses()))
             && !self.c_clobbers_input()
             && !self.c_writes_broken_blocksize()
             && self.c_undefined_tail() == 0

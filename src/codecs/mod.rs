@@ -199,7 +199,7 @@ pub(crate) struct CodecCtx {
 impl CodecCtx {
     /// Make now the context state that the first [`CodecCtx::compress`]
     /// with `codec` at `clevel` would make: the BloscLZ hash table, the zstd
-    /// context, libdeflate's compressor. A worker thread of a parallel run
+    /// context, the zlib deflater. A worker thread of a parallel run
     /// may get no block of a chunk; warmed, its first block later allocates
     /// nothing here (zstd may still size its workspace inside that call).
     pub(crate) fn warm_compress(&mut self, codec: Codec, clevel: u8) -> Result<()> {

@@ -1,22 +1,25 @@
-//! ZLIB (RFC 1950 streams). Compression at clevels 1..=5 runs zlib-ng 2.3.3
-//! (C-Blosc2 3.3.5's own compressor, called as its `zng_compress2`, so the
-//! chunks are C's bytes) when libz-ng-sys built it with clang
+//! ZLIB (RFC 1950 streams). Compression runs zlib-ng 2.3.3 (C-Blosc2
+//! 3.3.5's own compressor, called as its `zng_compress2`, so the chunks are
+//! C's bytes) when libz-ng-sys built it with clang
 //! ([`oxiblosc_zng::DEFLATE_BUILT_BY_CLANG`]), else zlib-rs (pure Rust,
-//! zlib-ng's algorithms: the same bytes on most data); clevels 6..=9 run C
-//! libdeflate. All take the Blosc clevel as their level. A stream that
-//! decodes to at least [`ZLIB_NG_MIN_RATIO`] times its size is inflated by
-//! zlib-ng (our `oxiblosc-zng` wrapper), any other by libdeflate.
+//! zlib-ng's algorithms: the same bytes on most data). Both take the Blosc
+//! clevel as their level. A stream that decodes to at least
+//! [`ZLIB_NG_MIN_RATIO`] times its size is inflated by zlib-ng (our
+//! `oxiblosc-zng` wrapper), any other by C libdeflate.
 //!
-//! Why these back ends (perf/README.md, "Full grid", "zlib" and "zlib-ng
-//! compression built by clang 19"): at levels 1..=5 libdeflate searches for
+//! Why these back ends (perf/README.md, "Full grid", "zlib", "zlib-ng
+//! compression built by clang 19" and session 25): libdeflate searches for
 //! matches much harder than zlib-ng, so on very redundant data (shuffled
-//! ramps, linspaces) it compressed 1.5-2.6x slower than C-Blosc2 and its
-//! denser streams decoded up to 2x slower. zlib-ng from clang 19 compresses
-//! those levels 1.05-1.22x faster than zlib-rs (`perf/run capi --codec
+//! ramps, linspaces) it compressed 1.5-2.6x slower than C-Blosc2, and its
+//! streams, even at C's ratio, decode up to 3-4x slower with any inflater
+//! (zlib-ng's own included: a 32 KiB sine chunk at level 9, 48.8 against
+//! 16.4 us). It compressed clevels 6-9 until session 25; zlib-ng there
+//! gives the perf grid's compress rows at 0.93-1.09 of C and its decompress
+//! rows at 1.11-1.13 (libdeflate's: 0.61-0.68). zlib-ng from clang 19
+//! compresses 1.05-1.22x faster than zlib-rs (`perf/run capi --codec
 //! zlib`, every row); from gcc 12 it runs at about half C's speed (its
-//! `deflate_medium` stalls there), hence zlib-rs in such builds. From level
-//! 6 up libdeflate is the faster compressor on noisy data (zlib-rs
-//! 0.96x-0.77x of C on random bytes and small alphabets at 7 and 9).
+//! `deflate_medium` stalls there), hence zlib-rs in such builds (at clevel
+//! 6 0.81-0.97 of C, at 9 0.93-1.11).
 //!
 //! Why two inflaters (perf/README.md, "zlib-ng decodes the compressible
 //! streams, session 14"): libdeflate decoded the shuffled, very
@@ -26,17 +29,14 @@
 //! reset rather than set up for each stream, it decodes the sweep's
 //! compressible rows at C's speed.
 
-use libdeflater::{CompressionLvl, Compressor, Decompressor};
+use libdeflater::Decompressor;
 use oxiblosc_zng::{DEFLATE_BUILT_BY_CLANG, Deflater, Inflater, ZngError};
 use zlib_rs::{Deflate, DeflateFlush, Status};
 
 use super::{Backend, DecDict, EncDict, Warm};
 use crate::error::{Error, Result};
 
-/// The highest clevel compressed by zlib-ng (or zlib-rs); libdeflate above.
-const ZLIB_NG_MAX_CLEVEL: u8 = 5;
-
-/// The compressor of one clevel: the one decision [`Zlib::prepare`] and
+/// The compressor: the one decision [`Zlib::prepare`] and
 /// [`Zlib::compress_stream`] share.
 #[derive(Clone, Copy)]
 enum Encoder {
@@ -44,17 +44,13 @@ enum Encoder {
     ZlibNg,
     /// zlib-rs, zlib-ng's algorithms in Rust (gcc builds of zlib-ng).
     ZlibRs,
-    /// libdeflate, above [`ZLIB_NG_MAX_CLEVEL`].
-    Libdeflate,
 }
 
-fn deflater_for(clevel: u8) -> Encoder {
-    match clevel {
-        l if l > ZLIB_NG_MAX_CLEVEL => Encoder::Libdeflate,
-        _ if DEFLATE_BUILT_BY_CLANG => Encoder::ZlibNg,
-        _ => Encoder::ZlibRs,
-    }
-}
+const ENCODER: Encoder = if DEFLATE_BUILT_BY_CLANG {
+    Encoder::ZlibNg
+} else {
+    Encoder::ZlibRs
+};
 
 /// Streams that decode to at least this many times their own size go to
 /// zlib-ng, the others to libdeflate. On the sweep's 135 ZLIB rows, 3 kept
@@ -90,12 +86,11 @@ fn codec_error(e: ZngError) -> Error {
 
 #[derive(Default)]
 pub(crate) struct Zlib {
-    compressor: Option<(u8, Compressor)>,
-    /// zlib-rs's stream for clevels up to [`ZLIB_NG_MAX_CLEVEL`] in gcc
-    /// builds of zlib-ng, and its level, reset for every block.
+    /// zlib-rs's stream in gcc builds of zlib-ng, and its level, reset for
+    /// every block.
     quick: Option<(u8, Deflate)>,
-    /// zlib-ng's deflater for clevels up to [`ZLIB_NG_MAX_CLEVEL`] in clang
-    /// builds of zlib-ng (then it replaces `quick`).
+    /// zlib-ng's deflater in clang builds of zlib-ng (then it replaces
+    /// `quick`).
     ng: Option<Deflater>,
     inflater: Option<Inflater>,
     decompressor: Option<Decompressor>,
@@ -110,10 +105,9 @@ impl Zlib {
     /// now.
     fn prepare(&mut self, clevel: Option<u8>) -> Result<()> {
         match clevel {
-            Some(l) => match deflater_for(l) {
+            Some(l) => match ENCODER {
                 Encoder::ZlibNg => drop(self.ng(l)?),
                 Encoder::ZlibRs => drop(self.quick(l)),
-                Encoder::Libdeflate => drop(self.compressor(l)?),
             },
             None => {
                 self.inflater()?;
@@ -121,20 +115,6 @@ impl Zlib {
             }
         }
         Ok(())
-    }
-
-    fn compressor(&mut self, clevel: u8) -> Result<&mut Compressor> {
-        let c = match self.compressor.take() {
-            Some((l, c)) if l == clevel => c,
-            _ => {
-                let lvl = CompressionLvl::new(i32::from(clevel)).map_err(|_| Error::Codec {
-                    codec: "zlib",
-                    message: format!("level {clevel} rejected"),
-                })?;
-                Compressor::new(lvl)
-            }
-        };
-        Ok(&mut self.compressor.insert((clevel, c)).1)
     }
 
     fn ng(&mut self, clevel: u8) -> Result<&mut Deflater> {
@@ -153,16 +133,15 @@ impl Zlib {
         &mut self.quick.insert((clevel, d)).1
     }
 
-    /// Compress one stream at `clevel` (up to 5 zlib-ng from a clang build,
-    /// else zlib-rs; libdeflate above); `Ok(0)` when it does not fit in
-    /// `dst`.
+    /// Compress one stream at `clevel` (zlib-ng from a clang build, else
+    /// zlib-rs); `Ok(0)` when it does not fit in `dst`.
     pub(crate) fn compress_stream(
         &mut self,
         clevel: u8,
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<usize> {
-        match deflater_for(clevel) {
+        match ENCODER {
             Encoder::ZlibNg => self.ng(clevel)?.compress(src, dst).map_err(codec_error),
             Encoder::ZlibRs => {
                 let d = self.quick(clevel);
@@ -178,12 +157,6 @@ impl Zlib {
                     }),
                 }
             }
-            // libdeflate stops with InsufficientSpace as soon as it
-            // overflows: our 0.
-            Encoder::Libdeflate => Ok(self
-                .compressor(clevel)?
-                .zlib_compress(src, dst)
-                .unwrap_or(0)),
         }
     }
 

@@ -18,7 +18,7 @@ pub mod pyenv;
 
 use std::path::PathBuf;
 
-/// Whether ZLIB clevels 1-5 compress with zlib-ng itself (a clang build
+/// Whether ZLIB compresses with zlib-ng itself (a clang build
 /// of it, `oxiblosc_zng::DEFLATE_BUILT_BY_CLANG`): the library and the
 /// parameters of C-Blosc2 3.3.5's `zng_compress2`, so those chunks must be
 /// C's bytes. A gcc build compresses them with zlib-rs, whose bytes are

@@ -7,7 +7,7 @@
 //! Each value owns one zlib-ng stream state, reset (not reallocated) for
 //! every call, and works on whole streams held in memory. The oxiblosc
 //! engine decodes with the [`Inflater`], and compresses with the
-//! [`Deflater`] at clevels 1-5 only when [`DEFLATE_BUILT_BY_CLANG`]: gcc
+//! [`Deflater`] (at every level) only when [`DEFLATE_BUILT_BY_CLANG`]: gcc
 //! 12, Debian 12's compiler, builds a deflater that runs at about half the
 //! speed of C-Blosc2's own copy, clang 19 one a little faster than it
 //! (perf/README.md, "zlib-ng compression built by clang 19";
