@@ -97,6 +97,9 @@ pub(crate) fn getitem_into(
         let from = begin.max(bstart);
         let to = end.min(bstart + blen);
         let whole = covers(i);
+        if !whole && plan.stored_items(i, from - bstart, &mut dst[from - begin..to - begin]) {
+            continue;
+        }
         if !whole
             && plan.unshuffle_items(
                 k,
@@ -177,6 +180,71 @@ fn item_range(
 }
 
 impl Plan<'_> {
+    /// Bytes `at..at + out.len()` of block `i` into `out`, copied straight
+    /// from the chunk, when the chunk has no filter to undo and every
+    /// stream the range lies in is stored raw or is a run (incompressible
+    /// data in a destination larger than `nbytes + 32`, where C writes raw
+    /// streams rather than a memcpyed chunk): the block is not decoded
+    /// into a buffer first. False for anything else (a codec stream, a
+    /// version-2 chunk whose split rule is ambiguous, the range reaching a
+    /// block's bytes past its last stream, a size word out of place); the
+    /// caller then decodes the block, which also reports what is wrong.
+    /// `out` may have been written in part then.
+    pub(super) fn stored_items(&self, i: usize, at: usize, out: &mut [u8]) -> bool {
+        let nstreams = self.nstreams(i, true);
+        if !self.pipeline_is_empty() || out.is_empty() || nstreams != self.nstreams(i, false) {
+            return false;
+        }
+        let neblock = self.h.block_len(i) / nstreams;
+        let end = at + out.len();
+        if end > nstreams * neblock {
+            return false;
+        }
+        let Ok(mut ip) = self.bstart(i) else {
+            return false;
+        };
+        let src = self.chunk;
+        for s in 0..nstreams {
+            let (lo, hi) = (s * neblock, (s + 1) * neblock);
+            if lo >= end {
+                return true;
+            }
+            let Ok(csize) = i32_at(src, ip, "stream size") else {
+                return false;
+            };
+            ip += 4;
+            let (from, to) = (at.max(lo), end.min(hi));
+            let wanted = from < to;
+            let part = if wanted {
+                &mut out[from - at..to - at]
+            } else {
+                &mut [][..]
+            };
+            match csize {
+                0 => part.fill(0),
+                -255..=-1 => {
+                    if src.get(ip) != Some(&0x01) {
+                        return false;
+                    }
+                    ip += 1;
+                    part.fill((-csize) as u8);
+                }
+                c if c as usize == neblock => {
+                    let Some(payload) = src.get(ip..ip + neblock) else {
+                        return false;
+                    };
+                    if wanted {
+                        part.copy_from_slice(&payload[from - lo..to - lo]);
+                    }
+                    ip += neblock;
+                }
+                c if c > 0 && !wanted => ip += c as usize,
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Bytes `at..at + out.len()` of block `i` into `out`, when the block's
     /// only filter is a byte or bit shuffle: its streams are decoded, then
     /// only the elements the range touches (rounded out to whole groups of 8

@@ -453,3 +453,78 @@ fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// getitem on an unfiltered chunk whose streams are stored raw or are runs
+/// (what C writes for data that does not compress, given more room than
+/// nbytes + 32) copies the items out of the chunk: the block buffer is not
+/// grown. Split (one stream per byte of the type size) and not, blocks of
+/// noise, of zeros (run streams) and of a ramp (codec streams, which still
+/// go through the buffer), ranges inside a stream, across streams, across
+/// blocks and at the chunk's end; every one against the input.
+#[test]
+fn getitem_copies_stored_streams_from_the_chunk() {
+    let len = 100_000;
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    // Noise, then zeros, then a ramp, in 8 KiB pieces.
+    let mixed: Vec<u8> = (0..len)
+        .map(|i| match (i / 8192) % 3 {
+            0 => noise[i],
+            1 => 0,
+            _ => (i / 16) as u8,
+        })
+        .collect();
+    let mut cases = 0;
+    for (data, codec_streams) in [(&noise, false), (&mixed, true)] {
+        for typesize in [1usize, 2, 4, 8] {
+            for split in [crate::SplitMode::Always, crate::SplitMode::Never] {
+                let p = CParams {
+                    codec: Codec::Lz4,
+                    typesize,
+                    blocksize: 8192,
+                    ..CParams::default()
+                }
+                .filters(&[])
+                .splitmode(split);
+                let mut chunk = vec![0u8; 2 * len];
+                let n = crate::Compressor::new(p)
+                    .compress_into_all_room(data, &mut chunk)
+                    .unwrap();
+                chunk.truncate(n);
+                assert!(!crate::ChunkHeader::parse(&chunk).unwrap().is_memcpyed());
+                let mut scratch = Scratch::default();
+                let nitems = len / typesize;
+                let ranges = [
+                    (3, 5),
+                    (1000 / typesize, 700 / typesize),
+                    (8000 / typesize, 400 / typesize),
+                    (nitems - 7, 7),
+                    (16_390 / typesize, 9),
+                ];
+                for (start, k) in ranges {
+                    let mut got = vec![0xA5u8; k * typesize];
+                    super::getitem_into(&chunk, start, k, &mut got, &mut scratch, None).unwrap();
+                    assert!(
+                        got == data[start * typesize..(start + k) * typesize],
+                        "ts {typesize} {split:?} {start}+{k}"
+                    );
+                    cases += 1;
+                }
+                // Only codec streams needed the block buffer.
+                assert_eq!(
+                    scratch.block.is_empty(),
+                    !codec_streams,
+                    "ts {typesize} {split:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(cases, 2 * 4 * 2 * 5);
+}
