@@ -104,6 +104,53 @@ fn bitshuffle_streamed_rows() {
     }
 }
 
+/// Bit shuffles whose rows are a multiple of 4 KiB apart (256 bytes under
+/// Miri) take blocks of 128 bytes per row for typesizes 4 to 8 on 32-byte
+/// vectors: one, two and (outputs past 1 MiB, whose rows are streamed
+/// for typesizes of 5 and more; not under Miri) five pages per row, with
+/// whole and partial groups of 8 and trailing bytes after them, at offsets
+/// that leave the first tile unaligned; each against the scalar reference,
+/// and back.
+#[test]
+fn bitshuffle_rows_a_page_apart() {
+    let simd = simd_kernels();
+    let g = generic();
+    let page = if cfg!(miri) { 256 } else { 4096 };
+    let sizes: &[usize] = if cfg!(miri) {
+        &[4, 8]
+    } else {
+        &[3, 4, 5, 6, 7, 8, 9]
+    };
+    let pages: &[usize] = if cfg!(miri) { &[1, 2] } else { &[1, 2, 5] };
+    let mut checked = 0;
+    for &ts in sizes {
+        for rows in pages.iter().map(|p| p * page) {
+            for (extra_elems, tail) in [(0, 0), (5, ts - 1)] {
+                let len = (8 * rows + extra_elems) * ts + tail;
+                let src = mixed(len, (ts * 17 + len) as u64);
+                let want = Op::Bitshuffle.run(g, ts, &src, &[]);
+                for k in &simd {
+                    for off in [0, 8] {
+                        let mut buf = vec![0x5A; len + off];
+                        k.bitshuffle(ts, &src, &mut buf[off..]).unwrap();
+                        assert!(
+                            buf[off..] == want[..],
+                            "{} bitshuffle ts {ts} len {len} offset {off}: first difference at {:?}",
+                            k.isa(),
+                            buf[off..].iter().zip(&want).position(|(a, b)| a != b)
+                        );
+                        let mut back = vec![0; len];
+                        k.bitunshuffle(ts, &buf[off..], &mut back).unwrap();
+                        assert!(back == src, "{} ts {ts} len {len}: no round trip", k.isa());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, sizes.len() * pages.len() * 2 * 2 * simd.len());
+}
+
 /// The byte (un)shuffles phase their tiles so that most wide stores are
 /// aligned: destinations (and sources) at every offset mod 32, for the
 /// typesizes with tiled kernels, with lengths of whole tiles, leftover
