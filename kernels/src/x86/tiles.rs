@@ -495,7 +495,7 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
 /// row lengths keep `G = 2`, faster there (a 32 KiB block: 1.45 against
 /// 1.52 us). Under Miri (a thousand times slower) small enough for its
 /// tests to reach.
-const ROWS_A_PAGE_APART: usize = if cfg!(miri) { 256 } else { 4096 };
+const ROWS_A_PAGE_APART: usize = if cfg!(miri) { 128 } else { 4096 };
 
 /// Inverse of [`bitshuffle`].
 ///
