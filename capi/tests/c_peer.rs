@@ -500,27 +500,13 @@ fn own_c_programs() {
 /// Compiles `tests/c-interop/NAME.c` against `blosc2.h` and the library in
 /// `libdir` (`-l<lib>`) into `work/<out>`.
 fn compile_interop(name: &str, libdir: &Path, lib: &str, work: &Path, out: &str) {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c-interop")
-        .join(format!("{name}.c"));
-    let o = Command::new("gcc")
-        .arg(&src)
-        .arg("-Wall")
-        .arg("-I")
-        .arg(blosc2_include())
-        .arg("-L")
-        .arg(libdir)
-        .arg(format!("-l{lib}"))
-        .arg(format!("-Wl,-rpath,{}", libdir.display()))
-        .arg("-o")
-        .arg(out)
-        .current_dir(work)
-        .output()
-        .expect("run gcc");
-    assert!(
-        o.status.success(),
-        "compiling {name}.c failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
+    compile_with(
+        name,
+        &["-I", &blosc2_include().to_string_lossy()],
+        libdir,
+        lib,
+        work,
+        out,
     );
 }
 
@@ -714,25 +700,17 @@ fn run_ok_with(work: &Path, prog: &str, args: &[&str], ld_path: Option<&Path>) -
     stdout
 }
 
-/// Compiles `tests/c-interop/NAME.c` with `-I include` (or the system's
-/// headers) against `-L libdir -l<lib>` into `work/out`.
-fn compile_with(
-    name: &str,
-    include: Option<&Path>,
-    libdir: &Path,
-    lib: &str,
-    work: &Path,
-    out: &str,
-) {
+/// Compiles `tests/c-interop/NAME.c` with the extra gcc arguments `flags`
+/// (an include directory, a macro) against `-L libdir -l<lib>` into
+/// `work/out`.
+fn compile_with(name: &str, flags: &[&str], libdir: &Path, lib: &str, work: &Path, out: &str) {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c-interop")
         .join(format!("{name}.c"));
-    let mut cmd = Command::new("gcc");
-    cmd.arg(&src).arg("-Wall");
-    if let Some(inc) = include {
-        cmd.arg("-I").arg(inc);
-    }
-    let o = cmd
+    let o = Command::new("gcc")
+        .arg(&src)
+        .arg("-Wall")
+        .args(flags)
         .arg("-L")
         .arg(libdir)
         .arg(format!("-l{lib}"))
@@ -744,7 +722,7 @@ fn compile_with(
         .expect("run gcc");
     assert!(
         o.status.success(),
-        "compiling {name}.c failed:\n{}",
+        "compiling {name}.c {flags:?} failed:\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
 }
@@ -790,23 +768,8 @@ fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
         real.display()
     );
     let work = tempdir("dest-room");
-    let inc = blosc2_include();
-    compile_with(
-        "dest_room",
-        Some(&inc),
-        &lib_dir(),
-        "blosc2",
-        &work,
-        "dr_ours",
-    );
-    compile_with(
-        "dest_room",
-        Some(&inc),
-        &real,
-        ":libblosc2.so.9",
-        &work,
-        "dr_c",
-    );
+    compile_interop("dest_room", &lib_dir(), "blosc2", &work, "dr_ours");
+    compile_interop("dest_room", &real, ":libblosc2.so.9", &work, "dr_c");
     let ours = Some(lib_dir());
     run_ok_with(&work, "dr_ours", &["write", "ours.bin"], ours.as_deref());
     run_ok_with(&work, "dr_c", &["write", "c.bin"], None);
@@ -821,7 +784,7 @@ fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
 }
 
 /// The same for C-Blosc 1.x's `blosc_compress` with its global settings
-/// (capi/tests/c-interop/dest_room1.c): our `libblosc.so.1` against
+/// (capi/tests/c-interop/dest_room.c built with `-DBLOSC1`): our `libblosc.so.1` against
 /// Debian's (C-Blosc 1.21.3). Compared: BloscLZ, LZ4, and LZ4HC from level
 /// 3 (Debian's liblz4 1.9.4 codes levels 1-2 otherwise than liblz4 1.10's
 /// LZ4MID, which ours and C-Blosc 1.21.6 bundle); not ZLIB (C-Blosc 1.x's
@@ -830,22 +793,23 @@ fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
 #[test]
 fn blosc_compress_uses_all_of_destsize_as_c_blosc() {
     let _serial = serial();
-    need("gcc", "compiles capi/tests/c-interop/dest_room1.c");
+    need("gcc", "compiles capi/tests/c-interop/dest_room.c");
     let sys = Path::new("/usr/lib/x86_64-linux-gnu");
     assert!(
         Path::new("/usr/include/blosc.h").exists() && sys.join("libblosc.so.1").exists(),
         "C-Blosc 1.x is missing: install libblosc-dev (capi/ci.sh does)"
     );
     let work = tempdir("dest-room1");
+    let blosc1 = ["-DBLOSC1"];
     compile_with(
-        "dest_room1",
-        None,
+        "dest_room",
+        &blosc1,
         &lib_dir(),
         ":libblosc.so.1",
         &work,
         "dr1_ours",
     );
-    compile_with("dest_room1", None, sys, ":libblosc.so.1", &work, "dr1_c");
+    compile_with("dest_room", &blosc1, sys, ":libblosc.so.1", &work, "dr1_c");
     let ours = Some(lib_dir());
     let o = run_ok_with(&work, "dr1_ours", &["write", "ours.bin"], ours.as_deref());
     let c = run_ok_with(&work, "dr1_c", &["write", "c.bin"], None);

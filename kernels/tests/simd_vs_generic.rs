@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use oxiblosc_kernels::Kernels;
 
 fn compare(op: Op) {
     let simd = simd_kernels();
@@ -83,25 +84,41 @@ fn bitshuffle_streamed_rows() {
         for (rows, extra_elems, tail) in [(rowlen, 0, 0), (rowlen, 5, ts - 1), (rowlen + 1, 3, 1)] {
             let len = (8 * rows + extra_elems) * ts + tail;
             assert!(len >= min);
-            let src = mixed(len, (ts * 31 + len) as u64);
-            let want = Op::Bitshuffle.run(g, ts, &src, &[]);
-            for k in &simd {
-                for &off in offsets {
-                    let mut buf = vec![0x5A; len + off];
-                    k.bitshuffle(ts, &src, &mut buf[off..]).unwrap();
-                    assert!(
-                        buf[off..] == want[..],
-                        "{} bitshuffle ts {ts} len {len} offset {off}: first difference at {:?}",
-                        k.isa(),
-                        buf[off..].iter().zip(&want).position(|(a, b)| a != b)
-                    );
-                    let mut back = vec![0; len];
-                    k.bitunshuffle(ts, &buf[off..], &mut back).unwrap();
-                    assert!(back == src, "{} ts {ts} len {len}: no round trip", k.isa());
-                }
-            }
+            bitshuffle_at_offsets(&simd, g, ts, len, offsets);
         }
     }
+}
+
+/// `len` bytes of `ts`-byte items bit shuffled by every kernel of `simd`
+/// into destinations at each of `offsets`: the scalar reference's output
+/// (`g`), and back. Returns the number of cases.
+fn bitshuffle_at_offsets(
+    simd: &[&Kernels],
+    g: &Kernels,
+    ts: usize,
+    len: usize,
+    offsets: &[usize],
+) -> usize {
+    let src = mixed(len, (ts * 31 + len) as u64);
+    let want = Op::Bitshuffle.run(g, ts, &src, &[]);
+    let mut cases = 0;
+    for k in simd {
+        for &off in offsets {
+            let mut buf = vec![0x5A; len + off];
+            k.bitshuffle(ts, &src, &mut buf[off..]).unwrap();
+            assert!(
+                buf[off..] == want[..],
+                "{} bitshuffle ts {ts} len {len} offset {off}: first difference at {:?}",
+                k.isa(),
+                buf[off..].iter().zip(&want).position(|(a, b)| a != b)
+            );
+            let mut back = vec![0; len];
+            k.bitunshuffle(ts, &buf[off..], &mut back).unwrap();
+            assert!(back == src, "{} ts {ts} len {len}: no round trip", k.isa());
+            cases += 1;
+        }
+    }
+    cases
 }
 
 /// Bit shuffles whose rows are a multiple of 4 KiB apart (128 bytes under
@@ -127,24 +144,7 @@ fn bitshuffle_rows_a_page_apart() {
         for rows in pages.iter().map(|p| p * page) {
             for (extra_elems, tail) in [(0, 0), (5, ts - 1)] {
                 let len = (8 * rows + extra_elems) * ts + tail;
-                let src = mixed(len, (ts * 17 + len) as u64);
-                let want = Op::Bitshuffle.run(g, ts, &src, &[]);
-                for k in &simd {
-                    for off in [0, 8] {
-                        let mut buf = vec![0x5A; len + off];
-                        k.bitshuffle(ts, &src, &mut buf[off..]).unwrap();
-                        assert!(
-                            buf[off..] == want[..],
-                            "{} bitshuffle ts {ts} len {len} offset {off}: first difference at {:?}",
-                            k.isa(),
-                            buf[off..].iter().zip(&want).position(|(a, b)| a != b)
-                        );
-                        let mut back = vec![0; len];
-                        k.bitunshuffle(ts, &buf[off..], &mut back).unwrap();
-                        assert!(back == src, "{} ts {ts} len {len}: no round trip", k.isa());
-                        checked += 1;
-                    }
-                }
+                checked += bitshuffle_at_offsets(&simd, g, ts, len, &[0, 8]);
             }
         }
     }
