@@ -293,7 +293,11 @@ pub(crate) fn compress_into(
             c_split: true,
             ..blocks
         };
-        let mut trial = vec![0u8; destsize];
+        // No more than the largest chunk those streams can make: a
+        // destination larger than that changes nothing, and with all of a
+        // caller's room (`Room::All`) `destsize` is not bounded by the input.
+        let most = ntbytes + (0..lay.nblocks).map(|i| c_like.worst(i)).sum::<usize>();
+        let mut trial = vec![0u8; destsize.min(most)];
         let mut end = ntbytes;
         for i in 0..lay.nblocks {
             match c_like.encode(i, workers.inline(), &mut trial, end)? {
