@@ -1,0 +1,260 @@
+//! Our C libraries and C's, program against program: the interop programs of
+//! `tests/c-interop/` built against each library write chunks, each library
+//! decodes the other's, and the chunks are compared byte for byte where the
+//! codec libraries are the same (VL blocks, dictionaries, the destination's room).
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+/// Each of `ours` and `c` (the same interop program built against our
+/// library and C-Blosc2's) writes `name` with `write` + args, reads what the
+/// other wrote with `read` + args; returns (our bytes, C's bytes).
+fn cross_write_read(
+    work: &Path,
+    (ours, c): (&str, &str),
+    name: &str,
+    args: &[&str],
+) -> (Vec<u8>, Vec<u8>) {
+    let (o_file, c_file) = (format!("ours-{name}"), format!("c-{name}"));
+    // `VERB CODEC FILE REST...`: write takes the level and the data kind,
+    // read only the data kind.
+    let run = |prog: &str, verb: &str, file: &str, rest: &[&str]| {
+        let v: Vec<&str> = [verb, args[0], file]
+            .into_iter()
+            .chain(rest.iter().copied())
+            .collect();
+        run_ok(work, prog, &v);
+    };
+    let read_rest = args.get(2..).unwrap_or_default();
+    run(ours, "write", &o_file, &args[1..]);
+    run(c, "write", &c_file, &args[1..]);
+    run(c, "read", &o_file, read_rest);
+    run(ours, "read", &c_file, read_rest);
+    (
+        std::fs::read(work.join(&o_file)).unwrap(),
+        std::fs::read(work.join(&c_file)).unwrap(),
+    )
+}
+
+/// VL-block chunks (`blosc2_vlcompress_ctx`) across libraries: ours and
+/// C-Blosc2 3.3.5 (python-blosc2's `libblosc2.so.9`) each decode what the
+/// other wrote, and write the same bytes.
+#[test]
+fn vl_blocks_interop_with_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/vl_blocks.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("vl-interop");
+    compile_interop("vl_blocks", &lib_dir(), "blosc2", &work, "vl_ours");
+    compile_interop("vl_blocks", &real, ":libblosc2.so.9", &work, "vl_c");
+    run_ok(&work, "vl_ours", &["write", "ours.bin"]);
+    run_ok(&work, "vl_c", &["write", "c.bin"]);
+    run_ok(&work, "vl_c", &["read", "ours.bin"]);
+    run_ok(&work, "vl_ours", &["read", "c.bin"]);
+    run_ok(&work, "vl_ours", &["read", "ours.bin"]);
+    let (a, b) = (
+        std::fs::read(work.join("ours.bin")).unwrap(),
+        std::fs::read(work.join("c.bin")).unwrap(),
+    );
+    assert_eq!(a, b, "our VL-block chunk differs from C-Blosc2's");
+}
+
+/// VL-block chunks at level 0 (capi/tests/c-interop/vl_dict.c's `ramp`
+/// blocks): C-Blosc2
+/// runs the codec on VL blocks at any level (LZ4 at acceleration 10, LZ4HC
+/// at liblz4's default level, ZSTD at -1, zlib's stored blocks), so on
+/// compressible blocks its chunk is not the blocks stored raw; ours is the
+/// same bytes, and each library decodes the other's. BloscLZ is not run
+/// (C-Blosc2 3.3.5 stops with SIGBUS there).
+#[test]
+fn vl_blocks_at_level_0_are_c_blosc2s() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/vl_dict.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("vl-level0");
+    compile_interop("vl_dict", &lib_dir(), "blosc2", &work, "vd_ours");
+    compile_interop("vl_dict", &real, ":libblosc2.so.9", &work, "vd_c");
+    let mut compressed = 0;
+    for codec in ["1", "2", "4", "5"] {
+        let (a, b) = cross_write_read(&work, ("vd_ours", "vd_c"), codec, &[codec, "0", "ramp"]);
+        assert_eq!(
+            a, b,
+            "codec {codec}: our level-0 VL-block chunk differs from C-Blosc2's"
+        );
+        // 64 blocks of 4 KiB: shorter means the codec ran.
+        if a.len() < 64 * 4096 {
+            compressed += 1;
+        }
+    }
+    // LZ4, LZ4HC and ZSTD shrink these blocks at level 0; zlib's level 0
+    // stores them.
+    assert_eq!(compressed, 3);
+}
+
+/// VL-block chunks with a dictionary: our `libblosc2.so` and C-Blosc2
+/// 3.3.5 each decode what the other wrote, and write the same bytes
+/// (capi/tests/c-interop/vl_dict.c). LZ4, LZ4HC and ZSTD compress with the
+/// dictionary; BloscLZ and ZLIB store the one ZSTD trains, unused, as C
+/// does. At level 0 neither library makes one. Not run at level 0:
+/// BloscLZ (C-Blosc2 3.3.5 crashes, SIGBUS).
+#[test]
+fn vl_dict_blocks_interop_with_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/vl_dict.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("vl-dict-interop");
+    compile_interop("vl_dict", &lib_dir(), "blosc2", &work, "vd_ours");
+    compile_interop("vl_dict", &real, ":libblosc2.so.9", &work, "vd_c");
+    let runs = [
+        ("0", "5"),
+        ("1", "5"),
+        ("2", "5"),
+        ("4", "5"),
+        ("5", "5"),
+        ("1", "0"),
+        ("2", "0"),
+        ("4", "0"),
+        ("5", "0"),
+    ];
+    for (codec, clevel) in runs {
+        let (a, b) = cross_write_read(
+            &work,
+            ("vd_ours", "vd_c"),
+            &format!("{codec}-{clevel}"),
+            &[codec, clevel],
+        );
+        assert_eq!(
+            a, b,
+            "codec {codec} clevel {clevel}: our VL-block chunk differs from C-Blosc2's"
+        );
+    }
+}
+
+/// The records of a `dest_room` file: (codec index, level, chunk).
+fn room_records(path: &Path) -> Vec<(u8, u8, Vec<u8>)> {
+    let b = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let n = i32::from_le_bytes(b[i + 4..i + 8].try_into().unwrap()) as usize;
+        out.push((b[i], b[i + 1], b[i + 8..i + 8 + n].to_vec()));
+        i += 8 + n;
+    }
+    out
+}
+
+/// Both files' chunks, record by record: the same codec and level, and the
+/// same bytes where `same(codec, level)`; the number of chunks compared.
+fn compare_rooms(ours: &Path, c: &Path, same: impl Fn(u8, u8) -> bool) -> usize {
+    let (a, b) = (room_records(ours), room_records(c));
+    assert_eq!(a.len(), b.len());
+    let mut compared = 0;
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!((x.0, x.1), (y.0, y.1), "record {i}");
+        if same(x.0, x.1) {
+            assert!(
+                x.2 == y.2,
+                "record {i} (codec {}, level {}): our chunk of {} bytes differs from C's of {}",
+                x.0,
+                x.1,
+                x.2.len(),
+                y.2.len()
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
+/// `blosc2_compress_ctx` uses all of `destsize`, as C-Blosc2 does: with
+/// more room than nbytes + 32, blocks that do not compress become raw
+/// streams instead of a memcpyed chunk (capi/tests/c-interop/dest_room.c;
+/// 2,400 chunks, our bytes against C-Blosc2 3.3.5's, each library decoding
+/// the other's). ZLIB is compared when a clang build of zlib-ng compresses
+/// it (`oxiblosc_zng::DEFLATE_BUILT_BY_CLANG`; zlib-rs otherwise, whose
+/// streams are not promised to be zlib-ng's).
+#[test]
+fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/dest_room.c");
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir("dest-room");
+    compile_interop("dest_room", &lib_dir(), "blosc2", &work, "dr_ours");
+    compile_interop("dest_room", &real, ":libblosc2.so.9", &work, "dr_c");
+    let ours = Some(lib_dir());
+    run_ok_with(&work, "dr_ours", &["write", "ours.bin"], ours.as_deref());
+    run_ok_with(&work, "dr_c", &["write", "c.bin"], None);
+    run_ok_with(&work, "dr_c", &["read", "ours.bin"], None);
+    run_ok_with(&work, "dr_ours", &["read", "c.bin"], ours.as_deref());
+    // Codec index 3 is ZLIB.
+    let zlib_ng = oxiblosc_zng::DEFLATE_BUILT_BY_CLANG;
+    let n = compare_rooms(&work.join("ours.bin"), &work.join("c.bin"), |codec, _| {
+        codec != 3 || zlib_ng
+    });
+    assert_eq!(n, if zlib_ng { 2400 } else { 1920 });
+}
+
+/// The same for C-Blosc 1.x's `blosc_compress` with its global settings
+/// (capi/tests/c-interop/dest_room.c built with `-DBLOSC1`): our `libblosc.so.1` against
+/// Debian's (C-Blosc 1.21.3). Compared: BloscLZ, LZ4, and LZ4HC from level
+/// 3 (Debian's liblz4 1.9.4 codes levels 1-2 otherwise than liblz4 1.10's
+/// LZ4MID, which ours and C-Blosc 1.21.6 bundle); not ZLIB (C-Blosc 1.x's
+/// bytes need the `zlib-classic` feature) nor ZSTD (Debian's libzstd 1.5.4
+/// against our 1.5.7).
+#[test]
+fn blosc_compress_uses_all_of_destsize_as_c_blosc() {
+    let _serial = serial();
+    need("gcc", "compiles capi/tests/c-interop/dest_room.c");
+    let sys = Path::new("/usr/lib/x86_64-linux-gnu");
+    assert!(
+        Path::new("/usr/include/blosc.h").exists() && sys.join("libblosc.so.1").exists(),
+        "C-Blosc 1.x is missing: install libblosc-dev (capi/ci.sh does)"
+    );
+    let work = tempdir("dest-room1");
+    let blosc1 = ["-DBLOSC1"];
+    compile_with(
+        "dest_room",
+        &blosc1,
+        &lib_dir(),
+        ":libblosc.so.1",
+        &work,
+        "dr1_ours",
+    );
+    compile_with("dest_room", &blosc1, sys, ":libblosc.so.1", &work, "dr1_c");
+    let ours = Some(lib_dir());
+    let o = run_ok_with(&work, "dr1_ours", &["write", "ours.bin"], ours.as_deref());
+    let c = run_ok_with(&work, "dr1_c", &["write", "c.bin"], None);
+    // Each program ran on the library it was meant to.
+    assert!(o.contains("(1.21.6)") && c.contains("(1.21.3)"), "{o}{c}");
+    run_ok_with(&work, "dr1_c", &["read", "ours.bin"], None);
+    run_ok_with(&work, "dr1_ours", &["read", "c.bin"], ours.as_deref());
+    // Codec indices: 0 BloscLZ, 1 LZ4, 2 LZ4HC.
+    let n = compare_rooms(
+        &work.join("ours.bin"),
+        &work.join("c.bin"),
+        |codec, level| codec < 2 || (codec == 2 && level >= 3),
+    );
+    assert_eq!(n, 1280);
+}
