@@ -640,6 +640,83 @@ struct DynApi {
     free_ctx: unsafe extern "C" fn(*mut ffi::Context),
     compress_ctx: CtxCall,
     decompress_ctx: CtxCall,
+    kernels: DynKernels,
+}
+
+/// `int32_t blosc2_{,un,bit,bitun}shuffle(int32_t typesize, int32_t
+/// blocksize, const void* src, void* dest)` of blosc2.h 3.x.
+type KernelCall = unsafe extern "C" fn(i32, i32, *const c_void, *mut c_void) -> i32;
+
+/// The four exported shuffle helpers of the C-Blosc2 3.x library opened with
+/// `--c-lib` (its own run-time dispatch, as its chunks use it).
+#[derive(Clone, Copy, Debug)]
+pub struct DynKernels {
+    version: &'static str,
+    shuffle: KernelCall,
+    unshuffle: KernelCall,
+    bitshuffle: KernelCall,
+    bitunshuffle: KernelCall,
+}
+
+impl DynKernels {
+    /// `C-Blosc2 3.3.5`.
+    pub fn label(&self) -> String {
+        format!("C-Blosc2 {}", self.version)
+    }
+
+    fn call(
+        &self,
+        f: KernelCall,
+        name: &'static str,
+        typesize: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), CError> {
+        let (ts, len) = CKernels::check(typesize, src, dst)?;
+        // SAFETY: `f` is the library's function of that prototype (see
+        // `load_library`); `check` made sure both buffers hold `len` bytes and
+        // that `ts` and `len` fit an int32_t; the C function reads `len` bytes
+        // of `src` and writes `len` bytes of `dst`, which do not overlap
+        // (a shared and an exclusive borrow).
+        let r = unsafe { f(ts, len, src.as_ptr().cast(), dst.as_mut_ptr().cast()) };
+        if r < 0 {
+            Err(CError::Blosc(name, r))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `blosc2_shuffle`.
+    ///
+    /// # Errors
+    /// Mismatched lengths, a typesize out of range, or a negative return.
+    pub fn shuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        self.call(self.shuffle, "blosc2_shuffle", typesize, src, dst)
+    }
+
+    /// `blosc2_unshuffle`.
+    ///
+    /// # Errors
+    /// As [`DynKernels::shuffle`].
+    pub fn unshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        self.call(self.unshuffle, "blosc2_unshuffle", typesize, src, dst)
+    }
+
+    /// `blosc2_bitshuffle`.
+    ///
+    /// # Errors
+    /// As [`DynKernels::shuffle`].
+    pub fn bitshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        self.call(self.bitshuffle, "blosc2_bitshuffle", typesize, src, dst)
+    }
+
+    /// `blosc2_bitunshuffle`.
+    ///
+    /// # Errors
+    /// As [`DynKernels::shuffle`].
+    pub fn bitunshuffle(&self, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<(), CError> {
+        self.call(self.bitunshuffle, "blosc2_bitunshuffle", typesize, src, dst)
+    }
 }
 
 /// Set once by [`load_library`], before any context exists; from then on
@@ -729,12 +806,30 @@ pub fn load_library(path: &str) -> Result<String, String> {
             decompress_ctx: std::mem::transmute::<*mut c_void, CtxCall>(sym(
                 "blosc2_decompress_ctx",
             )?),
+            // `int32_t blosc2_shuffle(const int32_t typesize, const int32_t
+            // blocksize, const void* src, void* dest)` and its three siblings.
+            kernels: DynKernels {
+                version: Box::leak(version.clone().into_boxed_str()),
+                shuffle: std::mem::transmute::<*mut c_void, KernelCall>(sym("blosc2_shuffle")?),
+                unshuffle: std::mem::transmute::<*mut c_void, KernelCall>(sym("blosc2_unshuffle")?),
+                bitshuffle: std::mem::transmute::<*mut c_void, KernelCall>(sym(
+                    "blosc2_bitshuffle",
+                )?),
+                bitunshuffle: std::mem::transmute::<*mut c_void, KernelCall>(sym(
+                    "blosc2_bitunshuffle",
+                )?),
+            },
         }
     };
     // SAFETY: `blosc2_init` of the loaded library, once (DYN is set once).
     unsafe { (api.init)() };
     DYN.set(api).map_err(|_| "--c-lib given twice".to_owned())?;
     Ok(version)
+}
+
+/// The shuffle helpers of the library [`load_library`] opened, if any.
+pub fn loaded_kernels() -> Option<DynKernels> {
+    DYN.get().map(|d| d.kernels)
 }
 
 /// `Some((path, version))` when `--c-lib` replaced the static library.

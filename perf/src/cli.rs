@@ -41,8 +41,9 @@ Examples:
 pub struct Cli {
     /// Time whole chunks against this C-Blosc2 3.x shared library (dlopen),
     /// e.g. python-blosc2's target/pydeps/blosc2/lib/libblosc2.so (3.3.5),
-    /// instead of the static 2.15 of blosc2-sys (the main job's default is
-    /// python-blosc2's library; the kernels are always the static 2.15's)
+    /// instead of the static 2.15 of blosc2-sys (the main job's and the
+    /// kernels' default is python-blosc2's library; the kernels also run
+    /// the static 2.15's code for each instruction set)
     #[arg(long, global = true, value_name = "PATH")]
     pub c_lib: Option<PathBuf>,
 
@@ -58,7 +59,8 @@ pub enum Command {
     /// threads, 4 MiB chunks of three workloads: 120 rows, a few minutes);
     /// writes target/perf/main.csv and .svg
     Main(MainArgs),
-    /// shuffle/unshuffle/bitshuffle/bitunshuffle: ours vs C-Blosc2, GB/s table
+    /// shuffle/unshuffle/bitshuffle/bitunshuffle: ours vs C-Blosc2 3.3.5's
+    /// exported kernels and the static 2.15's, GB/s table
     Kernels(KernelArgs),
     /// Whole chunks: compress/decompress GB/s and ratio, ours vs C-Blosc2
     /// (the static 2.15 unless --c-lib)

@@ -5,15 +5,19 @@
 //! implementation, C-Blosc2's run-time dispatch, C-Blosc2's implementation of
 //! the same instruction set as our best (when that is different code from
 //! what C dispatches to), our generic Rust, C's generic C, and `memcpy` of
-//! the same buffer as the ceiling. Before timing, every output is compared
-//! with C-Blosc2's.
+//! the same buffer as the ceiling; those C columns are the static C-Blosc2
+//! 2.15 of `blosc2-sys`, whose code for each instruction set can be called
+//! on its own. When a C-Blosc2 3.x library is loaded (`--c-lib`, or
+//! python-blosc2's by default) its exported `blosc2_shuffle` & co. are one
+//! more contestant: the current C-Blosc2, the baseline that counts. Before
+//! timing, every output is compared with C-Blosc2's.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
 use oxiblosc_kernels::{Isa, Kernels};
 
-use crate::c::{CIsa, CKernels};
+use crate::c::{CIsa, CKernels, DynKernels};
 use crate::table::Table;
 use crate::timing::{self, Config, Contestant, Sample};
 
@@ -102,6 +106,8 @@ impl Options {
 enum Impl {
     Ours(&'static Kernels),
     C(CKernels),
+    /// The exported helpers of a loaded C-Blosc2 3.x.
+    CDyn(DynKernels),
     Memcpy,
 }
 
@@ -110,6 +116,7 @@ impl Impl {
         match self {
             Impl::Ours(k) => format!("ours {}", k.isa().name()),
             Impl::C(c) => format!("C {}", c.label()),
+            Impl::CDyn(c) => c.label(),
             Impl::Memcpy => "memcpy".to_owned(),
         }
     }
@@ -124,6 +131,13 @@ impl Impl {
             }
             .map_err(|e| e.to_string()),
             Impl::C(c) => match kernel {
+                Kernel::Shuffle => c.shuffle(ts, src, dst),
+                Kernel::Unshuffle => c.unshuffle(ts, src, dst),
+                Kernel::Bitshuffle => c.bitshuffle(ts, src, dst),
+                Kernel::Bitunshuffle => c.bitunshuffle(ts, src, dst),
+            }
+            .map_err(|e| e.to_string()),
+            Impl::CDyn(c) => match kernel {
                 Kernel::Shuffle => c.shuffle(ts, src, dst),
                 Kernel::Unshuffle => c.unshuffle(ts, src, dst),
                 Kernel::Bitshuffle => c.bitshuffle(ts, src, dst),
@@ -187,6 +201,8 @@ struct Row {
     c_generic: f64,
     ratio_generic: f64,
     memcpy: f64,
+    /// The loaded C-Blosc2 3.x: its GB/s and ours/it.
+    c_new: Option<(f64, f64)>,
     spread: f64,
     ok: bool,
 }
@@ -205,12 +221,14 @@ pub fn run(opts: &Options) -> Result<bool, String> {
     let c_same = CIsa::matching(ours_best.isa())
         .and_then(CKernels::get)
         .unwrap_or(c_best);
+    let c_new = crate::c::loaded_kernels();
 
     let max = opts.sizes.iter().copied().max().unwrap_or(0);
     let orig = make_data(max);
     let mut input = vec![0u8; max];
-    // Six destination buffers, touched once so no page faults are timed.
-    let mut pool: Vec<Vec<u8>> = (0..6).map(|_| vec![1u8; max]).collect();
+    // A destination buffer per contestant (at most seven), touched once so
+    // no page faults are timed.
+    let mut pool: Vec<Vec<u8>> = (0..7).map(|_| vec![1u8; max]).collect();
 
     let cases = opts.kernels.len() * opts.typesizes.len() * opts.sizes.len();
     let mut rows = Vec::with_capacity(cases);
@@ -240,6 +258,10 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                 ];
                 if !same_is_best {
                     impls.push(Impl::C(c_same));
+                }
+                let new_at = impls.len();
+                if let Some(k) = c_new {
+                    impls.push(Impl::CDyn(k));
                 }
 
                 // Check every output against C-Blosc2's dispatch (and, for the
@@ -301,11 +323,20 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                     c_generic: gb(3),
                     ratio_generic: samples[2].speedup_over(&samples[3]),
                     memcpy: gb(4),
+                    c_new: c_new
+                        .is_some()
+                        .then(|| (gb(new_at), samples[0].speedup_over(&samples[new_at]))),
                     spread: samples.iter().map(Sample::spread).fold(0.0, f64::max),
                     ok,
                 };
+                let new = row.c_new.map_or_else(String::new, |(g, r)| {
+                    format!(
+                        " | {} {g:.2} GB/s ({r:.2}x)",
+                        c_new.map_or_else(String::new, |k| k.label())
+                    )
+                });
                 eprintln!(
-                    "[{n:>2}/{cases}] {:<12} ts={ts:<2} {:>7}: ours {:.2} | C {:.2} GB/s ({:.2}x) \
+                    "[{n:>2}/{cases}] {:<12} ts={ts:<2} {:>7}: ours {:.2} | C {:.2} GB/s ({:.2}x){new} \
                      | generic ours {:.2} | C {:.2} | memcpy {:.2}{}",
                     kernel.name(),
                     size_label(size),
@@ -325,22 +356,29 @@ pub fn run(opts: &Options) -> Result<bool, String> {
     let ours = ours_best.isa().name();
     let cb = c_best.label();
     let cs = c_same.label();
-    let header = [
+    let cv = crate::c::version();
+    let mut header = vec![
         "kernel".to_owned(),
         "typesize".to_owned(),
         "size".to_owned(),
         format!("ours {ours}"),
-        format!("C {cb}"),
-        "ours/C".to_owned(),
-        format!("C {cs}"),
-        format!("ours/C {cs}"),
+    ];
+    if let Some(k) = c_new {
+        header.push(k.label());
+        header.push(format!("ours/{}", k.label()));
+    }
+    header.extend([
+        format!("C {cv} {cb}"),
+        format!("ours/C {cv}"),
+        format!("C {cv} {cs}"),
+        format!("ours/C {cv} {cs}"),
         "ours generic".to_owned(),
-        "C generic".to_owned(),
+        format!("C {cv} generic"),
         "ours/C generic".to_owned(),
         "memcpy".to_owned(),
         "spread".to_owned(),
         "check".to_owned(),
-    ];
+    ]);
     let mut md = Table::new(header.clone());
     let mut csv = Table::new(header.iter().map(|h| match h.as_str() {
         "size" => "size_bytes".to_owned(),
@@ -350,11 +388,17 @@ pub fn run(opts: &Options) -> Result<bool, String> {
     let g = |v: f64| format!("{v:.2}");
     for row in &rows {
         let cells = |size: String, spread: String| {
-            vec![
+            let mut v = vec![
                 row.kernel.name().to_owned(),
                 row.typesize.to_string(),
                 size,
                 g(row.ours_best),
+            ];
+            if let Some((gbps, ratio)) = row.c_new {
+                v.push(g(gbps));
+                v.push(g(ratio));
+            }
+            v.extend([
                 g(row.c_best),
                 g(row.ratio_best),
                 g(row.c_same),
@@ -365,7 +409,8 @@ pub fn run(opts: &Options) -> Result<bool, String> {
                 g(row.memcpy),
                 spread,
                 if row.ok { "ok" } else { "MISMATCH" }.to_owned(),
-            ]
+            ]);
+            v
         };
         md.push(cells(
             size_label(row.size),

@@ -76,6 +76,11 @@ fn run(cli: Cli) -> Result<bool, String> {
             Ok(ok)
         }
         Command::Kernels(args) => {
+            // The current C-Blosc2's exported kernels are a contestant too.
+            if cli.c_lib.is_none() {
+                let lib = pydeps::libblosc2()?;
+                c::load_library(&lib.to_string_lossy())?;
+            }
             let opts = args.options()?;
             print_header();
             let start = Instant::now();
@@ -184,8 +189,9 @@ fn print_header() {
         Some((path, version)) => {
             println!("- **C: C-Blosc2 {version}** for whole chunks (`{path}`, dlopen)");
             println!(
-                "- C kernels (`kernels` only): C-Blosc2 {} (blosc2-sys, static), dispatch picks \
-                 `{c_isa}`{avx512}",
+                "- C kernels (`kernels` only): C-Blosc2 {version}'s exported `blosc2_shuffle` & \
+                 co. (its own dispatch), and C-Blosc2 {} (blosc2-sys, static), whose dispatch \
+                 picks `{c_isa}`{avx512} and whose code for each instruction set is callable",
                 c::version()
             );
         }
