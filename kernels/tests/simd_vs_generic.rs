@@ -121,8 +121,8 @@ fn bitshuffle_at_offsets(
     cases
 }
 
-/// Bit shuffles whose rows are a multiple of 4 KiB apart (128 bytes under
-/// Miri) take blocks of 128 bytes per row for typesizes 4 to 8 on 32-byte
+/// Bit shuffles whose rows are a multiple of 4 KiB apart (256 bytes under
+/// Miri) take blocks of 256 bytes per row for typesizes 4 to 8 on 32-byte
 /// vectors: one, two and (outputs past 1 MiB, whose rows are streamed
 /// for typesizes of 5 and more) five pages per row (one under Miri), with
 /// whole and partial groups of 8 and trailing bytes after them, at offsets
@@ -132,7 +132,7 @@ fn bitshuffle_at_offsets(
 fn bitshuffle_rows_a_page_apart() {
     let simd = simd_kernels();
     let g = generic();
-    let page = if cfg!(miri) { 128 } else { 4096 };
+    let page = if cfg!(miri) { 256 } else { 4096 };
     let sizes: &[usize] = if cfg!(miri) {
         &[4, 8]
     } else {

@@ -450,9 +450,20 @@ pub(super) unsafe fn unshuffle_cols<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], 
 #[repr(C, align(64))]
 struct Scratch([u8; 4096]);
 
-/// Twice [`Scratch`], for blocks of 64 groups.
+/// `N` bytes of scratch for blocks of 64 or more groups ([`BLOCK_SCRATCH`],
+/// or [`PAGE_SCRATCH`] for rows a page apart), aligned for any vector.
 #[repr(C, align(64))]
-struct BigScratch([u8; 8192]);
+struct BigScratch<const N: usize>([u8; N]);
+
+/// The scratch of the bit shuffles' blocks of 64 groups: twice [`Scratch`].
+const BLOCK_SCRATCH: usize = 8192;
+/// The stage of 8 rows' pieces of a block of 64 groups ([`RowStage`]).
+const BLOCK_STAGE: usize = 1024;
+/// The scratch of [`bitshuffle_small`]'s blocks of 256 groups for 4- to
+/// 8-byte items in rows a page apart: `8 * 8 * 256` bytes.
+const PAGE_SCRATCH: usize = 16384;
+/// Their stage: 8 rows of 256 bytes.
+const PAGE_STAGE: usize = 2048;
 
 /// Bit shuffle of the `8 * rowlen` elements of `s` into `d` (the rows of
 /// `generic::bitshuffle`, without its trailing bytes), for any typesize.
@@ -466,18 +477,25 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
         return scalar::bitshuffle_range(ts, s, d, rowlen, 0, rowlen);
     }
     // SAFETY: the caller guarantees the ISA; the lengths are checked above
-    // and `rowlen >= V::BYTES`, `rowlen >= 64` for the `G * W` = 64 blocks.
+    // and `rowlen >= V::BYTES`, `rowlen >= 64` for the `G * W` = 64 blocks,
+    // and a positive multiple of `ROWS_A_PAGE_APART` (>= 256 = 8 * 32) for
+    // the 256-group blocks on 32-byte vectors; `8 * 8 * 256` bytes fit
+    // `PAGE_SCRATCH` and `8 * 256` `PAGE_STAGE`.
     unsafe {
         match ts {
             1 => bitshuffle_1::<V>(s, d, rowlen),
-            2..=15 if rowlen < 64 => bitshuffle_small::<V, 1>(ts, s, d, rowlen),
-            4..=8 if V::LANES == 2 && rowlen.is_multiple_of(ROWS_A_PAGE_APART) => {
-                bitshuffle_small::<V, 4>(ts, s, d, rowlen)
+            2..=15 if rowlen < 64 => {
+                bitshuffle_small::<V, 1, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen)
             }
-            2..=15 if V::LANES == 2 => bitshuffle_small::<V, 2>(ts, s, d, rowlen),
-            2..=15 => bitshuffle_small::<V, 4>(ts, s, d, rowlen),
+            4..=8 if V::LANES == 2 && rowlen.is_multiple_of(ROWS_A_PAGE_APART) => {
+                bitshuffle_small::<V, 8, PAGE_SCRATCH, PAGE_STAGE>(ts, s, d, rowlen)
+            }
+            2..=15 if V::LANES == 2 => {
+                bitshuffle_small::<V, 2, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen)
+            }
+            2..=15 => bitshuffle_small::<V, 4, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen),
             // 64-group blocks would not fit the scratch.
-            17..=31 => bitshuffle_small::<V, 1>(ts, s, d, rowlen),
+            17..=31 => bitshuffle_small::<V, 1, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen),
             _ if rowlen < 64 => bitshuffle_large::<V, 1>(ts, s, d, rowlen),
             _ if V::LANES == 2 => bitshuffle_large::<V, 2>(ts, s, d, rowlen),
             _ => bitshuffle_large::<V, 4>(ts, s, d, rowlen),
@@ -491,11 +509,13 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
 /// bytes per row a block, 256 KiB of 8-byte items took 24.3 us against
 /// C-Blosc2 3.3.5's 15.8 (1.45 us for 32 KiB, C 2.0), and 1 MiB 99.5
 /// against 74.0. Blocks of 128 bytes per row (`G = 4` on 32-byte vectors)
-/// halve the blocks: 17.3 and 61.2 us (perf/README.md, session 25). Other
-/// row lengths keep `G = 2`, faster there (a 32 KiB block: 1.45 against
-/// 1.52 us). Under Miri (a thousand times slower) small enough for its
-/// tests to reach.
-const ROWS_A_PAGE_APART: usize = if cfg!(miri) { 128 } else { 4096 };
+/// took 17.3 and 61.2 us (perf/README.md, session 25), blocks of 256 bytes
+/// (`G = 8`, a 16 KiB scratch) 12.8 and 55.7 (session 26; `G = 16`: 14.6
+/// and 58.2). Other row lengths keep `G = 2`, faster there (a 32 KiB
+/// block: 1.45 against 1.52 us with `G = 4`). Under Miri (a thousand
+/// times slower) small enough for its tests to reach, and no shorter than
+/// a block's 256 bytes.
+const ROWS_A_PAGE_APART: usize = if cfg!(miri) { 256 } else { 4096 };
 
 /// Inverse of [`bitshuffle`].
 ///
@@ -580,7 +600,8 @@ unsafe fn bitunshuffle_1<V: Simd>(s: &[u8], d: &mut [u8], rowlen: usize) {
     });
 }
 
-/// Bit shuffle for typesizes 2..=31 but 16. Per block of `G` times `W` groups:
+/// Bit shuffle for typesizes 2..=31 but 16, with `S` bytes of scratch and a
+/// stage of `T`. Per block of `G` times `W` groups:
 /// the block's super-elements of `se = 8 * ts` bytes are byte shuffled into
 /// the scratch (stream `c` at `c * G * W`, by 16-byte columns, the last one
 /// overlapping), then for each byte position `j` the streams `k * ts + j`
@@ -591,7 +612,7 @@ unsafe fn bitunshuffle_1<V: Simd>(s: &[u8], d: &mut [u8], rowlen: usize) {
 /// The CPU supports `V`'s instruction set; `2 <= ts <= 31`, `s.len() ==
 /// d.len() == 8 * rowlen * ts` and `rowlen >= G * V::BYTES`.
 #[inline(always)]
-unsafe fn bitshuffle_small<V: Simd, const G: usize>(
+unsafe fn bitshuffle_small<V: Simd, const G: usize, const S: usize, const T: usize>(
     ts: usize,
     s: &[u8],
     d: &mut [u8],
@@ -602,14 +623,14 @@ unsafe fn bitshuffle_small<V: Simd, const G: usize>(
     let w = V::BYTES;
     let gw = G * w;
     let se = 8 * ts;
-    let mut scratch = BigScratch([0; 8192]);
+    let mut scratch = BigScratch([0; S]);
     assert!(se * gw <= scratch.0.len());
     let xp = scratch.0.as_mut_ptr();
     let (sp, dp) = (s.as_ptr(), d.as_mut_ptr());
     // Row stores aligned when the rows allow it.
     let phase = align_phase(dp as usize, 1, gw, gw);
     let stream = streams_rows(ts, d.len(), rowlen, w);
-    let mut stage = RowStage([0; 1024]);
+    let mut stage = RowStage([0; T]);
     assert!(8 * gw <= stage.0.len());
     let sg = stage.0.as_mut_ptr();
     for_tiles!(q0 in rowlen, gw, phase => {
@@ -620,7 +641,7 @@ unsafe fn bitshuffle_small<V: Simd, const G: usize>(
                 // SAFETY: ISA from the caller. Super-element `q0 + t * w + 16l
                 // + k` (`< q0 + gw <= rowlen`) is read at its bytes `c .. c +
                 // 16 <= se`, inside `s`; scratch stream `c + jj < se` is
-                // written at `(c + jj) * gw + t * w .. + w <= se * gw <= 8192`.
+                // written at `(c + jj) * gw + t * w .. + w <= se * gw <= S`.
                 unsafe {
                     let mut r = [V::zero(); 16];
                     for (k, v) in r.iter_mut().enumerate() {
@@ -681,9 +702,10 @@ fn streams_rows(ts: usize, len: usize, rowlen: usize, w: usize) -> bool {
 /// slower) small enough for its tests to reach the streaming stores.
 const STREAM_MIN: usize = if cfg!(miri) { 1 << 10 } else { (1 << 20) + 1 };
 
-/// The staging of 8 rows' pieces of one block of `G * W` groups.
+/// The staging of 8 rows' pieces of one block of `G * W` groups (`N`
+/// bytes: [`BLOCK_STAGE`] or [`PAGE_STAGE`]).
 #[repr(C, align(64))]
-struct RowStage([u8; 1024]);
+struct RowStage<const N: usize>([u8; N]);
 
 /// Writes 8 rows of `G * V::BYTES` bytes from the stage `sg` (row `b` at
 /// `b * G * V::BYTES`) to `dp + b * rowlen`, each row as consecutive
@@ -735,7 +757,7 @@ unsafe fn bitunshuffle_small<V: Simd, const G: usize>(
     let w = V::BYTES;
     let gw = G * w;
     let se = 8 * ts;
-    let mut scratch = BigScratch([0; 8192]);
+    let mut scratch = BigScratch([0; BLOCK_SCRATCH]);
     assert!(se * gw <= scratch.0.len());
     let xp = scratch.0.as_mut_ptr();
     let (sp, dp) = (s.as_ptr(), d.as_mut_ptr());
@@ -801,14 +823,14 @@ unsafe fn bitshuffle_large<V: Simd, const G: usize>(
     let w = V::BYTES;
     let gw = G * w;
     let se = 8 * ts;
-    let mut scratch = BigScratch([0; 8192]);
+    let mut scratch = BigScratch([0; BLOCK_SCRATCH]);
     assert!(128 * gw <= scratch.0.len());
     let xp = scratch.0.as_mut_ptr();
     let (sp, dp) = (s.as_ptr(), d.as_mut_ptr());
     // Row stores aligned when the rows allow it.
     let phase = align_phase(dp as usize, 1, gw, gw);
     let stream = streams_rows(ts, d.len(), rowlen, w);
-    let mut stage = RowStage([0; 1024]);
+    let mut stage = RowStage([0; BLOCK_STAGE]);
     assert!(8 * gw <= stage.0.len());
     let sg = stage.0.as_mut_ptr();
     for_tiles!(q0 in rowlen, gw, phase => {
