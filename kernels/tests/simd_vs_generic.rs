@@ -122,9 +122,10 @@ fn bitshuffle_at_offsets(
 }
 
 /// Bit shuffles whose rows are a multiple of 4 KiB apart (256 bytes under
-/// Miri) take blocks of 256 bytes per row for typesizes 4 to 8 on 32-byte
-/// vectors: one, two and (outputs past 1 MiB, whose rows are streamed
-/// for typesizes of 5 and more) five pages per row (one under Miri), with
+/// Miri), or of 2 KiB for 8-byte items, take blocks of 256 bytes per row for
+/// typesizes 4 to 8 on 32-byte vectors: rows of one, two and (outputs past
+/// 1 MiB, whose rows are streamed for typesizes of 5 and more) five pages
+/// (one under Miri), and for 8-byte items of a half and three halves, with
 /// whole and partial groups of 8 and trailing bytes after them, at offsets
 /// that leave the first tile unaligned; each against the scalar reference,
 /// and back.
@@ -138,17 +139,26 @@ fn bitshuffle_rows_a_page_apart() {
     } else {
         &[3, 4, 5, 6, 7, 8, 9]
     };
-    let pages: &[usize] = if cfg!(miri) { &[1] } else { &[1, 2, 5] };
     let mut checked = 0;
+    let mut cases = 0;
     for &ts in sizes {
-        for rows in pages.iter().map(|p| p * page) {
+        let mut rowlens: Vec<usize> = if cfg!(miri) {
+            vec![page]
+        } else {
+            vec![page, 2 * page, 5 * page]
+        };
+        if ts == 8 && !cfg!(miri) {
+            rowlens.extend([page / 2, 3 * page / 2]);
+        }
+        for rows in rowlens {
             for (extra_elems, tail) in [(0, 0), (5, ts - 1)] {
                 let len = (8 * rows + extra_elems) * ts + tail;
                 checked += bitshuffle_at_offsets(&simd, g, ts, len, &[0, 8]);
+                cases += 2 * simd.len();
             }
         }
     }
-    assert_eq!(checked, sizes.len() * pages.len() * 2 * 2 * simd.len());
+    assert_eq!(checked, cases);
 }
 
 /// The byte (un)shuffles phase their tiles so that most wide stores are

@@ -478,16 +478,16 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
     }
     // SAFETY: the caller guarantees the ISA; the lengths are checked above
     // and `rowlen >= V::BYTES`, `rowlen >= 64` for the `G * W` = 64 blocks,
-    // and a positive multiple of `ROWS_A_PAGE_APART` (>= 256 = 8 * 32) for
-    // the 256-group blocks on 32-byte vectors; `8 * 8 * 256` bytes fit
-    // `PAGE_SCRATCH` and `8 * 256` `PAGE_STAGE`.
+    // and `rowlen >= 8 * V::BYTES` for the `8 * V::BYTES` = 256-group
+    // blocks on 32-byte vectors; `8 * 8 * 256` bytes fit `PAGE_SCRATCH` and
+    // `8 * 256` `PAGE_STAGE`.
     unsafe {
         match ts {
             1 => bitshuffle_1::<V>(s, d, rowlen),
             2..=15 if rowlen < 64 => {
                 bitshuffle_small::<V, 1, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen)
             }
-            4..=8 if V::LANES == 2 && rowlen.is_multiple_of(ROWS_A_PAGE_APART) => {
+            4..=8 if V::LANES == 2 && rowlen >= 8 * V::BYTES && rows_share_sets(ts, rowlen) => {
                 bitshuffle_small::<V, 8, PAGE_SCRATCH, PAGE_STAGE>(ts, s, d, rowlen)
             }
             2..=15 if V::LANES == 2 => {
@@ -503,18 +503,32 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
     }
 }
 
-/// Rows this far apart (or a multiple of it) all start at the same offset
-/// in a 4 KiB page, so the lines a bit shuffle writes to them in one block
-/// all fall in one L1 set: with 32 to 64 rows (typesizes 4 to 8) and 64
-/// bytes per row a block, 256 KiB of 8-byte items took 24.3 us against
-/// C-Blosc2 3.3.5's 15.8 (1.45 us for 32 KiB, C 2.0), and 1 MiB 99.5
-/// against 74.0. Blocks of 128 bytes per row (`G = 4` on 32-byte vectors)
-/// took 17.3 and 61.2 us (perf/README.md, session 25), blocks of 256 bytes
-/// (`G = 8`, a 16 KiB scratch) 12.8 and 55.7 (session 26; `G = 16`: 14.6
-/// and 58.2). Other row lengths keep `G = 2`, faster there (a 32 KiB
-/// block: 1.45 against 1.52 us with `G = 4`). Under Miri (a thousand
-/// times slower) small enough for its tests to reach, and no shorter than
-/// a block's 256 bytes.
+/// Whether 32 or more of the `8 * ts` rows of a bit shuffle of 4- to 8-byte
+/// items start at the same offset in a 4 KiB page ([`ROWS_A_PAGE_APART`]),
+/// so that the lines a block writes to them fall in one L1 set: rows a
+/// multiple of 4 KiB apart for typesizes 4 to 8, and of 2 KiB for typesize
+/// 8 (two page offsets, 32 rows each). With 64 bytes per row a block, 256 KiB of 8-byte items
+/// (rows of 4 KiB) took 24.3 us against C-Blosc2 3.3.5's 15.8 (1.45 us for
+/// 32 KiB, C 2.0), and 1 MiB 99.5 against 74.0. Blocks of 128 bytes per row
+/// (`G = 4` on 32-byte vectors) took 17.3 and 61.2 us (perf/README.md,
+/// session 25), blocks of 256 bytes (`G = 8`, a 16 KiB scratch) 12.3 and
+/// 54.9 (session 26; `G = 16`: 14.6 and 58.2); 128 KiB of 8-byte items
+/// (rows of 2 KiB) 8.3 -> 6.9 us. Fewer rows per offset keep `G = 2`,
+/// faster there (a 32 KiB block of 8-byte items, 16 rows per offset: 1.41
+/// against 2.33 us with `G = 8`; 5- to 7-byte items in rows of 2 KiB, 20
+/// to 28 rows per offset: 4-16 % faster with `G = 2`).
+#[inline(always)]
+fn rows_share_sets(ts: usize, rowlen: usize) -> bool {
+    // For 4 to 8 rows per byte of an item: 32 or more rows start at the
+    // same offsets when they are a page apart (one offset), or half a page
+    // for 64 rows (two offsets).
+    rowlen.is_multiple_of(ROWS_A_PAGE_APART)
+        || (ts == 8 && rowlen.is_multiple_of(ROWS_A_PAGE_APART / 2))
+}
+
+/// The page of [`rows_share_sets`]; under Miri (a thousand times slower)
+/// small enough for its tests to reach, and no shorter than a block's 256
+/// bytes.
 const ROWS_A_PAGE_APART: usize = if cfg!(miri) { 256 } else { 4096 };
 
 /// Inverse of [`bitshuffle`].
