@@ -123,7 +123,7 @@ fn bitshuffle_at_offsets(
 
 /// Bit shuffles whose rows are a multiple of 4 KiB apart (256 bytes under
 /// Miri), or of 2 KiB for 8-byte items, take blocks of 256 bytes per row for
-/// typesizes 4 to 8 on 32-byte vectors: rows of one, two and (outputs past
+/// typesizes 4 to 8 on 32-byte vectors, both ways: rows of one, two and (outputs past
 /// 1 MiB, whose rows are streamed for typesizes of 5 and more) five pages
 /// (one under Miri), and for 8-byte items of a half and three halves, with
 /// whole and partial groups of 8 and trailing bytes after them, at offsets
