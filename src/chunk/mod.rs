@@ -97,13 +97,58 @@ pub(crate) fn copy_pieces(dst: &mut [u8], src: &[u8]) {
 /// The largest piece [`copy_pieces`] copies at once.
 pub(crate) const COPY_PIECE: usize = 256 * 1024;
 
-/// Whether every byte of `s` equals `s[0]` (`s` non-empty).
+/// Whether every byte of `s` equals its first (true for an empty `s`).
+///
+/// The decoder asks it of every small stream it decodes (to remember the
+/// constant ones), most of which are not constant: a byte plane of a ramp
+/// is runs of thousands of bytes. The last byte is compared first (it
+/// differs in such planes), then 64 bytes a step, whose eight XORs the
+/// compiler turns into vector instructions. With one 8-byte word a step,
+/// the 32 KiB third plane of a 256 KiB block of 8-byte integers (runs of
+/// 21,845 bytes) cost 0.64 us of its 6.3 us decode (C-Blosc2 5.65; perf
+/// record, session 26).
 pub(crate) fn all_equal(s: &[u8]) -> bool {
-    let v = s[0];
+    let (Some(&v), Some(&last)) = (s.first(), s.last()) else {
+        return true;
+    };
+    if last != v {
+        return false;
+    }
     let word = u64::from_ne_bytes([v; 8]);
-    let mut chunks = s.chunks_exact(8);
-    chunks
-        .by_ref()
-        .all(|c| u64::from_ne_bytes(c.try_into().unwrap()) == word)
-        && chunks.remainder().iter().all(|&b| b == v)
+    let mut blocks = s.chunks_exact(64);
+    for b in blocks.by_ref() {
+        let diff = b.chunks_exact(8).fold(0, |acc, w| {
+            acc | (u64::from_ne_bytes(w.try_into().unwrap()) ^ word)
+        });
+        if diff != 0 {
+            return false;
+        }
+    }
+    blocks.remainder().iter().all(|&b| b == v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_equal;
+
+    /// `all_equal` against the plain definition: every length up to three
+    /// 64-byte steps and a remainder, with one byte changed at each
+    /// position (first, last, in a step, in the remainder).
+    #[test]
+    fn all_equal_finds_any_differing_byte() {
+        assert!(all_equal(&[]));
+        for len in 1..=200 {
+            let same = vec![7u8; len];
+            assert!(all_equal(&same), "len {len}");
+            for at in 0..len {
+                let mut s = same.clone();
+                s[at] = 8;
+                assert_eq!(
+                    all_equal(&s),
+                    s.iter().all(|&b| b == s[0]),
+                    "len {len} at {at}"
+                );
+            }
+        }
+    }
 }
