@@ -650,3 +650,28 @@ fn fuzz_ndarray_read_4_edits_run_the_capped_thread_count() {
     ndarray::set_slice(&mut sc, &meta, &zeros, &meta.shape, &all, &meta.shape).unwrap();
     assert!(NdArray::open(sc).unwrap().to_vec().unwrap() == all);
 }
+
+/// `fuzz-sframe_read-5.bin`: a sparse frame whose header says 60,000 bytes
+/// in variable-size chunks and whose offsets index lists none. It opened
+/// (with no chunks), and the `sframe_read` target's edits then wrote it
+/// back with its nbytes and no index at all: after `reorder_chunks(&[])`
+/// it no longer opened ("offsets index: 0 bytes, less than a chunk
+/// header"). Such a frame is refused when opened, read-only or writable
+/// (the check is in the index reader both frame kinds share; found by
+/// `sframe_read`, session 26).
+#[test]
+fn fuzz_sframe_read_5_bytes_in_no_chunk_are_refused() {
+    let d = tmp("fuzz-sframe_read-5");
+    unpack_sframe_input(&finding("fuzz-sframe_read-5.bin"), &d);
+    for read_only in [true, false] {
+        let e = OpenOptions::new()
+            .read_only(read_only)
+            .open(&d)
+            .unwrap_err();
+        assert!(
+            matches!(&e, oxiblosc::Error::Corrupt(m) if m.contains("60000 bytes and the offsets index lists no chunk")),
+            "{e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -174,6 +174,15 @@ impl Frame {
         if nchunks > MAX_NCHUNKS {
             return Err(corrupt(format!("{nchunks} chunks")));
         }
+        // Bytes in no chunk (variable-size chunks and an empty index): an
+        // edit would write the frame back with its nbytes and no index,
+        // which does not reopen (found by `sframe_read`, session 26).
+        if nchunks == 0 {
+            return Err(corrupt(format!(
+                "the header says {} bytes and the offsets index lists no chunk",
+                h.nbytes
+            )));
+        }
         if ih.nbytes != nchunks * 8 {
             return Err(corrupt(format!(
                 "offsets index holds {} bytes, {nchunks} chunks need {}",
