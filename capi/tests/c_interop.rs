@@ -8,6 +8,35 @@ use common::*;
 
 use std::path::Path;
 
+/// `tests/c-interop/PROGRAM.c` built twice in a new temp dir `work_name`:
+/// against our library as `PREFIX_ours` and against C-Blosc2 3.3.5
+/// (python-blosc2's `libblosc2.so.9`) as `PREFIX_c`; returns the dir.
+fn build_pair(program: &str, work_name: &str, prefix: &str) -> std::path::PathBuf {
+    need("gcc", &format!("compiles capi/tests/c-interop/{program}.c"));
+    let real = blosc2_include().join("../lib");
+    assert!(
+        real.join("libblosc2.so.9").exists(),
+        "python-blosc2's libblosc2.so.9 is not in {}",
+        real.display()
+    );
+    let work = tempdir(work_name);
+    compile_interop(
+        program,
+        &lib_dir(),
+        "blosc2",
+        &work,
+        &format!("{prefix}_ours"),
+    );
+    compile_interop(
+        program,
+        &real,
+        ":libblosc2.so.9",
+        &work,
+        &format!("{prefix}_c"),
+    );
+    work
+}
+
 /// Each of `ours` and `c` (the same interop program built against our
 /// library and C-Blosc2's) writes `name` with `write` + args, reads what the
 /// other wrote with `read` + args; returns (our bytes, C's bytes).
@@ -44,16 +73,7 @@ fn cross_write_read(
 #[test]
 fn vl_blocks_interop_with_c_blosc2() {
     let _serial = serial();
-    need("gcc", "compiles capi/tests/c-interop/vl_blocks.c");
-    let real = blosc2_include().join("../lib");
-    assert!(
-        real.join("libblosc2.so.9").exists(),
-        "python-blosc2's libblosc2.so.9 is not in {}",
-        real.display()
-    );
-    let work = tempdir("vl-interop");
-    compile_interop("vl_blocks", &lib_dir(), "blosc2", &work, "vl_ours");
-    compile_interop("vl_blocks", &real, ":libblosc2.so.9", &work, "vl_c");
+    let work = build_pair("vl_blocks", "vl-interop", "vl");
     run_ok(&work, "vl_ours", &["write", "ours.bin"]);
     run_ok(&work, "vl_c", &["write", "c.bin"]);
     run_ok(&work, "vl_c", &["read", "ours.bin"]);
@@ -76,16 +96,7 @@ fn vl_blocks_interop_with_c_blosc2() {
 #[test]
 fn vl_blocks_at_level_0_are_c_blosc2s() {
     let _serial = serial();
-    need("gcc", "compiles capi/tests/c-interop/vl_dict.c");
-    let real = blosc2_include().join("../lib");
-    assert!(
-        real.join("libblosc2.so.9").exists(),
-        "python-blosc2's libblosc2.so.9 is not in {}",
-        real.display()
-    );
-    let work = tempdir("vl-level0");
-    compile_interop("vl_dict", &lib_dir(), "blosc2", &work, "vd_ours");
-    compile_interop("vl_dict", &real, ":libblosc2.so.9", &work, "vd_c");
+    let work = build_pair("vl_dict", "vl-level0", "vd");
     let mut compressed = 0;
     for codec in ["1", "2", "4", "5"] {
         let (a, b) = cross_write_read(&work, ("vd_ours", "vd_c"), codec, &[codec, "0", "ramp"]);
@@ -112,16 +123,7 @@ fn vl_blocks_at_level_0_are_c_blosc2s() {
 #[test]
 fn vl_dict_blocks_interop_with_c_blosc2() {
     let _serial = serial();
-    need("gcc", "compiles capi/tests/c-interop/vl_dict.c");
-    let real = blosc2_include().join("../lib");
-    assert!(
-        real.join("libblosc2.so.9").exists(),
-        "python-blosc2's libblosc2.so.9 is not in {}",
-        real.display()
-    );
-    let work = tempdir("vl-dict-interop");
-    compile_interop("vl_dict", &lib_dir(), "blosc2", &work, "vd_ours");
-    compile_interop("vl_dict", &real, ":libblosc2.so.9", &work, "vd_c");
+    let work = build_pair("vl_dict", "vl-dict-interop", "vd");
     let runs = [
         ("0", "5"),
         ("1", "5"),
@@ -193,16 +195,7 @@ fn compare_rooms(ours: &Path, c: &Path, same: impl Fn(u8, u8) -> bool) -> usize 
 #[test]
 fn compress_ctx_uses_all_of_destsize_as_c_blosc2() {
     let _serial = serial();
-    need("gcc", "compiles capi/tests/c-interop/dest_room.c");
-    let real = blosc2_include().join("../lib");
-    assert!(
-        real.join("libblosc2.so.9").exists(),
-        "python-blosc2's libblosc2.so.9 is not in {}",
-        real.display()
-    );
-    let work = tempdir("dest-room");
-    compile_interop("dest_room", &lib_dir(), "blosc2", &work, "dr_ours");
-    compile_interop("dest_room", &real, ":libblosc2.so.9", &work, "dr_c");
+    let work = build_pair("dest_room", "dest-room", "dr");
     let ours = Some(lib_dir());
     run_ok_with(&work, "dr_ours", &["write", "ours.bin"], ours.as_deref());
     run_ok_with(&work, "dr_c", &["write", "c.bin"], None);
