@@ -479,15 +479,15 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
     // SAFETY: the caller guarantees the ISA; the lengths are checked above
     // and `rowlen >= V::BYTES`, `rowlen >= 64` for the `G * W` = 64 blocks,
     // and `rowlen >= 8 * V::BYTES` for the `8 * V::BYTES` = 256-group
-    // blocks on 32-byte vectors; `8 * 8 * 256` bytes fit `PAGE_SCRATCH` and
-    // `8 * 256` `PAGE_STAGE`.
+    // blocks on 32-byte vectors (`page_blocks` requires it); `8 * 8 * 256`
+    // bytes fit `PAGE_SCRATCH` and `8 * 256` `PAGE_STAGE`.
     unsafe {
         match ts {
             1 => bitshuffle_1::<V>(s, d, rowlen),
             2..=15 if rowlen < 64 => {
                 bitshuffle_small::<V, 1, BLOCK_SCRATCH, BLOCK_STAGE>(ts, s, d, rowlen)
             }
-            4..=8 if V::LANES == 2 && rowlen >= 8 * V::BYTES && rows_share_sets(ts, rowlen) => {
+            _ if page_blocks::<V>(ts, rowlen) => {
                 bitshuffle_small::<V, 8, PAGE_SCRATCH, PAGE_STAGE>(ts, s, d, rowlen)
             }
             2..=15 if V::LANES == 2 => {
@@ -501,6 +501,18 @@ pub(super) unsafe fn bitshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], rowl
             _ => bitshuffle_large::<V, 4>(ts, s, d, rowlen),
         }
     }
+}
+
+/// Whether a bit shuffle (either direction) of `ts`-byte items in rows of
+/// `rowlen` bytes takes blocks of 256 bytes a row (`G = 8`, with
+/// `PAGE_SCRATCH` and `PAGE_STAGE`): 32-byte vectors, 4- to 8-byte items,
+/// rows of 256 bytes at least (`8 * V::BYTES`, the block's width, which the
+/// `G = 8` calls' safety requires) that share L1 sets
+/// ([`rows_share_sets`]). One test for both directions, so that their
+/// dispatch and that requirement cannot drift apart.
+#[inline(always)]
+fn page_blocks<V: Simd>(ts: usize, rowlen: usize) -> bool {
+    V::LANES == 2 && (4..=8).contains(&ts) && rowlen >= 8 * V::BYTES && rows_share_sets(ts, rowlen)
 }
 
 /// Whether 32 or more of the `8 * ts` rows of a bit shuffle of 4- to 8-byte
@@ -543,12 +555,13 @@ pub(super) unsafe fn bitunshuffle<V: Simd>(ts: usize, s: &[u8], d: &mut [u8], ro
     }
     // SAFETY: the caller guarantees the ISA; the lengths are checked above
     // and `rowlen >= V::BYTES`; `rowlen >= 8 * V::BYTES` for the 256-group
-    // blocks, whose `8 * 8 * 256` bytes fit `PAGE_SCRATCH`.
+    // blocks (`page_blocks` requires it), whose `8 * 8 * 256` bytes fit
+    // `PAGE_SCRATCH`.
     unsafe {
         match ts {
             1 => bitunshuffle_1::<V>(s, d, rowlen),
             // Four lines per row where the rows share L1 sets.
-            4..=8 if V::LANES == 2 && rowlen >= 8 * V::BYTES && rows_share_sets(ts, rowlen) => {
+            _ if page_blocks::<V>(ts, rowlen) => {
                 bitunshuffle_small::<V, 8, PAGE_SCRATCH>(ts, s, d, rowlen)
             }
             // Whole 64-byte lines per row (8 * 15 * 64 <= 8192 scratch).
