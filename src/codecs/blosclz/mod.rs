@@ -692,7 +692,18 @@ impl BloscLz {
             else {
                 break 'scan;
             };
-            emit_literals(dst, &mut op, &mut run, src, pending, a)?;
+            let lit = run.lit + (a - pending);
+            if lit < MAX_COPY && pending + MAX_COPY <= n && op + MAX_COPY <= maxout {
+                // The run stays below 32 literals (the common case: a few
+                // between two matches): one fixed 32-byte move, and the
+                // room `emit_literals` would check is there.
+                let piece: [u8; MAX_COPY] = src[pending..pending + MAX_COPY].try_into().unwrap();
+                dst[op..op + MAX_COPY].copy_from_slice(&piece);
+                op += a - pending;
+                run.lit = lit;
+            } else {
+                emit_literals(dst, &mut op, &mut run, src, pending, a)?;
+            }
             if run.lit > 0 {
                 dst[run.marker] = (run.lit - 1) as u8;
             } else {
