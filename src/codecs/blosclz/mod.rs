@@ -711,13 +711,20 @@ impl BloscLz {
             }
             run.lit = 0;
             let p = a + len;
-            if dist < MAX_DISTANCE {
-                if len < 7 {
-                    need!(2);
-                    dst[op] = ((len << 5) + (dist >> 8)) as u8;
-                    dst[op + 1] = (dist & 255) as u8;
-                    op += 2;
-                } else {
+            if dist < MAX_DISTANCE && len < 7 {
+                // The common token, a short near match, and the marker of
+                // the next literal run in one store: its two room checks
+                // (2 bytes, then 1) fail exactly when 3 bytes do not fit.
+                let t: &mut [u8; 3] = dst.get_mut(op..op + 3)?.try_into().unwrap();
+                *t = [
+                    ((len << 5) + (dist >> 8)) as u8,
+                    (dist & 255) as u8,
+                    (MAX_COPY - 1) as u8,
+                ];
+                run.marker = op + 2;
+                op += 3;
+            } else {
+                if dist < MAX_DISTANCE {
                     need!(1);
                     dst[op] = ((7 << 5) + (dist >> 8)) as u8;
                     op += 1;
@@ -726,28 +733,32 @@ impl BloscLz {
                     dst[op] = len as u8;
                     dst[op + 1] = (dist & 255) as u8;
                     op += 2;
-                }
-            } else {
-                let far = dist - MAX_DISTANCE;
-                if len < 7 {
-                    need!(4);
-                    dst[op] = ((len << 5) + 31) as u8;
-                    dst[op + 1] = 255;
-                    dst[op + 2] = (far >> 8) as u8;
-                    dst[op + 3] = (far & 255) as u8;
-                    op += 4;
                 } else {
-                    need!(1);
-                    dst[op] = ((7 << 5) + 31) as u8;
-                    op += 1;
-                    len = emit_long_len(dst, &mut op, len, maxout)?;
-                    need!(4);
-                    dst[op] = len as u8;
-                    dst[op + 1] = 255;
-                    dst[op + 2] = (far >> 8) as u8;
-                    dst[op + 3] = (far & 255) as u8;
-                    op += 4;
+                    let far = dist - MAX_DISTANCE;
+                    if len < 7 {
+                        need!(4);
+                        dst[op] = ((len << 5) + 31) as u8;
+                        dst[op + 1] = 255;
+                        dst[op + 2] = (far >> 8) as u8;
+                        dst[op + 3] = (far & 255) as u8;
+                        op += 4;
+                    } else {
+                        need!(1);
+                        dst[op] = ((7 << 5) + 31) as u8;
+                        op += 1;
+                        len = emit_long_len(dst, &mut op, len, maxout)?;
+                        need!(4);
+                        dst[op] = len as u8;
+                        dst[op + 1] = 255;
+                        dst[op + 2] = (far >> 8) as u8;
+                        dst[op + 3] = (far & 255) as u8;
+                        op += 4;
+                    }
                 }
+                need!(1);
+                run.marker = op;
+                dst[op] = (MAX_COPY - 1) as u8;
+                op += 1;
             }
             let x = read_u32(src, p);
             table.set(hash(x, hashlog), p);
@@ -756,10 +767,6 @@ impl BloscLz {
             }
             ip = p + 2;
             pending = ip;
-            need!(1);
-            run.marker = op;
-            dst[op] = (MAX_COPY - 1) as u8;
-            op += 1;
         }
         // The scan stops before `iplimit`; everything from the pending
         // literals to the end of the block is literal.
