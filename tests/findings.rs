@@ -675,3 +675,77 @@ fn fuzz_sframe_read_5_bytes_in_no_chunk_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A file store that counts the files opened through it and refuses any
+/// after `limit` (so that a read that opens a file per index entry fails
+/// fast instead of running for minutes).
+struct OpenLimit {
+    opens: std::sync::atomic::AtomicUsize,
+    limit: usize,
+}
+
+impl oxiblosc::frame::io::FileStore for OpenLimit {
+    fn open(
+        &self,
+        path: &Path,
+        mode: oxiblosc::frame::io::OpenMode,
+    ) -> std::io::Result<Box<dyn oxiblosc::frame::FrameIo>> {
+        let n = self
+            .opens
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n >= self.limit {
+            return Err(std::io::Error::other("over the test's limit of opens"));
+        }
+        oxiblosc::frame::io::StdFileStore.open(path, mode)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_file(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    fn can_rename(&self) -> bool {
+        true
+    }
+    fn create_dir(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::create_dir(path)
+    }
+}
+
+/// `fuzz-sframe_read-6.bin`: a 2,020-byte sparse frame of chunks of any
+/// size whose offsets index is one value repeated 14,680,070 times (every
+/// entry names chunk file 0, of 800 bytes), under a header claiming far
+/// more bytes than that. Slicing past the chunks read the chunk file once
+/// per entry to learn its size: 156 s under ASan (`sframe_read`, session
+/// 27, a timeout). Entries that repeat the last one reuse its size; the
+/// slice fails as before, having opened a handful of files.
+#[test]
+fn fuzz_sframe_read_6_repeated_entries_are_read_once() {
+    let d = tmp("fuzz-sframe_read-6");
+    unpack_sframe_input(&finding("fuzz-sframe_read-6.bin"), &d);
+    let store = std::sync::Arc::new(OpenLimit {
+        opens: Default::default(),
+        limit: 10_000,
+    });
+    let mut sc = OpenOptions::new()
+        .read_only(true)
+        .store(store.clone())
+        .open(&d)
+        .unwrap();
+    assert_eq!(sc.nchunks(), 14_680_070);
+    assert_eq!(sc.chunk_nbytes(0).unwrap(), 800);
+    let nb = sc.nbytes();
+    let e = sc.get_slice(nb / 2, nb / 2 + 4096).unwrap_err();
+    assert!(
+        matches!(&e, oxiblosc::Error::Corrupt(m) if m.contains("the chunks end at byte 11744056000")),
+        "{e}"
+    );
+    // A slice inside the chunks reads them: the chunk's own error (its
+    // filter byte is not one the library has).
+    let e0 = sc.decompress_chunk_vec(0).unwrap_err().to_string();
+    assert!(e0.contains("filter id 5"), "{e0}");
+    assert_eq!(sc.get_slice(1000, 3000).unwrap_err().to_string(), e0);
+    let opens = store.opens.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(opens < 100, "{opens} files opened");
+    let _ = std::fs::remove_dir_all(&d);
+}
