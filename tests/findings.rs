@@ -699,16 +699,16 @@ impl oxiblosc::frame::io::FileStore for OpenLimit {
         oxiblosc::frame::io::StdFileStore.open(path, mode)
     }
     fn remove_file(&self, path: &Path) -> std::io::Result<()> {
-        std::fs::remove_file(path)
+        oxiblosc::frame::io::StdFileStore.remove_file(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        std::fs::rename(from, to)
+        oxiblosc::frame::io::StdFileStore.rename(from, to)
     }
     fn can_rename(&self) -> bool {
-        true
+        oxiblosc::frame::io::StdFileStore.can_rename()
     }
     fn create_dir(&self, path: &Path) -> std::io::Result<()> {
-        std::fs::create_dir(path)
+        oxiblosc::frame::io::StdFileStore.create_dir(path)
     }
 }
 

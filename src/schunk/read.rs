@@ -389,6 +389,9 @@ impl SChunk {
         // disk for a directory frame. A 2 KiB sparse frame of 14.7 million
         // entries naming one chunk file took 156 s (a file read each) to
         // slice past them (fuzz-sframe_read-6).
+        // (With a fixed chunk size the size comes from the header, and the
+        // last chunk's differs from the others': nothing is kept.)
+        let sizes_vary = self.chunksize().is_none();
         let mut last: Option<(ChunkEntry, u64)> = None;
         for i in first..self.nchunks() {
             if pos >= stop {
@@ -396,17 +399,19 @@ impl SChunk {
             }
             let entry = self.entry(i)?;
             let n = match last {
-                Some((e, n)) if e == entry && self.expected_nbytes(i).is_none() => n,
+                Some((e, n)) if e == entry => n,
                 _ => {
                     let n = self.chunk_nbytes(i)? as u64;
-                    last = Some((entry, n));
+                    if sizes_vary {
+                        last = Some((entry, n));
+                    }
                     n
                 }
             };
             if pos + n > start {
                 let a = (start.max(pos) - pos) as usize;
                 let b = (stop.min(pos + n) - pos) as usize;
-                if let ChunkEntry::Special(kind) = self.entry(i)? {
+                if let ChunkEntry::Special(kind) = entry {
                     // An index code: the pattern, without materialising the
                     // whole chunk (a header may declare 2 GiB chunks).
                     let ts = match kind {

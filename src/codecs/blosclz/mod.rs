@@ -288,6 +288,17 @@ fn emit_literals(
     to: usize,
 ) -> Option<()> {
     let maxout = dst.len();
+    let lit = run.lit + (to - from);
+    if lit < MAX_COPY && from + MAX_COPY <= src.len() && *op + MAX_COPY <= maxout {
+        // The run stays below 32 literals (the common case: a few between
+        // two matches): one fixed 32-byte move, and the room the loop
+        // would check is there.
+        let piece: [u8; MAX_COPY] = src[from..from + MAX_COPY].try_into().unwrap();
+        dst[*op..*op + MAX_COPY].copy_from_slice(&piece);
+        *op += to - from;
+        run.lit = lit;
+        return Some(());
+    }
     while from < to {
         let take = (MAX_COPY - run.lit).min(to - from);
         // The last byte of this piece has the strictest room check.
@@ -704,18 +715,7 @@ impl BloscLz {
             else {
                 break 'scan;
             };
-            let lit = run.lit + (a - pending);
-            if lit < MAX_COPY && pending + MAX_COPY <= n && op + MAX_COPY <= maxout {
-                // The run stays below 32 literals (the common case: a few
-                // between two matches): one fixed 32-byte move, and the
-                // room `emit_literals` would check is there.
-                let piece: [u8; MAX_COPY] = src[pending..pending + MAX_COPY].try_into().unwrap();
-                dst[op..op + MAX_COPY].copy_from_slice(&piece);
-                op += a - pending;
-                run.lit = lit;
-            } else {
-                emit_literals(dst, &mut op, &mut run, src, pending, a)?;
-            }
+            emit_literals(dst, &mut op, &mut run, src, pending, a)?;
             if run.lit > 0 {
                 dst[run.marker] = (run.lit - 1) as u8;
             } else {
