@@ -745,6 +745,20 @@ fn fuzz_sframe_read_6_repeated_entries_are_read_once() {
     let e0 = sc.decompress_chunk_vec(0).unwrap_err().to_string();
     assert!(e0.contains("filter id 5"), "{e0}");
     assert_eq!(sc.get_slice(1000, 3000).unwrap_err().to_string(), e0);
+    // The entries before a slice are passed over as one run, not one by
+    // one: a slice that starts in the last of them reaches it (the chunk's
+    // own error), one that starts where they end reaches none.
+    let end = 14_680_070u64 * 800;
+    assert_eq!(sc.get_slice(end - 10, end).unwrap_err().to_string(), e0);
+    assert_eq!(
+        sc.get_slice(end - 800, end - 799).unwrap_err().to_string(),
+        e0
+    );
+    let e = sc.get_slice(end, end + 1).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{end}..{}: the chunks end at byte {end}", end + 1)),
+        "{e}"
+    );
     let opens = store.opens.load(std::sync::atomic::Ordering::Relaxed);
     assert!(opens < 100, "{opens} files opened");
     let _ = std::fs::remove_dir_all(&d);

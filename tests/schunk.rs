@@ -723,3 +723,38 @@ fn opened_frames_run_capped_thread_counts_with_a_context() {
     assert!(sc.decompress_params().context.is_some() && sc.cparams().context.is_some());
     assert_eq!(sc.decompress_chunk_vec(0).unwrap(), vec![3u8; 4000]);
 }
+
+/// Slices of a super-chunk of chunks of any size, empty ones among them
+/// (passed over without being read), equal the same range of the content:
+/// every range starting and ending at or beside a chunk boundary.
+#[test]
+fn get_slice_across_chunks_of_any_size_and_empty_ones() {
+    let sizes = [700, 0, 0, 300, 1, 0, 513, 0, 0, 64];
+    let mut sc = SChunk::new(cparams()).unwrap();
+    let mut flat = Vec::new();
+    for (k, &n) in sizes.iter().enumerate() {
+        let d = data(n, k as u32);
+        sc.append_buffer(&d).unwrap();
+        flat.extend_from_slice(&d);
+    }
+    assert_eq!(sc.chunksize(), None);
+    let mut sc = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    let n = flat.len() as u64;
+    let mut points = vec![0u64];
+    let mut edge = 0u64;
+    for &s in &sizes {
+        edge += s as u64;
+        points.extend([edge.saturating_sub(1), edge, edge + 1]);
+    }
+    points.retain(|&p| p <= n);
+    for &a in &points {
+        for &b in points.iter().filter(|&&b| b >= a) {
+            assert_eq!(
+                sc.get_slice(a, b).unwrap(),
+                flat[a as usize..b as usize],
+                "{a}..{b}"
+            );
+        }
+    }
+    assert!(sc.get_slice(n - 1, n + 1).is_err());
+}

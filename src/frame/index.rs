@@ -107,6 +107,16 @@ impl Offsets {
             Offsets::Repeated { value, len } => (i < *len).then_some(*value),
         }
     }
+    /// How many entries from `i` on are equal to entry `i` (0 past the
+    /// end): for a repeated-value index, without looking at them.
+    pub(crate) fn run_len(&self, i: usize) -> usize {
+        match self {
+            Offsets::Explicit(v) => v
+                .get(i)
+                .map_or(0, |&e| v[i..].iter().take_while(|&&x| x == e).count()),
+            Offsets::Repeated { len, .. } => len.saturating_sub(i),
+        }
+    }
     /// All entries, expanded (bounded by [`MAX_NCHUNKS`]).
     pub fn to_vec(&self) -> Vec<i64> {
         match self {

@@ -381,7 +381,7 @@ impl SChunk {
 
     /// Writes bytes `[start, stop)` (a checked range) to `out`, chunk by chunk.
     fn slice_to(&mut self, start: u64, stop: u64, out: &mut SliceOut<'_>) -> Result<()> {
-        let (first, mut pos) = self.first_chunk_at(start);
+        let (mut i, mut pos) = self.first_chunk_at(start);
         // The size of the last chunk read, by its index entry: entries
         // that repeat it (an index of one repeated value lists millions of
         // chunks in a few bytes) name the same chunk, and in a frame of
@@ -390,13 +390,11 @@ impl SChunk {
         // entries naming one chunk file took 156 s (a file read each) to
         // slice past them (fuzz-sframe_read-6).
         // (With a fixed chunk size the size comes from the header, and the
-        // last chunk's differs from the others': nothing is kept.)
+        // last chunk's differs from the others': nothing is kept, and
+        // `first_chunk_at` already skipped the chunks before `start`.)
         let sizes_vary = self.chunksize().is_none();
         let mut last: Option<(ChunkEntry, u64)> = None;
-        for i in first..self.nchunks() {
-            if pos >= stop {
-                break;
-            }
+        while i < self.nchunks() && pos < stop {
             let entry = self.entry(i)?;
             let n = match last {
                 Some((e, n)) if e == entry => n,
@@ -408,26 +406,43 @@ impl SChunk {
                     n
                 }
             };
-            if pos + n > start {
-                let a = (start.max(pos) - pos) as usize;
-                let b = (stop.min(pos + n) - pos) as usize;
-                if let ChunkEntry::Special(kind) = entry {
-                    // An index code: the pattern, without materialising the
-                    // whole chunk (a header may declare 2 GiB chunks).
-                    let ts = match kind {
-                        SpecialValue::Nan => usize::try_from(self.header.typesize).unwrap_or(1),
-                        _ => 1,
-                    };
-                    let one = frame::materialize_special(&self.header, ts, kind)?;
-                    let item = self.decompressor.decompress(&one)?;
-                    for (k, o) in (a..b).zip(out.next(b - a)?) {
-                        *o = item[k % ts];
-                    }
+            if n == 0 || pos + n <= start {
+                // Nothing of this chunk is in the slice: it and the
+                // entries after it that repeat it and lie before `start`
+                // too (all of them, for an empty chunk) are passed over at
+                // once, not one by one (up to `MAX_NCHUNKS` of them).
+                let run = if sizes_vary {
+                    self.offsets.run_len(i)
                 } else {
-                    self.slice_of_chunk(i, n as usize, a, b, out)?;
+                    1
+                };
+                let before = (start.saturating_sub(pos))
+                    .checked_div(n)
+                    .map_or(usize::MAX, |k| usize::try_from(k).unwrap_or(usize::MAX));
+                let k = run.min(before);
+                i += k;
+                pos += k as u64 * n;
+                continue;
+            }
+            let a = (start.max(pos) - pos) as usize;
+            let b = (stop.min(pos + n) - pos) as usize;
+            if let ChunkEntry::Special(kind) = entry {
+                // An index code: the pattern, without materialising the
+                // whole chunk (a header may declare 2 GiB chunks).
+                let ts = match kind {
+                    SpecialValue::Nan => usize::try_from(self.header.typesize).unwrap_or(1),
+                    _ => 1,
+                };
+                let one = frame::materialize_special(&self.header, ts, kind)?;
+                let item = self.decompressor.decompress(&one)?;
+                for (k, o) in (a..b).zip(out.next(b - a)?) {
+                    *o = item[k % ts];
                 }
+            } else {
+                self.slice_of_chunk(i, n as usize, a, b, out)?;
             }
             pos += n;
+            i += 1;
         }
         if pos < stop {
             // The header's nbytes promised more than the chunks hold.
