@@ -1,15 +1,17 @@
 //! The C-Blosc2 the main job is timed against: the `libblosc2.so` (3.3.5)
 //! inside python-blosc2 4.14.1's wheel, installed into `<repo>/target/pydeps`
 //! exactly as the differential tests install it (`tests/support/mod.rs`):
-//! `python3 -m pip install --target target/pydeps blosc2==4.14.1`, one
+//! `python3 -m pip install --target target/pydeps blosc2==4.14.1` by the
+//! tests' own installer (`tests/support/pip.rs`, included here): one
 //! process at a time under an exclusive lock on `target/pydeps.lock`, into a
 //! private directory renamed into place when complete. `$OXIBLOSC_PYTHON`
 //! picks another interpreter, as for the tests.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+
+#[path = "../../tests/support/pip.rs"]
+mod pip;
 
 /// The python-blosc2 release whose library is used.
 pub const PYTHON_BLOSC2: &str = "4.14.1";
@@ -60,7 +62,8 @@ fn installed(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The path of python-blosc2 4.14.1's `libblosc2.so`, installing the wheel
-/// into `target/pydeps` first when it is not there.
+/// into `target/pydeps` first when it is not there (the tests' installer,
+/// `tests/support/pip.rs`).
 ///
 /// # Errors
 /// pip cannot be run or fails (no network), or the wheel has no library.
@@ -68,77 +71,17 @@ pub fn libblosc2() -> Result<PathBuf, String> {
     if let Some(lib) = installed(&pydeps()) {
         return Ok(lib);
     }
-    let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let how = format!(
-        "install it by hand with\n    {python} -m pip install --target {} blosc2=={PYTHON_BLOSC2}\n\
-         or give the library with --c-lib PATH",
+    eprintln!(
+        "python-blosc2 {PYTHON_BLOSC2} (C-Blosc2 {C_BLOSC2}) is not in {}: installing it \
+         (about 130 MB)",
         pydeps().display()
     );
-    let target = target_dir();
-    fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
-    let lock = File::create(target.join("pydeps.lock"))
-        .map_err(|e| format!("cannot create target/pydeps.lock: {e}"))?;
-    lock.lock()
-        .map_err(|e| format!("cannot lock target/pydeps.lock: {e}"))?;
-    if let Some(lib) = installed(&pydeps()) {
-        return Ok(lib); // another process installed it while we waited
-    }
-    let tmp = target.join(format!("pydeps.tmp-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    eprintln!(
-        "installing python-blosc2 {PYTHON_BLOSC2} (C-Blosc2 {C_BLOSC2}) into {} (one time, \
-         about 130 MB) ...",
-        pydeps().display()
-    );
-    let t0 = Instant::now();
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--retries",
-            "2",
-            "--timeout",
-            "30",
-            "--target",
-        ])
-        .arg(&tmp)
-        .arg(format!("blosc2=={PYTHON_BLOSC2}"))
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `{python} -m pip`: {e}\n{how}"))?;
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&tmp);
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(12).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "installing python-blosc2 {PYTHON_BLOSC2} failed ({}):\n{}\n\n{how}",
-            out.status,
-            tail.join("\n")
-        ));
-    }
-    let dest = pydeps();
-    if dest.exists() {
-        let old = target.join(format!("pydeps.old-{}", std::process::id()));
-        fs::rename(&dest, &old).map_err(|e| format!("cannot move {}: {e}", dest.display()))?;
-        let _ = fs::remove_dir_all(&old);
-    }
-    fs::rename(&tmp, &dest).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
-    eprintln!(
-        "installed python-blosc2 {PYTHON_BLOSC2} in {:.1} s",
-        t0.elapsed().as_secs_f64()
-    );
-    installed(&dest).ok_or_else(|| {
-        format!(
-            "python-blosc2 {PYTHON_BLOSC2} was installed into {} but has no \
-             blosc2/lib/libblosc2.so*\n{how}",
-            dest.display()
-        )
+    let spec = format!("blosc2=={PYTHON_BLOSC2}");
+    let dest = pip::install_into(&target_dir(), "pydeps", &[spec.as_str()], &|d| {
+        installed(d).is_some()
     })
+    .map_err(|e| format!("{e}\nor give the library with --c-lib PATH"))?;
+    installed(&dest).ok_or_else(|| format!("{} has no blosc2/lib/libblosc2.so*", dest.display()))
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! - [`cblosc2`]: the C-Blosc2 3.3.5 oracle (python-blosc2 4.14.1 behind a
 //!   pipe) for the differential tests;
 //! - [`cblosc1`] and [`pyenv`]: C-Blosc 1.21 (python-blosc 1.11.4) and the
-//!   private Python environments both are installed into;
+//!   private Python environments both are installed into ([`pip`], shared
+//!   with `capi/` and `perf/`);
 //! - [`counting`]: the counting global allocator;
 //! - here: [`tempdir`], [`data`] and [`Rng`].
 #![allow(dead_code)]
@@ -14,6 +15,7 @@ pub mod cblosc1;
 pub mod cblosc2;
 pub mod corpus;
 pub mod counting;
+pub mod pip;
 pub mod pyenv;
 
 use std::path::PathBuf;

@@ -4,14 +4,12 @@
 //! `python_with("pydeps-c1", &["blosc==1.11.4", ...], "import blosc")` returns
 //! a [`Py`] whose commands see those packages. The directory is checked with
 //! the probe statement; when that fails the packages are installed with
-//! `python3 -m pip install --target`, into a private directory renamed into
-//! place when complete, under an exclusive lock so parallel test binaries
-//! take turns. `$OXIBLOSC_PYTHON` picks another interpreter.
+//! `python3 -m pip install --target` ([`super::pip`]: under an exclusive
+//! lock, into a private directory renamed into place when complete).
+//! `$OXIBLOSC_PYTHON` picks another interpreter.
 
-use std::fs::{self, File};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 /// A Python interpreter plus the private package directory it must see.
 #[derive(Clone, Debug)]
@@ -49,82 +47,17 @@ fn target() -> PathBuf {
 }
 
 /// A Python that imports `requirements` (pip specs) from `target/<dir>`,
-/// installing them there when `probe` (a Python statement) fails.
+/// installing them there ([`super::pip::install_into`]) when `probe` (a
+/// Python statement) fails.
 pub fn python_with(dir: &str, requirements: &[&str], probe: &str) -> Result<Py, String> {
-    let python = std::env::var("OXIBLOSC_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let target = target();
-    let py = Py {
+    let python = super::pip::python();
+    let with = |d: &Path| Py {
         python: python.clone(),
-        dir: target.join(dir),
+        dir: d.to_path_buf(),
     };
-    if py.probe(probe) {
-        return Ok(py);
-    }
-    fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
-    let lock_path = target.join(format!("{dir}.lock"));
-    let lock = File::create(&lock_path)
-        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
-    lock.lock()
-        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-    if py.probe(probe) {
-        return Ok(py); // another test binary installed them meanwhile
-    }
-    let tmp = target.join(format!("{dir}.tmp-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    eprintln!(
-        "installing {requirements:?} into {} (one time) ...",
-        py.dir.display()
-    );
-    let t0 = Instant::now();
-    let how = format!(
-        "{python} -m pip install --target {} {}",
-        py.dir.display(),
-        requirements.join(" ")
-    );
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args([
-            "--no-input",
-            "--retries",
-            "2",
-            "--timeout",
-            "30",
-            "--target",
-        ])
-        .arg(&tmp)
-        .args(requirements)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `{python} -m pip`: {e}; run: {how}"))?;
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&tmp);
-        return Err(format!(
-            "installing {requirements:?} failed ({}):\n{}\nrun: {how}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    if py.dir.exists() {
-        let old = target.join(format!("{dir}.old-{}", std::process::id()));
-        fs::rename(&py.dir, &old).map_err(|e| format!("cannot move {}: {e}", py.dir.display()))?;
-        let _ = fs::remove_dir_all(&old);
-    }
-    fs::rename(&tmp, &py.dir).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
-    eprintln!("installed in {:.1} s", t0.elapsed().as_secs_f64());
-    if py.probe(probe) {
-        Ok(py)
-    } else {
-        Err(format!(
-            "after installing, `{probe}` still fails in {}; run: {how}",
-            py.dir.display()
-        ))
-    }
+    let dir = super::pip::install_into(&target(), dir, requirements, &|d| with(d).probe(probe))
+        .map_err(|e| format!("{e}\n(probe: `{probe}`)"))?;
+    Ok(with(&dir))
 }
 
 /// The packages of the C-Blosc 1.x interop tests: python-blosc 1.11.4

@@ -54,37 +54,29 @@ pub fn lib_dir() -> PathBuf {
         .clone()
 }
 
+#[path = "../../../tests/support/pip.rs"]
+mod pip;
+
 /// python-blosc2 4.14.1's `blosc2/include` (the `blosc2.h` of the ABI):
 /// `target/pydeps` (installed by the crate's own tests) or, when missing,
-/// installed with pip into `target/pydeps-capi`.
+/// installed with pip into `target/pydeps-capi` (the root tests' installer,
+/// `tests/support/pip.rs`).
 pub fn blosc2_include() -> PathBuf {
     let target = profile_dir().parent().expect("target").to_path_buf();
-    for d in ["pydeps", "pydeps-capi"] {
-        let inc = target.join(d).join("blosc2/include");
-        if inc.join("blosc2.h").exists() {
-            return inc;
-        }
+    let inc = |d: &Path| d.join("blosc2/include");
+    let has_header = |d: &Path| inc(d).join("blosc2.h").exists();
+    let theirs = target.join("pydeps");
+    if has_header(&theirs) {
+        return inc(&theirs);
     }
-    let dir = target.join("pydeps-capi");
-    let st = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(["--no-deps", "--target"])
-        .arg(&dir)
-        .arg("blosc2==4.14.1")
-        .status()
-        .expect("run pip");
-    assert!(
-        st.success(),
-        "pip install --target {} blosc2==4.14.1 failed",
-        dir.display()
-    );
-    dir.join("blosc2/include")
+    let ours = pip::install_into(
+        &target,
+        "pydeps-capi",
+        &["--no-deps", "blosc2==4.14.1"],
+        &has_header,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    inc(&ours)
 }
 
 /// Fails with what to install when `cmd` is missing.
