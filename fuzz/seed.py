@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets from tests/data (the interop vectors
-and the findings). Writes fuzz/corpus/<target>/ (not committed; libFuzzer
-adds what it finds there). Usage: python3 fuzz/seed.py"""
-import hashlib, json, os, pathlib, struct
+and the findings), plus the minimised corpora of earlier runs
+(fuzz/corpus-min/). Writes fuzz/corpus/<target>/ (not committed; libFuzzer
+adds what it finds there). Usage: python3 fuzz/seed.py [DIR]: with DIR, the
+seeds alone into DIR/<target>/ (fuzz/minimize.sh leaves those out of
+corpus-min)."""
+import hashlib, json, os, pathlib, struct, sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 data = root / "tests" / "data"
-out = root / "fuzz" / "corpus"
+seeds_only = len(sys.argv) > 1
+out = pathlib.Path(sys.argv[1]) if seeds_only else root / "fuzz" / "corpus"
 
 def put(target, blob):
     d = out / target
@@ -74,8 +78,6 @@ for p in sorted(data.glob("caterva_*.b2nd")):
 for mode in (1, 3, 5, 9, 0x13):
     payload = bytes(range(256)) * 3 + bytes(200)
     put("packed_read", bytes([mode]) + payload + bytes([40, 0, 1, 90, 0, 0x80]))
-for t in sorted(os.listdir(out)):
-    print(t, len(os.listdir(out / t)))
 
 # capi_roundtrip: 28 parameter bytes (compcode, compcode_meta, clevel,
 # use_dict, typesize i32, nthreads, blocksize i32, splitmode, filters[6],
@@ -99,3 +101,17 @@ for k in range(64):
     blob = bytes(rng.randrange(256) for _ in range(rng.randrange(60, 400)))
     put("ndarray_edit", blob)
     put("capi_b2nd", blob)  # the same input layout (ndmodel.rs)
+
+# The corpora of earlier runs, minimised (fuzz/corpus-min/<target>/,
+# committed; fuzz/minimize.sh writes them): a run on a new machine, and
+# every CI run, starts from the coverage those runs reached, not from the
+# seeds above alone.
+saved = root / "fuzz" / "corpus-min"
+if saved.is_dir() and not seeds_only:
+    for d in sorted(saved.iterdir()):
+        if d.is_dir():
+            for f in sorted(d.iterdir()):
+                put(d.name, f.read_bytes())
+
+for t in sorted(os.listdir(out)):
+    print(t, len(os.listdir(out / t)))
