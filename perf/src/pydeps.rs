@@ -68,19 +68,13 @@ fn installed(dir: &Path) -> Option<PathBuf> {
 /// # Errors
 /// pip cannot be run or fails (no network), or the wheel has no library.
 pub fn libblosc2() -> Result<PathBuf, String> {
-    if let Some(lib) = installed(&pydeps()) {
-        return Ok(lib);
-    }
-    eprintln!(
-        "python-blosc2 {PYTHON_BLOSC2} (C-Blosc2 {C_BLOSC2}) is not in {}: installing it \
-         (about 130 MB)",
-        pydeps().display()
-    );
     let spec = format!("blosc2=={PYTHON_BLOSC2}");
     let dest = pip::install_into(&target_dir(), "pydeps", &[spec.as_str()], &|d| {
         installed(d).is_some()
     })
-    .map_err(|e| format!("{e}\nor give the library with --c-lib PATH"))?;
+    .map_err(|e| {
+        format!("python-blosc2 {PYTHON_BLOSC2} (C-Blosc2 {C_BLOSC2}): {e}\nor give the library with --c-lib PATH")
+    })?;
     installed(&dest).ok_or_else(|| format!("{} has no blosc2/lib/libblosc2.so*", dest.display()))
 }
 
