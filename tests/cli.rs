@@ -843,6 +843,7 @@ fn frames_sframes_and_info() {
     for name in [
         "frames/f06_meta_vlmeta.b2frame",
         "frames/f10_special_updates_reordered.b2frame",
+        "frames/f11_fill_special_zero.b2frame",
         "frames/f15_varlen_chunks.b2frame",
         "frames/f18_zstd_use_dict.b2frame",
         "sframes/s01_edited_with_zero_chunk",
@@ -879,14 +880,22 @@ fn frames_sframes_and_info() {
             .unwrap_or_else(|e| panic!("{name}: info --json is not JSON: {e}"));
         assert_eq!(v["nchunks"], sc.nchunks() as u64, "{name}");
         assert_eq!(v["nbytes"], sc.nbytes(), "{name}");
-        let chunks = v["chunks"].as_array().unwrap();
-        assert_eq!(chunks.len(), sc.nchunks());
-        for (i, c) in chunks.iter().enumerate() {
-            let info = sc.chunk_info(i).unwrap();
-            assert_eq!(c["nbytes"], info.nbytes as u64, "{name} chunk {i}");
-            assert_eq!(c["cbytes"], info.cbytes as u64, "{name} chunk {i}");
-            assert_eq!(c["special"].is_null(), info.special.is_none(), "{name} {i}");
+        // Each member stands for `count` chunks from `index` on: together
+        // they are every chunk, in order, each as the library reads it.
+        let mut i = 0;
+        for c in v["chunks"].as_array().unwrap() {
+            assert_eq!(c["index"], i as u64, "{name}");
+            let count = c["count"].as_u64().unwrap() as usize;
+            assert!(count >= 1, "{name} chunk {i}");
+            for k in i..i + count {
+                let info = sc.chunk_info(k).unwrap();
+                assert_eq!(c["nbytes"], info.nbytes as u64, "{name} chunk {k}");
+                assert_eq!(c["cbytes"], info.cbytes as u64, "{name} chunk {k}");
+                assert_eq!(c["special"].is_null(), info.special.is_none(), "{name} {k}");
+            }
+            i += count;
         }
+        assert_eq!(i, sc.nchunks(), "{name}");
         assert_eq!(
             v["metalayers"].as_array().unwrap().len(),
             sc.metalayers().len()
@@ -916,6 +925,42 @@ fn frames_sframes_and_info() {
             .any(|c| !c["special"].is_null()),
         "f10 has special chunks"
     );
+    // C-Blosc2's fill_special writes 11 zero chunks as a one-value index:
+    // info lists the 10 whole chunks as one run and the shorter last one on
+    // its own row.
+    let f11 = data_dir.join("frames/f11_fill_special_zero.b2frame");
+    let t = run(&["info".as_ref(), f11.as_os_str()], None);
+    assert_ok(&t, "f11");
+    let text = String::from_utf8(t.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("chunk "))
+        .skip(1)
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "         0        40000            0     0.00  zeros",
+            "       ...  chunks 0 to 9 (10) share this index entry",
+            "        10           12            0     0.00  zeros",
+        ],
+        "{text}"
+    );
+    let j = run(&["info".as_ref(), "--json".as_ref(), f11.as_os_str()], None);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    let runs: Vec<(u64, u64, u64)> = v["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["index"].as_u64().unwrap(),
+                c["count"].as_u64().unwrap(),
+                c["nbytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runs, [(0, 10, 40000), (10, 1, 12)]);
     // info on a chunk file lists its chunks.
     let chunk = dir.path("in.b2");
     assert_ok(

@@ -202,6 +202,31 @@ impl SChunk {
         Ok(ChunkHeader::parse(&c)?.nbytes)
     }
 
+    /// How many chunks from `i` on share chunk `i`'s index entry: 1 for
+    /// an ordinary chunk, more where the index names one entry again and
+    /// again (the one-value index C-Blosc2 writes for a run of special
+    /// chunks, or one stored chunk named by several entries); 0 for `i`
+    /// out of range. Chunks of one run hold the same bytes, except that the
+    /// frame's last chunk may be shorter ([`SChunk::chunk_nbytes`]). A tool
+    /// that lists chunks can show a run as one row: a frame of a few hundred
+    /// bytes may name millions of chunks this way.
+    ///
+    /// ```
+    /// use oxiblosc::schunk::{Fill, SChunk};
+    /// use oxiblosc::CParams;
+    ///
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.fill_special(1_000_000, Fill::Zeros, 4000)?;
+    /// assert_eq!(sc.nchunks(), 1000);
+    /// assert_eq!(sc.entry_run(0), 1000);
+    /// assert_eq!(sc.entry_run(998), 2);
+    /// assert_eq!(sc.entry_run(1000), 0);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn entry_run(&self, i: usize) -> usize {
+        self.offsets.run_len(i)
+    }
+
     /// What chunk `i` is (sizes, special kind, location).
     ///
     /// # Errors

@@ -2,11 +2,13 @@
 //!
 //! Text for people, `--json` for scripts. The JSON is one object: for
 //! frames `{"path", "kind", "header": {...}, "nchunks", "nbytes", "cbytes",
-//! "cratio", "chunks": [{"index", "nbytes", "cbytes", "ratio", "special"}],
-//! "metalayers": [{"name", "nbytes", "hex", "value"}], "vlmetalayers":
-//! [{"name", "cbytes", "nbytes"}], "ndarray": null or {"metalayer", "shape",
-//! "chunks", "blocks", "dtype"}}` ("value": the msgpack decoded as text, or
-//! null); for chunk files `{"path", "kind": "chunks",
+//! "cratio", "chunks": [{"index", "count", "nbytes", "cbytes", "ratio",
+//! "special"}], "metalayers": [{"name", "nbytes", "hex", "value"}],
+//! "vlmetalayers": [{"name", "cbytes", "nbytes"}], "ndarray": null or
+//! {"metalayer", "shape", "chunks", "blocks", "dtype"}}` ("value": the
+//! msgpack decoded as text, or null; each member of "chunks" stands for
+//! `count` chunks from `index` on, 1 unless the frame's index names one
+//! entry for all of them); for chunk files `{"path", "kind": "chunks",
 //! "chunks": [{"index", "offset", "nbytes", "cbytes", ...header fields}]}`.
 
 use std::fmt::Write as _;
@@ -180,8 +182,9 @@ enum Failure {
 const CHUNKS_MARK: &str = "\u{1}chunks\u{1}";
 
 /// Describe a frame into `out`: the header, metalayers and vlmetalayers,
-/// then one row per chunk, written as each chunk is read (a frame of
-/// millions of chunks is not held in memory).
+/// then one row per chunk (per run of chunks of one index entry: [`runs`]),
+/// written as each chunk is read (a frame of millions of chunks is not held
+/// in memory).
 fn frame(
     mut sc: SChunk,
     path: &Path,
@@ -286,16 +289,14 @@ fn frame(
         out.write_all(pre.as_bytes()).map_err(Failure::Write)?;
         out.write_all(b"[").map_err(Failure::Write)?;
         let mut row = String::new();
-        for i in 0..n {
-            let c = sc
-                .chunk_info(i)
-                .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))?;
+        runs(&mut sc, &what, |i, count, c| {
             row.clear();
             if i > 0 {
                 row.push(',');
             }
             J::Obj(vec![
                 ("index", int(i as u64)),
+                ("count", int(count as u64)),
                 ("nbytes", int(c.nbytes as u64)),
                 ("cbytes", int(c.cbytes as u64)),
                 ("ratio", J::Num(ratio(c.nbytes as u64, c.cbytes as u64))),
@@ -307,8 +308,8 @@ fn frame(
                 ),
             ])
             .write(&mut row);
-            out.write_all(row.as_bytes()).map_err(Failure::Write)?;
-        }
+            out.write_all(row.as_bytes()).map_err(Failure::Write)
+        })?;
         out.write_all(b"]").map_err(Failure::Write)?;
         out.write_all(post.as_bytes()).map_err(Failure::Write)?;
         return Ok(());
@@ -388,10 +389,7 @@ fn frame(
         );
     }
     out.write_all(s.as_bytes()).map_err(Failure::Write)?;
-    for i in 0..n {
-        let c = sc
-            .chunk_info(i)
-            .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))?;
+    runs(&mut sc, &what, |i, count, c| {
         writeln!(
             out,
             "  {:>8} {:>12} {:>12} {:>8.2}  {}",
@@ -402,6 +400,43 @@ fn frame(
             c.special.map(SpecialValue::name).unwrap_or("-")
         )
         .map_err(Failure::Write)?;
+        if count > 1 {
+            writeln!(
+                out,
+                "  {:>8}  chunks {i} to {} ({count}) share this index entry",
+                "...",
+                i + count - 1
+            )
+            .map_err(Failure::Write)?;
+        }
+        Ok(())
+    })
+}
+
+/// Hand `row` the chunks of the frame in runs: `(first, count, info)` for
+/// each run of chunks that share one index entry and read the same
+/// ([`SChunk::entry_run`]; the last chunk, which may be shorter, only when
+/// it reads the same), so that a frame of a few hundred bytes that names
+/// millions of chunks is listed in a few rows, and each run is read once.
+fn runs(
+    sc: &mut SChunk,
+    what: &str,
+    mut row: impl FnMut(usize, usize, &oxiblosc::schunk::ChunkInfo) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let n = sc.nchunks();
+    let read = |sc: &mut SChunk, i: usize| {
+        sc.chunk_info(i)
+            .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))
+    };
+    let mut i = 0;
+    while i < n {
+        let c = read(sc, i)?;
+        let mut count = sc.entry_run(i).clamp(1, n - i);
+        if count > 1 && i + count == n && read(sc, n - 1)? != c {
+            count -= 1;
+        }
+        row(i, count, &c)?;
+        i += count;
     }
     Ok(())
 }
