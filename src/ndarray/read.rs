@@ -149,6 +149,7 @@ impl NdArray {
     /// Chunk `i` decompressed into `buf`, after checking that the stored
     /// chunk declares exactly the size the metalayer gives.
     fn load_chunk(&mut self, i: usize, buf: &mut Vec<u8>) -> Result<()> {
+        self.check_output()?;
         let want = self.layout.chunk_nbytes();
         let chunk = self.sc.get_chunk(i)?;
         let h = crate::chunk::validate(&chunk)?;
@@ -171,6 +172,16 @@ impl NdArray {
         buf.resize(want, 0);
         self.sc.decompress_chunk_into(i, buf)?;
         Ok(())
+    }
+
+    /// [`crate::DParams::max_output`] against the chunk size, before
+    /// anything is sized by it (the decoder would refuse every chunk
+    /// only once its buffer is allocated).
+    fn check_output(&self) -> Result<()> {
+        if self.layout.nchunks() == 0 {
+            return Ok(());
+        }
+        self.sc.dparams().check_output(self.layout.chunk_nbytes())
     }
 
     /// Copy the items of chunks `first..first + count` into `dst`, which
@@ -203,8 +214,10 @@ impl NdArray {
     /// [`NdArray::nbytes`] long).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for another length; the super-chunk's errors
-    /// for bad chunks, [`Error::Corrupt`] for a chunk of the wrong size.
+    /// [`Error::InvalidParam`] for another length, or chunks larger than
+    /// the super-chunk's [`crate::DParams::max_output`] (refused before
+    /// any buffer is sized by them); the super-chunk's errors for bad
+    /// chunks, [`Error::Corrupt`] for a chunk of the wrong size.
     pub fn read_into(&mut self, dst: &mut [u8]) -> Result<()> {
         if dst.len() as u64 != self.nbytes() {
             return Err(Error::InvalidParam(format!(
@@ -222,6 +235,7 @@ impl NdArray {
     /// As [`NdArray::read_into`]; [`Error::InvalidParam`] when the array
     /// does not fit in memory (the allocation is tried, never assumed).
     pub fn to_vec(&mut self) -> Result<Vec<u8>> {
+        self.check_output()?;
         let n = usize::try_from(self.nbytes())
             .map_err(|_| Error::InvalidParam("array larger than memory".into()))?;
         let mut v = Vec::new();
@@ -244,6 +258,7 @@ impl NdArray {
         if nchunks == 0 {
             return Ok(());
         }
+        self.check_output()?;
         let is = self.layout.itemsize() as u64;
         let row = self.layout.row_items();
         let (slabs, rows_per_slab, dim0) = match self.meta.shape.first() {

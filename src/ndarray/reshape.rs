@@ -104,6 +104,10 @@ struct DimMap {
 
 impl DimMap {
     fn new(o: u64, w: u64, s: u64, cs: u64, old_grid: u64) -> DimMap {
+        // A chunk length of 0 is only allowed in a dimension that is 0
+        // long before and after (the layouts check it): `same`, and never
+        // divided by.
+        let cs = cs.max(1);
         let (grow, delta) = if w >= o {
             (true, w - o)
         } else {
@@ -220,7 +224,10 @@ fn resize_with(
     // The new chunks in order: runs of old ones kept, and new bytes.
     let mut plan: Vec<Rebuild> = Vec::new();
     let cparams = chunk_cparams(sc, &new_layout);
-    let mut buf = vec![0u8; new_layout.chunk_nbytes()];
+    // Sized when a chunk is first rebuilt from items: a resize that only
+    // keeps chunks and adds zero ones allocates none (a frame of a few
+    // bytes may claim chunks of gigabytes).
+    let mut buf: Vec<u8> = Vec::new();
     // Per dimension: which old chunk coordinate each new one keeps, and
     // which new ones meet `fill` (looked up for every chunk below: an edit
     // of a 40,000-chunk array visits them all).
@@ -266,7 +273,6 @@ fn resize_with(
             Rebuild::keep(&mut plan, oi as usize);
             continue;
         }
-        buf.fill(0);
         // The sub-boxes of this chunk holding old items.
         let per_dim: Vec<Vec<(u64, u64, u64)>> = (0..n)
             .map(|d| {
@@ -295,20 +301,23 @@ fn resize_with(
                 );
             }
         };
-        if per_dim.iter().any(|p| p.is_empty()) {
-            // No old item lands here: the fill's items, or a zero chunk,
-            // recorded as such.
-            plan.push(Rebuild::New(if filled {
-                write_fill(&mut buf);
-                crate::compress(&buf, &cparams)?
-            } else {
-                crate::special_chunk(
-                    &cparams,
-                    new_layout.chunk_nbytes(),
-                    crate::SpecialValue::Zeros,
-                    &[],
-                )?
-            }));
+        let no_old = per_dim.iter().any(|p| p.is_empty());
+        if no_old && !filled {
+            // No item lands here: a zero chunk, recorded as such.
+            plan.push(Rebuild::New(crate::special_chunk(
+                &cparams,
+                new_layout.chunk_nbytes(),
+                crate::SpecialValue::Zeros,
+                &[],
+            )?));
+            continue;
+        }
+        buf.clear();
+        buf.resize(new_layout.chunk_nbytes(), 0);
+        if no_old {
+            // Only the fill's items.
+            write_fill(&mut buf);
+            plan.push(Rebuild::New(crate::compress(&buf, &cparams)?));
             continue;
         }
         let mut idx = vec![0usize; n];
@@ -368,8 +377,9 @@ fn resize_with(
 /// leaves the array as it was).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for a bad axis or a `data` that is not a whole
-/// number of slices along `axis`; [`resize`]'s errors.
+/// [`Error::InvalidParam`] for a bad axis, a `pos` past the end of
+/// `axis`, a slice along `axis` whose byte count overflows, or a `data`
+/// that is not a whole number of slices along `axis`; [`resize`]'s errors.
 pub fn insert(
     sc: &mut SChunk,
     meta: &mut NdMeta,
@@ -383,12 +393,22 @@ pub fn insert(
             "axis {axis} of a {n}-dimensional array"
         )));
     }
+    if pos > meta.shape[axis] {
+        return Err(Error::InvalidParam(format!(
+            "insert position {pos} past dimension {axis} of length {}",
+            meta.shape[axis]
+        )));
+    }
     let is = sc.typesize() as u64;
     let other: u64 = (0..n)
         .filter(|&d| d != axis)
-        .map(|d| meta.shape[d])
-        .product::<u64>()
-        * is;
+        .try_fold(is, |a, d| a.checked_mul(meta.shape[d]))
+        .ok_or_else(|| {
+            Error::InvalidParam(format!(
+                "a slice along axis {axis} of {:?} overflows",
+                meta.shape
+            ))
+        })?;
     if other == 0 || data.is_empty() || !(data.len() as u64).is_multiple_of(other) {
         return Err(Error::InvalidParam(format!(
             "{} bytes are not a whole number of {other}-byte slices along axis {axis}",

@@ -183,7 +183,9 @@ pub(super) fn for_each_box_run(
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for a box outside the array, a buffer shape
-/// smaller than the box or of the wrong length, a `dst` of another size;
+/// smaller than the box or of the wrong length, a `dst` of another size,
+/// chunks larger than the super-chunk's [`crate::DParams::max_output`]
+/// (refused before a chunk buffer is allocated);
 /// [`Error::Corrupt`] when the super-chunk disagrees with `meta` (a chunk
 /// of another size, or a stored chunk of blocks other than the block
 /// shape's); the super-chunk's errors.
@@ -239,6 +241,8 @@ pub fn get_slice(
 /// metalayer that is not the super-chunk's is refused before anything is
 /// sized by it.
 fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
+    // The decoder's output limit too, before the buffer is sized.
+    sc.dparams().check_output(want)?;
     let chunk = sc.get_chunk(ci as usize)?;
     let h = crate::chunk::validate(&chunk)?;
     if h.nbytes != want {

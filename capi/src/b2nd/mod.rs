@@ -390,8 +390,17 @@ pub unsafe extern "C" fn b2nd_zeros(
                 Some(u) => b.create_dir(u)?,
             };
             if layout.nchunks() > 0 {
+                // The items of all chunks, padding included (edge chunks
+                // and blocks are whole): more than the array's, past u64
+                // for a large array.
                 let per = (layout.chunk_nbytes() / itemsize) as u64;
-                sc.fill_special(per * layout.nchunks(), Fill::Zeros, layout.chunk_nbytes())?;
+                let items = per.checked_mul(layout.nchunks()).ok_or_else(|| {
+                    Error::InvalidParam(format!(
+                        "{} chunks of {per} items overflow",
+                        layout.nchunks()
+                    ))
+                })?;
+                sc.fill_special(items, Fill::Zeros, layout.chunk_nbytes())?;
             }
             Ok(sc)
         })();
@@ -520,8 +529,7 @@ pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
         with_array(a, false, |sc, meta| {
             let need = bs
                 .iter()
-                .product::<u64>()
-                .saturating_mul(sc.typesize() as u64);
+                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
             if need > dst.len() as u64 {
                 return Err(Error::InvalidParam("buffer too small".into()));
             }
@@ -559,8 +567,7 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
         with_array(a, true, |sc, meta| {
             let need = bs
                 .iter()
-                .product::<u64>()
-                .saturating_mul(sc.typesize() as u64);
+                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
             if need > src.len() as u64 {
                 return Err(Error::InvalidParam("buffer too small".into()));
             }

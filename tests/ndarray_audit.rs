@@ -1,0 +1,160 @@
+//! Regression tests from an audit of the NDArray code (`src/ndarray`): bad
+//! shapes, positions and limits end in a clear `Err`, never a panic (a
+//! division by zero, an arithmetic overflow) nor a buffer sized past the
+//! caller's output limit.
+
+mod support;
+use support::counting;
+
+use oxiblosc::ndarray::{self, NdArray, NdMeta};
+use oxiblosc::schunk::{Fill, SChunk};
+use oxiblosc::{CParams, DParams, Error};
+
+#[global_allocator]
+static GLOBAL: counting::Counting = counting::Counting;
+
+/// An empty array of `meta` (no chunks) in memory.
+fn empty(meta: &NdMeta) -> SChunk {
+    ndarray::create(meta, CParams::default(), &[]).unwrap()
+}
+
+/// An empty array gets its shape as chunk and block shapes by default, so
+/// a chunk length of 0 in its empty dimension: resizing it divided by that
+/// 0 (`DimMap::new`, `s / cs`) and panicked, whatever the new shape.
+#[test]
+fn resizing_an_empty_array_of_zero_chunk_lengths_works() {
+    let (chunks, blocks) = ndarray::default_shapes(&[0, 5], 1);
+    assert_eq!((&chunks[..], &blocks[..]), (&[0, 5][..], &[0, 5][..]));
+    let mut meta = NdMeta::new(&[0, 5], &chunks, &blocks, "|u1");
+    let mut sc = empty(&meta);
+    ndarray::resize(&mut sc, &mut meta, &[0, 7], None).unwrap();
+    assert_eq!(meta.shape, [0, 7]);
+    ndarray::resize(&mut sc, &mut meta, &[0, 7], Some(&[0, 0])).unwrap();
+    let a = NdArray::open(sc).unwrap();
+    assert_eq!(a.meta().shape, [0, 7]);
+    assert_eq!(a.nbytes(), 0);
+    // Growing the empty dimension needs a chunk length: a clear error.
+    let mut sc = a.into_schunk();
+    let r = ndarray::resize(&mut sc, &mut meta, &[3, 7], None);
+    assert!(
+        matches!(&r, Err(Error::InvalidParam(m)) if m.contains("chunkshape 0")),
+        "{r:?}"
+    );
+    assert_eq!(meta.shape, [0, 7]);
+}
+
+/// `insert` added the position to the inserted length before anything
+/// checked the position: `u64::MAX` overflowed (a panic with overflow
+/// checks; a wrapped box otherwise).
+#[test]
+fn insert_past_the_end_of_the_axis_is_an_error() {
+    let mut meta = NdMeta::new(&[4], &[2], &[1], "|u1");
+    let mut sc = ndarray::create(&meta, CParams::default(), &[1, 2, 3, 4]).unwrap();
+    for pos in [5, u64::MAX / 2, u64::MAX] {
+        let r = ndarray::insert(&mut sc, &mut meta, &[9], 0, pos);
+        assert!(
+            matches!(&r, Err(Error::InvalidParam(m)) if m.contains("past dimension 0")),
+            "pos {pos}: {r:?}"
+        );
+    }
+    assert_eq!(meta.shape, [4]);
+    // At the end is an append.
+    ndarray::insert(&mut sc, &mut meta, &[9], 0, 4).unwrap();
+    assert_eq!(
+        NdArray::open(sc).unwrap().to_vec().unwrap(),
+        [1, 2, 3, 4, 9]
+    );
+}
+
+/// An empty array may have dimensions whose product overflows (it holds
+/// no items): `insert` multiplied them unchecked to size one slice along
+/// the axis (a panic with overflow checks).
+#[test]
+fn insert_into_an_empty_array_of_huge_dimensions_is_an_error() {
+    // 3 × 6148914691236517206 is 2^64 + 2: it wrapped to a 2-byte slice.
+    let huge = 6_148_914_691_236_517_206u64;
+    let mut meta = NdMeta::new(&[0, 3, huge], &[0, 1, 1], &[0, 1, 1], "|u1");
+    let mut sc = empty(&meta);
+    let r = ndarray::insert(&mut sc, &mut meta, &[9, 9], 0, 0);
+    assert!(
+        matches!(&r, Err(Error::InvalidParam(m)) if m.contains("overflows")),
+        "{r:?}"
+    );
+    assert_eq!(meta.shape, [0, 3, huge]);
+}
+
+/// A 64 MiB zero chunk (a few bytes in the index) read by a caller that
+/// set `DParams::max_output` to 1 MiB: the NDArray reads sized their chunk
+/// buffer (and `to_vec` the whole array) by the metalayer before the
+/// decoder checked the limit, allocating 64 MiB to refuse the chunk.
+#[test]
+fn reads_keep_the_output_limit_before_sizing_a_buffer() {
+    let n = 1u64 << 26;
+    let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
+    let mut sc = ndarray::builder(&meta, CParams::default())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    sc.fill_special(n, Fill::Zeros, n as usize).unwrap();
+    sc.set_dparams(DParams::default().max_output(1 << 20));
+    let bound = 4 << 20;
+    let limited = |r: &oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"));
+    counting::reset_largest();
+    let mut one = [7u8];
+    let r = ndarray::get_slice(&mut sc, &meta, &[5], &[6], &mut one, &[1]);
+    assert!(limited(&r), "get_slice: {r:?}");
+    let r = ndarray::set_slice(&mut sc, &meta, &[5], &[6], &[1], &[1]);
+    assert!(limited(&r), "set_slice: {r:?}");
+    assert!(counting::largest() <= bound, "{}", counting::largest());
+    let mut a = NdArray::open(sc).unwrap();
+    let r = a.to_vec().map(drop);
+    assert!(limited(&r), "to_vec: {r:?}");
+    let r = a.write_to(&mut std::io::sink());
+    assert!(limited(&r), "write_to: {r:?}");
+    assert!(counting::largest() <= bound, "{}", counting::largest());
+    // Without the limit the same array reads.
+    a.schunk().set_dparams(DParams::default());
+    let mut one = [7u8];
+    let mut sc = a.into_schunk();
+    ndarray::get_slice(&mut sc, &meta, &[5], &[6], &mut one, &[1]).unwrap();
+    assert_eq!(one, [0]);
+}
+
+/// `resize` allocated a whole new chunk's buffer before looking at any
+/// chunk, even when it only keeps chunks and adds zero ones (or the array
+/// has no chunks at all): 256 MiB here, for chunks that are a few bytes of
+/// index each. It is now sized only when a chunk is rebuilt from items.
+#[test]
+fn resizes_that_add_only_zero_chunks_allocate_no_chunk_buffer() {
+    let n = 1u64 << 28;
+    let bound = 4 << 20;
+    let mut meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
+    let mut sc = ndarray::builder(&meta, CParams::default())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    sc.fill_special(n, Fill::Zeros, n as usize).unwrap();
+    counting::reset_largest();
+    ndarray::resize(&mut sc, &mut meta, &[2 * n], None).unwrap();
+    assert!(counting::largest() <= bound, "{}", counting::largest());
+    assert_eq!(meta.shape, [2 * n]);
+    let mut one = [7u8];
+    ndarray::get_slice(&mut sc, &meta, &[2 * n - 1], &[2 * n], &mut one, &[1]).unwrap();
+    assert_eq!(one, [0]);
+    // No chunks at all: the same.
+    let mut meta = NdMeta::new(&[0], &[n], &[1 << 16], "|u1");
+    let mut sc = empty(&meta);
+    counting::reset_largest();
+    ndarray::resize(&mut sc, &mut meta, &[0], None).unwrap();
+    assert!(counting::largest() <= bound, "{}", counting::largest());
+    // A chunk rebuilt from items still is: the first chunk cut short.
+    let mut meta = NdMeta::new(&[10], &[4], &[2], "|u1");
+    let mut sc =
+        ndarray::create(&meta, CParams::default(), &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
+    ndarray::resize(&mut sc, &mut meta, &[3], None).unwrap();
+    ndarray::resize(&mut sc, &mut meta, &[9], None).unwrap();
+    assert_eq!(
+        NdArray::open(sc).unwrap().to_vec().unwrap(),
+        [1, 2, 3, 0, 0, 0, 0, 0, 0]
+    );
+}
