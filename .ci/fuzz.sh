@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 secs="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-chunk_decode cframe_read cframe_edit sframe_read roundtrip blp_read packed_read ndarray_read ndarray_edit capi_chunk capi_frame capi_roundtrip capi_b2nd}"
+targets="${FUZZ_TARGETS:-chunk_decode cframe_read cframe_edit sframe_read roundtrip blp_read packed_read ndarray_read ndarray_edit ndarray_args capi_chunk capi_frame capi_roundtrip capi_b2nd}"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz: cargo-fuzz missing, installing it"

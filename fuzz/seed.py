@@ -101,6 +101,10 @@ for k in range(64):
     blob = bytes(rng.randrange(256) for _ in range(rng.randrange(60, 400)))
     put("ndarray_edit", blob)
     put("capi_b2nd", blob)  # the same input layout (ndmodel.rs)
+# ndarray_args: any bytes give an array and calls (all of `Input` is
+# arbitrary's); random ones of a few hundred bytes hold several calls.
+for k in range(32):
+    put("ndarray_args", bytes(rng.randrange(256) for _ in range(rng.randrange(40, 300))))
 
 # The corpora of earlier runs, minimised (fuzz/corpus-min/<target>/,
 # committed; fuzz/minimize.sh writes them): a run on a new machine, and

@@ -158,3 +158,42 @@ fn resizes_that_add_only_zero_chunks_allocate_no_chunk_buffer() {
         [1, 2, 3, 0, 0, 0, 0, 0, 0]
     );
 }
+
+/// Found by the `ndarray_args` fuzz target in its first 10,000 runs: a 1-D
+/// array of 2^32 - 1 one-byte items in zero chunks (a few bytes of index
+/// each) read whole by `to_vec` with `DParams::max_output` at 4 MiB. Each
+/// chunk is under the limit, so `to_vec` reserved the whole 4 GiB array;
+/// the whole array is its output, and the limit now holds for it.
+#[test]
+fn to_vec_keeps_the_output_limit_for_the_whole_array() {
+    let n = (1u64 << 32) - 1;
+    let (chunks, blocks) = ndarray::default_shapes(&[n], 1);
+    let meta = NdMeta::new(&[n], &chunks, &blocks, "|u1");
+    let layout = ndarray::Layout::new(&meta, 1).unwrap();
+    assert!(
+        layout.chunk_nbytes() <= 4 << 20,
+        "{}",
+        layout.chunk_nbytes()
+    );
+    let mut sc = ndarray::builder(&meta, CParams::default())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    let per = layout.chunk_nbytes() as u64;
+    sc.fill_special(per * layout.nchunks(), Fill::Zeros, layout.chunk_nbytes())
+        .unwrap();
+    sc.set_dparams(DParams::default().max_output(4 << 20));
+    let mut a = NdArray::open(sc).unwrap();
+    counting::reset_largest();
+    let r = a.to_vec().map(|v| v.len());
+    assert!(
+        matches!(&r, Err(Error::InvalidParam(m)) if m.contains("the array is 4294967295 bytes, over the output limit of 4194304")),
+        "{r:?}"
+    );
+    assert!(counting::largest() <= 8 << 20, "{}", counting::largest());
+    // One chunk's worth of it still reads through get_slice.
+    let mut sc = a.into_schunk();
+    let mut out = vec![7u8; 1000];
+    ndarray::get_slice(&mut sc, &meta, &[n - 1000], &[n], &mut out, &[1000]).unwrap();
+    assert!(out.iter().all(|&b| b == 0));
+}

@@ -233,11 +233,19 @@ impl NdArray {
     ///
     /// # Errors
     /// As [`NdArray::read_into`]; [`Error::InvalidParam`] when the array
-    /// does not fit in memory (the allocation is tried, never assumed).
+    /// is larger than the super-chunk's [`crate::DParams::max_output`] (the
+    /// whole array is this call's output: a frame of a few hundred bytes
+    /// may hold gigabytes of zero chunks) or does not fit in memory (the
+    /// allocation is tried, never assumed), before anything is allocated.
     pub fn to_vec(&mut self) -> Result<Vec<u8>> {
         self.check_output()?;
         let n = usize::try_from(self.nbytes())
             .map_err(|_| Error::InvalidParam("array larger than memory".into()))?;
+        if let Some(limit) = self.sc.dparams().max_output.filter(|&l| n > l) {
+            return Err(Error::InvalidParam(format!(
+                "the array is {n} bytes, over the output limit of {limit}"
+            )));
+        }
         let mut v = Vec::new();
         v.try_reserve_exact(n)
             .map_err(|_| Error::InvalidParam(format!("cannot allocate {n} bytes for the array")))?;
