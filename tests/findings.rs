@@ -712,6 +712,23 @@ impl oxiblosc::frame::io::FileStore for OpenLimit {
     }
 }
 
+/// `fuzz-sframe_read-6.bin` unpacked into directory `tag` and opened
+/// read-only through a store that counts its opens (at most 10,000).
+fn open_sframe_6(tag: &str) -> (PathBuf, std::sync::Arc<OpenLimit>, SChunk) {
+    let d = tmp(tag);
+    unpack_sframe_input(&finding("fuzz-sframe_read-6.bin"), &d);
+    let store = std::sync::Arc::new(OpenLimit {
+        opens: Default::default(),
+        limit: 10_000,
+    });
+    let sc = OpenOptions::new()
+        .read_only(true)
+        .store(store.clone())
+        .open(&d)
+        .unwrap();
+    (d, store, sc)
+}
+
 /// `fuzz-sframe_read-6.bin`: a 2,020-byte sparse frame of chunks of any
 /// size whose offsets index is one value repeated 14,680,070 times (every
 /// entry names chunk file 0, of 800 bytes), under a header claiming far
@@ -721,17 +738,7 @@ impl oxiblosc::frame::io::FileStore for OpenLimit {
 /// slice fails as before, having opened a handful of files.
 #[test]
 fn fuzz_sframe_read_6_repeated_entries_are_read_once() {
-    let d = tmp("fuzz-sframe_read-6");
-    unpack_sframe_input(&finding("fuzz-sframe_read-6.bin"), &d);
-    let store = std::sync::Arc::new(OpenLimit {
-        opens: Default::default(),
-        limit: 10_000,
-    });
-    let mut sc = OpenOptions::new()
-        .read_only(true)
-        .store(store.clone())
-        .open(&d)
-        .unwrap();
+    let (d, store, mut sc) = open_sframe_6("fuzz-sframe_read-6");
     assert_eq!(sc.nchunks(), 14_680_070);
     assert_eq!(sc.chunk_nbytes(0).unwrap(), 800);
     let nb = sc.nbytes();
@@ -809,5 +816,40 @@ fn fuzz_sframe_read_6_info_lists_the_repeated_entry_once() {
         serde_json::json!([{"index": 0, "count": 14_680_070u64, "nbytes": 800, "cbytes": 566,
             "ratio": null, "special": null}])
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Found by an audit (session 29): the 1.4 KB sparse frame of
+/// `fuzz-sframe_read-6.bin` names one chunk file
+/// (800 bytes, type size 2) 14.7 million times, with a header size past
+/// the chunks' end. `get_slice` passes over such a run at once; `read_items`
+/// read the size of every chunk before its range, a file open each: 7.3
+/// million for a read from the middle (over a minute), and a read between
+/// the chunks' end and the header's size visited all of them, then
+/// returned `Ok` with `out` as it was.
+#[test]
+fn read_items_passes_over_repeated_index_entries_at_once() {
+    let (d, store, mut sc) = open_sframe_6("fuzz-sframe_read-6-read-items");
+    assert_eq!((sc.nchunks(), sc.typesize()), (14_680_070, 2));
+    let end = 14_680_070u64 * 800;
+    assert!(sc.nbytes() > end);
+    // The chunk's own error (a filter the library does not have), as
+    // `get_slice` gives it.
+    let e0 = sc.decompress_chunk_vec(0).unwrap_err().to_string();
+    assert!(e0.contains("filter id 5"), "{e0}");
+    let mut out = [7u16; 16];
+    let e = sc.read_items(end / 4, &mut out).unwrap_err();
+    assert_eq!(e.to_string(), e0);
+    let e = sc.read_items(end / 2 - 1, &mut out).unwrap_err();
+    assert_eq!(e.to_string(), e0);
+    // Items past the chunks' end are not there.
+    let e = sc.read_items(end / 2, &mut out).unwrap_err();
+    assert!(
+        matches!(&e, oxiblosc::Error::Corrupt(m) if m.contains(&format!("the chunks end at byte {end}"))),
+        "{e}"
+    );
+    assert_eq!(out, [7; 16]);
+    let opens = store.opens.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(opens < 100, "{opens} files opened");
     let _ = std::fs::remove_dir_all(&d);
 }

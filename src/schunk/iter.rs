@@ -3,6 +3,7 @@
 use bytemuck::Pod;
 
 use super::SChunk;
+use super::read::SliceOut;
 use crate::error::{Result, corrupt, invalid_param};
 
 /// An iterator over a super-chunk's chunks, in order: decompressed
@@ -28,6 +29,9 @@ impl ChunkIter<'_> {
         self.next += 1;
         Some((|| {
             let n = self.sc.chunk_nbytes(i)?;
+            // The size comes from the frame header: refused by the output
+            // limit before the buffer grows to it.
+            self.sc.dparams.check_output(n)?;
             buf.resize(n, 0);
             let got = self.sc.decompress_chunk_into(i, buf)?;
             if got != n {
@@ -132,7 +136,11 @@ impl SChunk {
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a type of
-    /// another size or a range past the end; the chunks' errors.
+    /// another size or a range past the end; [`Error::Corrupt`] when the
+    /// chunks end before the range the header's size allows; the chunks'
+    /// errors.
+    ///
+    /// [`Error::Corrupt`]: crate::Error::Corrupt
     pub fn read_items<T: Pod>(&mut self, start: u64, out: &mut [T]) -> Result<()> {
         let ts = std::mem::size_of::<T>();
         if ts != self.typesize() {
@@ -155,35 +163,12 @@ impl SChunk {
                     self.nbytes()
                 ))
             })?;
-        let mut scratch = Vec::new();
-        let (first, mut pos) = self.first_chunk_at(a);
-        for i in first..self.nchunks() {
-            if pos >= b {
-                break;
-            }
-            let n = self.chunk_nbytes(i)? as u64;
-            if pos + n > a {
-                let lo = a.max(pos);
-                let hi = b.min(pos + n);
-                let at = (lo - a) as usize;
-                if lo == pos && hi == pos + n {
-                    // The whole chunk lands in `out`: no copy.
-                    let got = self.decompress_chunk_into(i, &mut dst[at..at + n as usize])?;
-                    if got as u64 != n {
-                        return Err(corrupt(format!("chunk {i} has the wrong size")));
-                    }
-                } else {
-                    scratch.resize(n as usize, 0);
-                    let got = self.decompress_chunk_into(i, &mut scratch)?;
-                    if got as u64 != n {
-                        return Err(corrupt(format!("chunk {i} has the wrong size")));
-                    }
-                    let src = &scratch[(lo - pos) as usize..(hi - pos) as usize];
-                    dst[at..at + src.len()].copy_from_slice(src);
-                }
-            }
-            pos += n;
-        }
-        Ok(())
+        // Read as `get_slice_into` reads (without its output limit on the
+        // whole range: `out` is the caller's): index entries that repeat one
+        // chunk are passed over as a run, not each with a read of the chunk
+        // (a file open each in a directory frame; fuzz-sframe_read-6), and
+        // chunks that end before the range does are an error, not bytes of
+        // `out` left as they were.
+        self.slice_to(a, b, &mut SliceOut::Into(dst, 0))
     }
 }

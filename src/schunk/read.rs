@@ -405,7 +405,7 @@ impl SChunk {
     }
 
     /// Writes bytes `[start, stop)` (a checked range) to `out`, chunk by chunk.
-    fn slice_to(&mut self, start: u64, stop: u64, out: &mut SliceOut<'_>) -> Result<()> {
+    pub(super) fn slice_to(&mut self, start: u64, stop: u64, out: &mut SliceOut<'_>) -> Result<()> {
         let (mut i, mut pos) = self.first_chunk_at(start);
         // The size of the last chunk read, by its index entry: entries
         // that repeat it (an index of one repeated value lists millions of
@@ -537,7 +537,7 @@ fn copy_part(dst: &mut [u8], src: &[u8], at: usize, i: usize) -> Result<usize> {
 
 /// Where a slice goes: a vector that grows as the chunks decode, or the
 /// caller's buffer (of the slice's length) and the bytes written so far.
-enum SliceOut<'a> {
+pub(super) enum SliceOut<'a> {
     Grow(&'a mut Vec<u8>),
     Into(&'a mut [u8], usize),
 }

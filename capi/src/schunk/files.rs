@@ -129,16 +129,21 @@ pub unsafe extern "C" fn blosc2_get_slice_nchunks(
             if s < 0 || e < s {
                 return i64::from(err::INVALID_PARAM);
             }
+            // The byte offsets of the caller's item indices: an index past
+            // every byte a frame can hold is refused, not wrapped.
+            let (Some(bs), Some(be)) = (s.checked_mul(ts), e.checked_mul(ts)) else {
+                return i64::from(err::INVALID_PARAM);
+            };
             let nchunks = h.sc.nchunks() as i64;
             let (first, last) = match h.sc.chunksize().filter(|&c| c > 0) {
                 _ if nchunks == 0 => (0, 0),
                 Some(cs) => {
                     let cs = cs as i64;
-                    let first = (s * ts / cs).min(nchunks);
+                    let first = (bs / cs).min(nchunks);
                     let last = if e == s {
                         first
                     } else {
-                        ((e * ts + cs - 1) / cs).min(nchunks)
+                        (be / cs + i64::from(be % cs != 0)).min(nchunks)
                     };
                     (first, last)
                 }

@@ -1,0 +1,90 @@
+//! Regression tests from an audit of the super-chunk calls: item indices
+//! whose byte offsets overflow `i64` get `BLOSC2_ERROR_INVALID_PARAM`, not
+//! a panic caught at the boundary (`BLOSC2_ERROR_FAILURE`, in a build with
+//! overflow checks) or a wrapped value (a range of 2^60 chunk numbers in
+//! one without). The calls are made from Rust through the library's rlib,
+//! as `capi/tests/b2nd_audit.rs` makes them.
+
+use blosc2::schunk::{
+    blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_free,
+    blosc2_schunk_new, blosc2_storage,
+};
+use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
+
+unsafe extern "C" {
+    fn free(p: *mut std::ffi::c_void);
+}
+
+/// An in-memory super-chunk of `typesize` 4 with two chunks of 1000 items.
+fn two_chunks() -> *mut blosc2_schunk {
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = 4;
+    let mut dp = DPARAMS_DEFAULTS;
+    let mut st = blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: a valid storage whose parameters live through the call.
+    let s = unsafe { blosc2_schunk_new(&mut st) };
+    assert!(!s.is_null());
+    let data = vec![7u8; 4000];
+    for n in 1..=2 {
+        // SAFETY: a live handle; data.len() readable bytes.
+        let rc = unsafe { blosc2_schunk_append_buffer(s, data.as_ptr().cast(), 4000) };
+        assert_eq!(rc, n);
+    }
+    s
+}
+
+/// `blosc2_get_slice_nchunks(start, stop)` with its return code and the
+/// chunk numbers it gave (freed here).
+fn slice_nchunks(s: *mut blosc2_schunk, start: i64, stop: i64) -> (i64, Vec<i64>) {
+    let (mut a, mut b) = (start, stop);
+    let mut idx: *mut i64 = std::ptr::null_mut();
+    // SAFETY: a live handle; start, stop and the out pointer are writable.
+    let n = unsafe { blosc2_get_slice_nchunks(s, &mut a, &mut b, &mut idx) };
+    let mut got = Vec::new();
+    if n >= 0 && !idx.is_null() {
+        // SAFETY: the call malloc'ed n chunk numbers at idx.
+        got = unsafe { std::slice::from_raw_parts(idx, n as usize) }.to_vec();
+    }
+    if !idx.is_null() {
+        // SAFETY: malloc'ed for the caller, freed once.
+        unsafe { free(idx.cast()) };
+    }
+    (n, got)
+}
+
+/// `start * typesize`, `stop * typesize` and the rounding up of the last
+/// chunk were computed unchecked from the caller's item indices.
+#[test]
+fn slice_nchunks_whose_byte_offsets_overflow_are_invalid_params() {
+    let s = two_chunks();
+    assert_eq!(slice_nchunks(s, 0, 1500), (2, vec![0, 1]));
+    assert_eq!(slice_nchunks(s, 1000, 1000), (0, vec![]));
+    for (start, stop) in [
+        // start * 4 overflows.
+        (i64::MAX / 2, i64::MAX),
+        // stop * 4 overflows.
+        (0, i64::MAX / 4 + 1),
+        (1, i64::MAX),
+    ] {
+        let (n, got) = slice_nchunks(s, start, stop);
+        assert_eq!(
+            n,
+            i64::from(err::INVALID_PARAM),
+            "{start}..{stop} gave {got:?}"
+        );
+    }
+    // Byte offsets that fit, rounded up to a whole chunk past `i64::MAX`:
+    // the chunks up to the last one.
+    assert_eq!(slice_nchunks(s, 0, i64::MAX / 4), (2, vec![0, 1]));
+    assert_eq!(slice_nchunks(s, i64::MAX / 4, i64::MAX / 4), (0, vec![]));
+    // The super-chunk is as it was.
+    assert_eq!(slice_nchunks(s, 999, 1001), (2, vec![0, 1]));
+    // SAFETY: made by blosc2_schunk_new, freed once.
+    unsafe { blosc2_schunk_free(s) };
+}
