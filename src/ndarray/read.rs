@@ -149,7 +149,6 @@ impl NdArray {
     /// Chunk `i` decompressed into `buf`, after checking that the stored
     /// chunk declares exactly the size the metalayer gives.
     fn load_chunk(&mut self, i: usize, buf: &mut Vec<u8>) -> Result<()> {
-        self.check_output()?;
         let want = self.layout.chunk_nbytes();
         let chunk = self.sc.get_chunk(i)?;
         let h = crate::chunk::validate(&chunk)?;
@@ -187,6 +186,9 @@ impl NdArray {
     /// Copy the items of chunks `first..first + count` into `dst`, which
     /// starts at array item `base`.
     fn scatter(&mut self, first: u64, count: u64, base: u64, dst: &mut [u8]) -> Result<()> {
+        // Once per call, before the chunk buffer is sized (`to_vec` and
+        // `write_to` also check before sizing their own buffers).
+        self.check_output()?;
         let is = self.layout.itemsize();
         let mut buf = Vec::new();
         for ci in first..first + count {

@@ -429,11 +429,20 @@ fn runs(
             .map_err(|e| Failure::Read(format!("cannot read {what} (chunk {i}): {e}")))
     };
     let mut i = 0;
+    // The last chunk, when a run's end read it and it differed: its row.
+    let mut last = None;
     while i < n {
-        let c = read(sc, i)?;
+        let c = match last.take() {
+            Some(c) if i == n - 1 => c,
+            _ => read(sc, i)?,
+        };
         let mut count = sc.entry_run(i).clamp(1, n - i);
-        if count > 1 && i + count == n && read(sc, n - 1)? != c {
-            count -= 1;
+        if count > 1 && i + count == n {
+            let l = read(sc, n - 1)?;
+            if l != c {
+                count -= 1;
+                last = Some(l);
+            }
         }
         row(i, count, &c)?;
         i += count;
