@@ -90,7 +90,12 @@ fn check_box(
 }
 
 /// The chunks (indices in C order of the grid) the box touches.
-fn chunks_of_box(meta: &NdMeta, layout: &Layout, start: &[u64], stop: &[u64]) -> Vec<u64> {
+pub(super) fn chunks_of_box(
+    meta: &NdMeta,
+    layout: &Layout,
+    start: &[u64],
+    stop: &[u64],
+) -> Vec<u64> {
     let n = meta.ndim();
     if n == 0 {
         return if layout.nchunks() > 0 {
@@ -212,6 +217,14 @@ pub fn get_slice(
     let mut mask = Vec::new();
     let bn = layout.block_nbytes().max(1);
     for ci in chunks_of_box(meta, &layout, start, stop) {
+        if zero_chunk(sc, ci, want)? {
+            // Its items are zeros: written without decoding the chunk (an
+            // array of zeros may have chunks of megabytes).
+            for_each_box_run(meta, &layout, ci, start, stop, bshape, |_, b, n| {
+                dst[b * is..(b + n) * is].fill(0);
+            });
+            continue;
+        }
         if buf.is_empty() {
             buf = chunk_buffer(sc, ci, want)?;
             mask = vec![true; want.div_ceil(bn)];
@@ -234,6 +247,25 @@ pub fn get_slice(
         });
     }
     Ok(())
+}
+
+/// Whether chunk `ci` is zeros by its index entry alone (as `b2nd_zeros`,
+/// `fill_special` and resizes leave an array's chunks), of the
+/// metalayer's chunk size `want`; a zero chunk of another size, or over
+/// [`crate::DParams::max_output`], is refused as a decoded one would be.
+pub(super) fn zero_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<bool> {
+    let ci = ci as usize;
+    if sc.index_special(ci) != Some(crate::SpecialValue::Zeros) {
+        return Ok(false);
+    }
+    // The output limit holds as for a decoded chunk: the same calls work
+    // or are refused, only faster.
+    sc.dparams().check_output(want)?;
+    let n = sc.chunk_nbytes(ci)?;
+    if n != want {
+        return Err(short_chunk(ci as u64, n, want));
+    }
+    Ok(true)
 }
 
 /// A buffer of `want` bytes, the metalayer's chunk size, allocated only once

@@ -227,6 +227,18 @@ impl SChunk {
         self.offsets.run_len(i)
     }
 
+    /// The special value chunk `i`'s index entry codes (zeros, NaN, uninit),
+    /// `None` for a stored chunk (even a special one) or `i` out of range:
+    /// read from the index alone, no chunk loaded. NDArray edits use it to
+    /// pass over zero chunks without decoding them (`ndarray/slice.rs`,
+    /// `ndarray/reshape.rs`).
+    pub(crate) fn index_special(&self, i: usize) -> Option<SpecialValue> {
+        match self.entry(i) {
+            Ok(ChunkEntry::Special(k)) => Some(k),
+            _ => None,
+        }
+    }
+
     /// What chunk `i` is (sizes, special kind, location).
     ///
     /// # Errors
