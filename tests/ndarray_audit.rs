@@ -260,3 +260,26 @@ fn edits_of_an_array_of_zeros_keep_zero_chunks_without_decoding_them() {
     let a = NdArray::open(again).unwrap();
     assert_eq!(a.meta().shape, [n + 20]);
 }
+
+/// Found by `ndarray_args` (session 30): an empty array whose chunk and
+/// block lengths are 0 in its empty dimension (as `default_shapes` gives
+/// them) and 2^24, 2^28, 2^28 in the others. The block size is then 0 and
+/// checked, but `Layout::new` multiplied the other block lengths for its
+/// strides unchecked: a panic (overflow) where overflow checks are on.
+/// Such an array is accepted (C-Blosc2 accepts it) and stays empty.
+#[test]
+fn an_empty_array_whose_other_block_lengths_overflow_lays_out() {
+    let shape = [0, 1 << 24, 1 << 28, 1 << 28];
+    let chunks = [0, 1 << 24, 1 << 28, 1 << 28];
+    let meta = NdMeta::new(&shape, &chunks, &chunks, "|u1");
+    let layout = ndarray::Layout::new(&meta, 4).unwrap();
+    assert_eq!((layout.nchunks(), layout.nitems()), (0, 0));
+    assert_eq!((layout.chunk_nbytes(), layout.block_nbytes()), (0, 0));
+    let mut meta = meta;
+    let mut sc = empty(&meta);
+    let r = ndarray::insert(&mut sc, &mut meta, &[1; 4], 0, 0);
+    assert!(matches!(r, Err(Error::InvalidParam(_))), "{r:?}");
+    let mut a = NdArray::open(sc).unwrap();
+    assert_eq!(a.meta().shape, shape);
+    assert_eq!(a.to_vec().unwrap().len(), 0);
+}

@@ -116,12 +116,20 @@ impl Layout {
         let mut array_strides = vec![1u64; n];
         let mut block_strides = vec![1u64; n];
         for d in (0..n.saturating_sub(1)).rev() {
-            // Both products are bounded by the checked totals above (for an
-            // empty array the array strides may be 0, never overflowing).
+            // The array strides are bounded by the checked array size (for
+            // an empty array they may be 0, never overflowing). The block
+            // strides are bounded by the checked block size when no block
+            // length is 0; where one is (an empty dimension's, as
+            // `default_shapes` gives it, as C-Blosc2 accepts it) the others'
+            // product may overflow (`[0, 2^24, 2^28, 2^28]`, a panic found by
+            // `ndarray_args`), but a block of 0 items is never addressed:
+            // 0 then, as for the array strides.
             array_strides[d] = array_strides[d + 1]
                 .checked_mul(meta.shape[d + 1])
                 .unwrap_or(0);
-            block_strides[d] = block_strides[d + 1] * meta.blockshape[d + 1];
+            block_strides[d] = block_strides[d + 1]
+                .checked_mul(meta.blockshape[d + 1])
+                .unwrap_or(0);
         }
         Ok(Layout {
             shape: meta.shape.clone(),
