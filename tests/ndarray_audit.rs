@@ -13,6 +13,17 @@ use oxiblosc::{CParams, DParams, Error};
 #[global_allocator]
 static GLOBAL: counting::Counting = counting::Counting;
 
+/// An array of `meta` in memory, of `nitems` zeros in zero chunks of
+/// `chunksize` bytes (a few bytes of index each, as `b2nd_zeros` makes).
+fn zeros(meta: &NdMeta, nitems: u64, chunksize: usize) -> SChunk {
+    let mut sc = ndarray::builder(meta, CParams::default())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    sc.fill_special(nitems, Fill::Zeros, chunksize).unwrap();
+    sc
+}
+
 /// An empty array of `meta` (no chunks) in memory.
 fn empty(meta: &NdMeta) -> SChunk {
     ndarray::create(meta, CParams::default(), &[]).unwrap()
@@ -91,11 +102,7 @@ fn insert_into_an_empty_array_of_huge_dimensions_is_an_error() {
 fn reads_keep_the_output_limit_before_sizing_a_buffer() {
     let n = 1u64 << 26;
     let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
-    let mut sc = ndarray::builder(&meta, CParams::default())
-        .unwrap()
-        .build_memory()
-        .unwrap();
-    sc.fill_special(n, Fill::Zeros, n as usize).unwrap();
+    let mut sc = zeros(&meta, n, n as usize);
     sc.set_dparams(DParams::default().max_output(1 << 20));
     let bound = 4 << 20;
     let limited = |r: &oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"));
@@ -129,11 +136,7 @@ fn resizes_that_add_only_zero_chunks_allocate_no_chunk_buffer() {
     let n = 1u64 << 28;
     let bound = 4 << 20;
     let mut meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
-    let mut sc = ndarray::builder(&meta, CParams::default())
-        .unwrap()
-        .build_memory()
-        .unwrap();
-    sc.fill_special(n, Fill::Zeros, n as usize).unwrap();
+    let mut sc = zeros(&meta, n, n as usize);
     counting::reset_largest();
     ndarray::resize(&mut sc, &mut meta, &[2 * n], None).unwrap();
     assert!(counting::largest() <= bound, "{}", counting::largest());
@@ -211,11 +214,7 @@ fn edits_of_an_array_of_zeros_keep_zero_chunks_without_decoding_them() {
     let cs = 1u64 << 24;
     let n = 64 * cs;
     let mut meta = NdMeta::new(&[n], &[cs], &[1 << 16], "|u1");
-    let mut sc = ndarray::builder(&meta, CParams::default())
-        .unwrap()
-        .build_memory()
-        .unwrap();
-    sc.fill_special(n, Fill::Zeros, cs as usize).unwrap();
+    let mut sc = zeros(&meta, n, cs as usize);
     counting::reset_largest();
     let mut one = [7u8];
     ndarray::get_slice(&mut sc, &meta, &[n / 2], &[n / 2 + 1], &mut one, &[1]).unwrap();
@@ -228,27 +227,13 @@ fn edits_of_an_array_of_zeros_keep_zero_chunks_without_decoding_them() {
     assert!(counting::largest() < 1 << 20, "{}", counting::largest());
     assert_eq!(meta.shape, [n + 10]);
     assert_eq!(sc.nchunks(), 65);
-    for i in 0..65 {
-        let info = sc.chunk_info(i).unwrap();
-        assert_eq!(
-            (info.special, info.cbytes),
-            (Some(oxiblosc::SpecialValue::Zeros), 0),
-            "chunk {i}"
-        );
-    }
+    zero_chunks_by_index(&mut sc, 0..65);
     // Ten nines inserted there: the first chunk is built from them, the
     // others stay zero chunks.
     ndarray::insert(&mut sc, &mut meta, &[9; 10], 0, 0).unwrap();
     assert_eq!(meta.shape, [n + 20]);
     assert_eq!(sc.nchunks(), 65);
-    for i in 1..65 {
-        let info = sc.chunk_info(i).unwrap();
-        assert_eq!(
-            (info.special, info.cbytes),
-            (Some(oxiblosc::SpecialValue::Zeros), 0),
-            "chunk {i}"
-        );
-    }
+    zero_chunks_by_index(&mut sc, 1..65);
     let mut head = [7u8; 12];
     ndarray::get_slice(&mut sc, &meta, &[0], &[12], &mut head, &[12]).unwrap();
     assert_eq!(head, [9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0]);
@@ -259,6 +244,18 @@ fn edits_of_an_array_of_zeros_keep_zero_chunks_without_decoding_them() {
     let again = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
     let a = NdArray::open(again).unwrap();
     assert_eq!(a.meta().shape, [n + 20]);
+}
+
+/// Chunks `range` of `sc` are zero chunks coded in the index (no bytes).
+fn zero_chunks_by_index(sc: &mut SChunk, range: std::ops::Range<usize>) {
+    for i in range {
+        let info = sc.chunk_info(i).unwrap();
+        assert_eq!(
+            (info.special, info.cbytes),
+            (Some(oxiblosc::SpecialValue::Zeros), 0),
+            "chunk {i}"
+        );
+    }
 }
 
 /// Found by `ndarray_args` (session 30): an empty array whose chunk and
