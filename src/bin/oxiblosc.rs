@@ -28,7 +28,7 @@ mod decompress;
 mod digests;
 #[path = "oxiblosc/files.rs"]
 mod files;
-#[path = "oxiblosc/info.rs"]
+#[path = "oxiblosc/info/mod.rs"]
 mod info;
 #[path = "oxiblosc/ndarray.rs"]
 mod ndarray;
