@@ -40,7 +40,7 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 # Build every target once (one cargo call builds them side by side), then run
-# them FUZZ_JOBS at a time (default: the machine's cores, at most 2 here), each
+# them FUZZ_JOBS at a time (default: the number of cores), each
 # for its own FUZZ_SECONDS: on 2 cores the 14 minutes of one-at-a-time runs
 # take 7, every target still gets its minute on a core of its own.
 jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
