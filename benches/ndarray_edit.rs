@@ -13,15 +13,20 @@
 //! Ids are `ndarray_edit/EDIT/memory|file`: `shrink_half` (resize to 20,000
 //! rows: 20,000 chunks dropped), `append_row`, `insert_10_rows` (at row
 //! 20,000), `set_slice_row` (one row in the middle).
+//!
+//! `ndarray_rewrite/set_slice_column/CODEC` writes one column of a
+//! 4,096 x 1,024 array of u32 in 1,024 chunks of 16 KiB (4 x 1,024, blocks
+//! of 4 x 256), in memory: every chunk is decoded, patched and compressed
+//! again, so the cost is the codec's, chunk by chunk.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use oxiblosc::CParams;
 use oxiblosc::ndarray::{self, NdMeta};
 use oxiblosc::schunk::{OpenOptions, SChunk};
+use oxiblosc::{CParams, Codec};
 
 const ROWS: u64 = 40_000;
 
@@ -99,5 +104,38 @@ fn bench(c: &mut Criterion) {
     let _ = std::fs::remove_file(path());
 }
 
-criterion_group!(benches, bench);
+/// One column written over every chunk of a 1,024-chunk array, per codec.
+fn rewrite(c: &mut Criterion) {
+    let meta = NdMeta::new(&[4096, 1024], &[4, 1024], &[4, 256], "<u4");
+    let data: Vec<u8> = (0..4096u32 * 1024)
+        .flat_map(|v| (v / 3).to_le_bytes())
+        .collect();
+    let mut g = c.benchmark_group("ndarray_rewrite");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    for (name, codec) in [
+        ("blosclz", Codec::BloscLz),
+        ("lz4", Codec::Lz4),
+        ("zlib", Codec::Zlib),
+        ("zstd", Codec::Zstd),
+    ] {
+        let cparams = CParams::default().codec(codec).nthreads(1);
+        let mut sc = ndarray::create(&meta, cparams, &data).unwrap();
+        let bytes = sc.to_cframe().unwrap();
+        let column = vec![7u8; 4096 * 4];
+        g.bench_function(format!("set_slice_column/{name}"), |b| {
+            b.iter_batched(
+                || SChunk::from_cframe(bytes.clone()).unwrap(),
+                |mut sc| {
+                    ndarray::set_slice(&mut sc, &meta, &[0, 5], &[4096, 6], &column, &[4096, 1])
+                        .unwrap();
+                    sc
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, rewrite);
 criterion_main!(benches);

@@ -225,7 +225,9 @@ fn resize_with(
     let cs = &meta.chunkshape;
     // The new chunks in order: runs of old ones kept, and new bytes.
     let mut plan: Vec<Rebuild> = Vec::new();
-    let cparams = chunk_cparams(sc, &new_layout);
+    // One compressor for every rebuilt chunk: its codec contexts (a zstd
+    // or zlib state, a thread pool) are made once, not once per chunk.
+    let mut comp = crate::Compressor::new(chunk_cparams(sc, &new_layout));
     // Sized when a chunk is first rebuilt from items: a resize that only
     // keeps chunks and adds zero ones allocates none (a frame of a few
     // bytes may claim chunks of gigabytes).
@@ -318,7 +320,7 @@ fn resize_with(
         if old_zero && !filled {
             // No item lands here: a zero chunk, recorded as such.
             plan.push(Rebuild::New(crate::special_chunk(
-                &cparams,
+                comp.params(),
                 new_layout.chunk_nbytes(),
                 crate::SpecialValue::Zeros,
                 &[],
@@ -330,7 +332,7 @@ fn resize_with(
         if old_zero {
             // Only the fill's items.
             write_fill(&mut buf);
-            plan.push(Rebuild::New(crate::compress(&buf, &cparams)?));
+            plan.push(Rebuild::New(comp.compress(&buf)?));
             continue;
         }
         for PieceBox { nlo, nhi, olo, ohi } in &boxes {
@@ -343,7 +345,7 @@ fn resize_with(
             });
         }
         write_fill(&mut buf);
-        plan.push(Rebuild::New(crate::compress(&buf, &cparams)?));
+        plan.push(Rebuild::New(comp.compress(&buf)?));
     }
     let name = if sc.meta_exists(B2ND_META) {
         B2ND_META

@@ -344,7 +344,9 @@ pub fn set_slice(
     sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
     let want = layout.chunk_nbytes();
-    let cparams = chunk_cparams(sc, &layout);
+    // One compressor for every chunk the box touches (codec contexts and
+    // thread pool made once).
+    let mut comp = crate::Compressor::new(chunk_cparams(sc, &layout));
     let mut buf = Vec::new();
     let mut updates = Vec::new();
     let bn = layout.block_nbytes().max(1);
@@ -366,7 +368,7 @@ pub fn set_slice(
         for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
             buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
         });
-        updates.push((ci as usize, crate::compress(&buf, &cparams)?));
+        updates.push((ci as usize, comp.compress(&buf)?));
     }
     // Every chunk replaced in one change (old-or-new as a whole): the
     // chunks between them kept as runs.
