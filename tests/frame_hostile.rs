@@ -513,3 +513,68 @@ fn ndarray_edits_of_an_array_too_large_to_edit_are_refused_at_once() {
     assert!(largest < 1 << 20, "largest allocation {largest}");
     assert_eq!(meta.shape, [n]);
 }
+
+/// A sparse frame's chunk file that is not a regular file: a symbolic link
+/// (to a good copy of the chunk, elsewhere), a directory, or a FIFO no one
+/// writes to. Each is refused as corrupt, naming the file, without waiting
+/// on the FIFO (the read runs on a thread given 20 s); the other chunks
+/// still read.
+#[cfg(unix)]
+#[test]
+fn sframe_chunk_files_that_are_not_regular_files_are_refused() {
+    use std::sync::mpsc;
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sframe-not-regular-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let data: Vec<u8> = (0..4096u32).flat_map(|v| (v / 5).to_le_bytes()).collect();
+    for kind in ["symlink", "directory", "fifo"] {
+        let dir = base.join(format!("{kind}.b2frame"));
+        {
+            let mut sc = SChunk::builder()
+                .cparams(oxiblosc::CParams::default().typesize(4))
+                .fsync(false)
+                .create_dir(&dir)
+                .unwrap();
+            for _ in 0..3 {
+                sc.append_buffer(&data).unwrap();
+            }
+        }
+        let chunk = dir.join("00000001.chunk");
+        let copy = base.join(format!("{kind}-copy.chunk"));
+        std::fs::rename(&chunk, &copy).unwrap();
+        match kind {
+            "symlink" => std::os::unix::fs::symlink(&copy, &chunk).unwrap(),
+            "directory" => std::fs::create_dir(&chunk).unwrap(),
+            _ => assert!(
+                std::process::Command::new("mkfifo")
+                    .arg(&chunk)
+                    .status()
+                    .unwrap()
+                    .success()
+            ),
+        }
+        let (tx, rx) = mpsc::channel();
+        let d = dir.clone();
+        std::thread::spawn(move || {
+            let mut sc = OpenOptions::new().read_only(true).open(&d).unwrap();
+            let r = (0..3)
+                .map(|i| sc.decompress_chunk_vec(i))
+                .collect::<Vec<_>>();
+            let _ = tx.send(r);
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{kind}: the read waited (or panicked)"));
+        assert_eq!(r[0].as_ref().unwrap(), &data, "{kind}: chunk 0");
+        assert_eq!(r[2].as_ref().unwrap(), &data, "{kind}: chunk 2");
+        let e = r[1].as_ref().unwrap_err();
+        assert!(matches!(e, oxiblosc::Error::Corrupt(_)), "{kind}: {e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("00000001.chunk") && msg.contains("not a regular file"),
+            "{kind}: {msg}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

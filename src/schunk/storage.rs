@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -179,18 +179,54 @@ pub(super) fn chunk_file(dir: &Path, id: u64) -> PathBuf {
 const MIN_CHUNK_FILE: u64 = 16;
 
 /// Read a chunk file: a regular file (no symlink), [`MIN_CHUNK_FILE`]
-/// bytes or more, whose size is its header's cbytes.
+/// bytes or more, whose size is its header's cbytes. The checks are made on
+/// the open file, so the file read is the file checked, and exactly the
+/// checked length is read (a file that grows meanwhile gives no more).
 pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
     let p = chunk_file(dir, id);
-    let md = fs::symlink_metadata(&p)?;
+    let not_regular = || corrupt(format!("{} is not a regular file", p.display()));
+    let mut f = match open_no_follow(&p) {
+        Ok(f) => f,
+        // A symlink's open fails (ELOOP on Linux and macOS, EMLINK on
+        // FreeBSD; elsewhere than Unix, any file that is not regular):
+        // said as such, not as the operating system's error.
+        Err(_) if fs::symlink_metadata(&p).is_ok_and(|m| !m.file_type().is_file()) => {
+            return Err(not_regular());
+        }
+        Err(e) => return Err(at(&p)(e)),
+    };
+    let md = f.metadata().map_err(at(&p))?;
     if !md.file_type().is_file() {
-        return Err(corrupt(format!("{} is not a regular file", p.display())));
+        return Err(not_regular());
     }
     if md.len() < MIN_CHUNK_FILE || md.len() > i32::MAX as u64 {
         return Err(corrupt(format!("{}: {} bytes", p.display(), md.len())));
     }
-    let bytes = fs::read(&p)?;
+    let mut bytes = vec![0u8; md.len() as usize];
+    f.read_exact(&mut bytes).map_err(at(&p))?;
     Ok(bytes)
+}
+
+/// Open `p` to read, refusing a symbolic link as the last component, and
+/// without waiting for a writer when it is a FIFO (the caller checks the
+/// type on the open file). Elsewhere than Unix: the link and type checked
+/// first, then opened.
+fn open_no_follow(p: &Path) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(p)
+    }
+    #[cfg(not(unix))]
+    {
+        if !fs::symlink_metadata(p)?.file_type().is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        File::open(p)
+    }
 }
 
 /// How much of a stored chunk's header [`load_chunk`] checks.
