@@ -100,6 +100,11 @@ impl OpenOptions {
 
     /// Open a file (cframe) or directory (sframe).
     ///
+    /// A sparse frame's chunk files are read as they are needed, each opened
+    /// once and checked on the open file: a chunk file that is not a regular
+    /// file (a symbolic link, a directory, a FIFO, which is not waited on) or
+    /// whose size is out of range is refused as corrupt, naming the file.
+    ///
     /// # Errors
     /// I/O errors and every frame check of [`Frame::read`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<SChunk> {
