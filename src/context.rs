@@ -22,6 +22,15 @@ pub struct Compressor {
     workers: Workers,
 }
 
+/// Shows the parameters (the workers' scratch is not shown).
+impl std::fmt::Debug for Compressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compressor")
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Compressor {
     /// A compressor for `params` (checked on first use).
     pub fn new(params: CParams) -> Self {
@@ -115,6 +124,15 @@ impl Compressor {
 pub struct Decompressor {
     params: DParams,
     workers: Workers,
+}
+
+/// Shows the parameters (the workers' scratch is not shown).
+impl std::fmt::Debug for Decompressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decompressor")
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Decompressor {

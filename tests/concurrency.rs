@@ -31,6 +31,8 @@ const _: () = {
     send_sync::<oxiblosc::frame::FileIo>();
     send_sync::<oxiblosc::schunk::Storage>();
     send_sync::<oxiblosc::schunk::OpenOptions>();
+    send_sync::<oxiblosc::bloscpack::Reader<Vec<u8>>>();
+    send_sync::<oxiblosc::bloscpack::Reader<&[u8]>>();
 };
 
 /// `SChunk` is neither `Send` nor `Sync` (it may hold a caller's
@@ -78,6 +80,35 @@ fn compressors_move_across_threads_and_give_the_same_bytes() {
     for h in handles {
         assert_eq!(h.join().unwrap(), want);
     }
+}
+
+/// One Bloscpack `Reader` shared by four threads through `&` (it keeps one
+/// decompressor behind a lock): each decodes every chunk, in its own
+/// order, and gets the file's data.
+#[test]
+fn a_bloscpack_reader_is_shared_across_threads() {
+    use oxiblosc::bloscpack::{self, Options, Reader};
+    let data = support::data(1 << 20, 3);
+    let opts = Options::default()
+        .cparams(CParams::default().codec(Codec::Zstd).typesize(4))
+        .chunk_size(16 << 10);
+    let blp = bloscpack::pack(&data, &opts).unwrap();
+    let r = Reader::new(&blp[..]).unwrap();
+    let n = r.nchunks();
+    assert_eq!(n, 64);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (r, data) = (&r, &data);
+            s.spawn(move || {
+                for k in 0..n {
+                    let i = (k * 7 + t * 13) % n;
+                    let got = r.decompress_chunk(i).unwrap();
+                    assert!(got == data[i << 14..(i + 1) << 14], "thread {t}, chunk {i}");
+                }
+            });
+        }
+    });
+    assert!(r.decompress_all().unwrap() == data);
 }
 
 // ---------------------------------------------------------------------------

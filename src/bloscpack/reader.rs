@@ -3,6 +3,7 @@
 //! against the offsets, each chunk's digest verified before it is decoded.
 
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -48,6 +49,9 @@ pub struct Reader<B> {
     offsets_pos: usize,
     offsets: Option<Vec<Option<u64>>>,
     chunks: Vec<Span>,
+    /// One decompressor for every chunk decoded (its codec contexts and
+    /// scratch made once); a lock so that `&self` readers stay `Sync`.
+    decompressor: Mutex<Decompressor>,
 }
 
 impl Reader<Vec<u8>> {
@@ -115,6 +119,7 @@ impl<B: AsRef<[u8]>> Reader<B> {
             offsets_pos,
             offsets,
             chunks,
+            decompressor: Mutex::new(Decompressor::new(DParams::default())),
         })
     }
 
@@ -218,7 +223,11 @@ impl<B: AsRef<[u8]>> Reader<B> {
         }
         let old = out.len();
         out.resize(old + h.nbytes, 0);
-        let n = Decompressor::new(DParams::default())
+        let n = self
+            .decompressor
+            .lock()
+            // Its state is scratch, rebuilt by each call: usable after a panic.
+            .unwrap_or_else(PoisonError::into_inner)
             .decompress_into(chunk, &mut out[old..])
             .map_err(|e| chunk_err(i, e));
         match n {

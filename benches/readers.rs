@@ -1,0 +1,82 @@
+//! Criterion benchmarks of readers whose cost per chunk is more than the
+//! decode, on 2,000 chunks of 4 KiB:
+//!
+//! - `sframe_read/decompress_2000`: every chunk of a sparse frame (a
+//!   directory, one file per chunk) decoded in turn, so mostly the cost of
+//!   fetching a chunk file (open, checks, read). The directory is written
+//!   once, in the system's temporary directory, outside the timing.
+//! - `bloscpack_read/decompress_all/CODEC`: a `.blp` in memory decoded whole
+//!   (`Reader::decompress_all`: each chunk's digest checked, then decoded).
+//!
+//! ```text
+//! cargo bench --bench readers                 # every row
+//! cargo bench --bench readers -- --test       # run each once, as a check
+//! ```
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use oxiblosc::bloscpack::{self, Options, Reader};
+use oxiblosc::schunk::{OpenOptions, SChunk};
+use oxiblosc::{CParams, Codec};
+
+fn bench(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!(
+        "oxiblosc-bench-sframe-{}.b2frame",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let p = CParams::default().typesize(4);
+    let data: Vec<u8> = (0..1024u32)
+        .flat_map(|v| (v * 3 + v % 7).to_le_bytes())
+        .collect();
+    {
+        let mut sc = SChunk::builder()
+            .cparams(p)
+            .fsync(false)
+            .create_dir(&dir)
+            .unwrap();
+        for _ in 0..2000 {
+            sc.append_buffer(&data).unwrap();
+        }
+    }
+    let mut sc = OpenOptions::new().read_only(true).open(&dir).unwrap();
+    let mut out = vec![0u8; data.len()];
+    let mut g = c.benchmark_group("sframe_read");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.bench_function("decompress_2000", |b| {
+        b.iter(|| {
+            for i in 0..sc.nchunks() {
+                black_box(sc.decompress_chunk_into(i, &mut out).unwrap());
+            }
+        })
+    });
+    g.finish();
+    drop(sc);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn bloscpack_read(c: &mut Criterion) {
+    let data: Vec<u8> = (0..2000 * 1024u32)
+        .flat_map(|v| (v / 3 + v % 7).to_le_bytes())
+        .collect();
+    let mut g = c.benchmark_group("bloscpack_read");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    for (name, codec) in [("blosclz", Codec::BloscLz), ("zstd", Codec::Zstd)] {
+        let opts = Options::default()
+            .cparams(CParams::default().codec(codec).typesize(4))
+            .chunk_size(4096);
+        let blp = bloscpack::pack(&data, &opts).unwrap();
+        g.bench_function(format!("decompress_all/{name}"), |b| {
+            b.iter(|| {
+                let r = Reader::new(&blp[..]).unwrap();
+                black_box(r.decompress_all().unwrap().len())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bloscpack_read);
+criterion_main!(benches);
