@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use oxiblosc::bloscpack::{self, Checksum, Header, MetaCodec, MetadataOptions, Options, Reader};
+use oxiblosc::bloscpack::{
+    self, Checksum, Decoder, Header, MetaCodec, MetadataOptions, Options, Reader,
+};
 use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -38,6 +40,32 @@ fn sha256_hex(d: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Gives its bytes in pieces of 1 to 13 bytes, as a pipe might.
+struct Dribble<'a> {
+    src: &'a [u8],
+    turn: usize,
+}
+
+impl std::io::Read for Dribble<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.turn += 1;
+        let n = (1 + self.turn * 5 % 13).min(buf.len()).min(self.src.len());
+        buf[..n].copy_from_slice(&self.src[..n]);
+        self.src = &self.src[n..];
+        Ok(n)
+    }
+}
+
+/// `blp` decoded by the streaming `Decoder` from a reader that gives a few
+/// bytes at a time, into a sink through `io::copy` (so that the largest
+/// allocation is the decoder's own).
+fn stream_unpack(blp: &[u8]) -> Result<Vec<u8>, String> {
+    let mut dec = Decoder::new(Dribble { src: blp, turn: 0 }).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    std::io::copy(&mut dec, &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 fn vector(name: &str) -> (Vec<u8>, Value) {
@@ -114,6 +142,13 @@ fn vectors_decode_to_their_data() {
             assert_eq!(w["meta_codec"], codec, "{name}");
         }
         assert_eq!(bloscpack::unpack(&blp).unwrap(), out, "{name}");
+        // Streamed: the same data, header, metadata and offsets.
+        assert!(stream_unpack(&blp).unwrap() == out, "{name}: streamed");
+        let dec = Decoder::new(&blp[..]).unwrap();
+        assert_eq!(dec.header(), r.header(), "{name}");
+        assert_eq!(dec.metadata(), r.metadata(), "{name}");
+        assert_eq!(dec.metadata_header(), r.metadata_header(), "{name}");
+        assert_eq!(dec.offsets(), r.offsets(), "{name}");
     }
 }
 
@@ -432,7 +467,16 @@ fn rewrite_metadata_within_the_room() {
 /// names bloscpack; `exact` says whether an undetected change is
 /// impossible (the file has checksums).
 fn check_hostile(what: &str, blp: &[u8], want: &[u8], exact: bool) {
-    match bloscpack::unpack(blp) {
+    let whole = bloscpack::unpack(blp);
+    // The streaming decoder takes the same files and refuses the same ones,
+    // with the same data when it takes one.
+    match (&whole, stream_unpack(blp)) {
+        (Ok(a), Ok(b)) => assert!(*a == b, "{what}: streamed other data"),
+        (Err(_), Err(_)) => {}
+        (Ok(_), Err(e)) => panic!("{what}: only the stream failed: {e}"),
+        (Err(e), Ok(_)) => panic!("{what}: only the stream took it (unpack: {e})"),
+    }
+    match whole {
         Ok(out) => {
             if exact {
                 assert!(out == want, "{what}: Ok with wrong data");
@@ -488,6 +532,10 @@ fn hostile_truncations_never_panic() {
         for n in 0..blp.len() {
             // A file cut anywhere has lost its last digest or chunk (or more).
             let r = bloscpack::unpack(&blp[..n]);
+            assert!(
+                stream_unpack(&blp[..n]).is_err(),
+                "{name} cut at {n} streamed"
+            );
             let e = r.expect_err(&format!("{name} cut at {n} decoded"));
             assert!(
                 e.to_string().contains("bloscpack"),
@@ -600,7 +648,56 @@ fn absurd_header_fields_fail_fast_without_big_allocations() {
         let e = r.expect_err(what);
         assert!(e.to_string().contains("bloscpack"), "{what}: {e}");
         assert!(largest < 16 << 10, "{what}: allocated {largest} bytes");
+        counting::reset_largest();
+        let r = stream_unpack(f);
+        let largest = counting::largest();
+        let e = r.expect_err(what);
+        assert!(e.contains("bloscpack"), "{what}, streamed: {e}");
+        assert!(
+            largest < 16 << 10,
+            "{what}, streamed: allocated {largest} bytes"
+        );
     }
+}
+
+/// A 64 MiB file streamed holds about one chunk at a time: its largest
+/// allocation is under 2 MiB (1 MiB chunks), and the data comes back.
+#[test]
+fn a_large_file_streams_in_chunk_sized_memory() {
+    let d = data(64 << 20, 5);
+    let opts = Options::default()
+        .chunk_size(1 << 20)
+        .checksum(Checksum::Crc32)
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4));
+    let blp = bloscpack::pack(&d, &opts).unwrap();
+    /// Compares what it is given with `want`, in order.
+    struct Compare<'a> {
+        want: &'a [u8],
+        same: bool,
+    }
+    impl std::io::Write for Compare<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.want.len());
+            self.same &= n == buf.len() && buf == &self.want[..n];
+            self.want = &self.want[n..];
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    counting::reset_largest();
+    let mut dec = Decoder::new(&blp[..]).unwrap();
+    let mut cmp = Compare {
+        want: &d,
+        same: true,
+    };
+    let n = std::io::copy(&mut dec, &mut cmp).unwrap();
+    let largest = counting::largest();
+    assert_eq!(n, d.len() as u64);
+    assert!(cmp.same && cmp.want.is_empty(), "other data");
+    assert_eq!(dec.nchunks(), 64);
+    assert!(largest < 2 << 20, "allocated {largest} bytes");
 }
 
 // ---------------------------------------------------------------- interop

@@ -1,10 +1,27 @@
 //! Bloscpack files: open, every read, and the writes on an opened file
-//! (append, metadata rewrite), which must give a file that reopens.
+//! (append, metadata rewrite), which must give a file that reopens. The
+//! streaming `Decoder` (since session 31) must take exactly the files
+//! `unpack` takes, and give the same data.
 #![no_main]
+use std::io::Read;
+
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::bloscpack::{self, MetadataOptions, Reader};
+use oxiblosc::bloscpack::{self, Decoder, MetadataOptions, Reader};
 
 fuzz_target!(|data: &[u8]| {
+    let whole = bloscpack::unpack(data);
+    let streamed = Decoder::new(data)
+        .map_err(|e| e.to_string())
+        .and_then(|mut d| {
+            let mut v = Vec::new();
+            d.read_to_end(&mut v).map(|_| v).map_err(|e| e.to_string())
+        });
+    match (&whole, &streamed) {
+        (Ok(a), Ok(b)) => assert!(a == b, "the stream gave other data"),
+        (Err(_), Err(_)) => {}
+        (Ok(_), Err(e)) => panic!("only the stream failed: {e}"),
+        (Err(e), Ok(_)) => panic!("only the stream took it (unpack: {e})"),
+    }
     let Ok(r) = Reader::new(data) else { return };
     let _ = r.header();
     let _ = r.metadata();

@@ -165,7 +165,14 @@ fuzz_target!(|inp: Input| {
             } => {
                 let bs = nums(bshape, n);
                 let mut dst = buffer(&bs, is, 0xEE);
-                ndarray::get_slice(&mut sc, &meta, &nums(start, n), &nums(stop, n), &mut dst, &bs)
+                ndarray::get_slice(
+                    &mut sc,
+                    &meta,
+                    &nums(start, n),
+                    &nums(stop, n),
+                    &mut dst,
+                    &bs,
+                )
             }
             Call::Set {
                 start,

@@ -43,8 +43,13 @@
 //! the length of the input before anything it sizes is allocated, every
 //! chunk's digest is verified before it is decoded, and errors name the
 //! section or the chunk (`bloscpack chunk 3: checksum mismatch (adler32)`).
+//!
+//! [`Reader`] holds the whole file; [`Decoder`] reads one front to back from
+//! any [`io::Read`](std::io::Read) (a pipe too) with one chunk in memory at a
+//! time, making the same checks as the bytes arrive.
 
 mod checksum;
+mod decoder;
 mod header;
 mod metadata;
 mod offsets;
@@ -52,6 +57,7 @@ mod reader;
 mod writer;
 
 pub use checksum::Checksum;
+pub use decoder::Decoder;
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use metadata::{JSON_MAGIC, METADATA_HEADER_LEN, MetaCodec, MetadataHeader, MetadataOptions};
 pub use reader::Reader;

@@ -28,32 +28,42 @@ pub fn parse(src: &[u8], slots: u64, used: u64) -> Result<Vec<Option<u64>>> {
         });
     };
     let used = used.min(slots) as usize;
-    // The reserved slots must still be free: a real offset there means the
-    // header's nchunks is wrong.
-    for (i, b) in src[..needed as usize]
-        .chunks_exact(SLOT_LEN)
-        .enumerate()
-        .skip(used)
-    {
-        let v = i64::from_le_bytes(b.try_into().unwrap());
-        if v != -1 {
-            return Err(Error::InvalidHeader(format!(
-                "bloscpack offsets: slot {i} is reserved for appends (nchunks {used}) but holds {v}"
-            )));
+    let mut out = Vec::with_capacity(used);
+    for (i, b) in src[..needed as usize].chunks_exact(SLOT_LEN).enumerate() {
+        if let Some(o) = slot(i as u64, b.try_into().unwrap(), used as u64)? {
+            out.push(o);
         }
     }
-    src[..needed as usize]
-        .chunks_exact(SLOT_LEN)
-        .take(used)
-        .enumerate()
-        .map(|(i, b)| match i64::from_le_bytes(b.try_into().unwrap()) {
-            -1 => Ok(None),
-            v if v >= 0 => Ok(Some(v as u64)),
-            v => Err(Error::InvalidHeader(format!(
-                "bloscpack offsets: slot {i} holds {v}"
-            ))),
-        })
-        .collect()
+    Ok(out)
+}
+
+/// Check offset slot `i` (its 8 bytes) of a section whose first `used`
+/// slots are in use: `Some(offset)` for a used slot (`None` inside for −1),
+/// `None` for a reserved one, which must hold −1.
+///
+/// # Errors
+/// [`Error::InvalidHeader`] for a reserved slot that is not −1, or a used
+/// one below −1.
+pub(crate) fn slot(i: u64, b: [u8; SLOT_LEN], used: u64) -> Result<Option<Option<u64>>> {
+    let v = i64::from_le_bytes(b);
+    if i >= used {
+        // The reserved slots must still be free: a real offset there means
+        // the header's nchunks is wrong.
+        return if v == -1 {
+            Ok(None)
+        } else {
+            Err(Error::InvalidHeader(format!(
+                "bloscpack offsets: slot {i} is reserved for appends (nchunks {used}) but holds {v}"
+            )))
+        };
+    }
+    match v {
+        -1 => Ok(Some(None)),
+        v if v >= 0 => Ok(Some(Some(v as u64))),
+        v => Err(Error::InvalidHeader(format!(
+            "bloscpack offsets: slot {i} holds {v}"
+        ))),
+    }
 }
 
 /// The bytes of `slots` offset slots: `used` first, −1 in the rest.

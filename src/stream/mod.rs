@@ -47,7 +47,7 @@
 //! `chunks` (the plain chunk sequence).
 
 mod chunks;
-mod core;
+pub(crate) mod core;
 mod frame_read;
 mod frame_write;
 mod spool;
