@@ -2,7 +2,8 @@
 //! memory: the data is made here and fed to stdin from a thread, the two
 //! processes are chained by a pipe, the output is counted and hashed (never
 //! stored), and each process's peak RSS (`VmHWM` from `/proc/PID/status`,
-//! polled until it exits) stays under 256 MiB.
+//! polled until it exits) stays under 256 MiB. A `.blp` decompresses from a
+//! file or stdin in a few MiB.
 #![cfg(target_os = "linux")]
 
 use std::io::{Read, Write};
@@ -65,6 +66,19 @@ impl Hash {
             self.word(u64::from_le_bytes(w.try_into().unwrap()));
         }
         self.carry.extend_from_slice(words.remainder());
+    }
+    /// The hash and length of everything `r` gives until its end.
+    fn of_reader(r: &mut impl Read) -> (u64, u64) {
+        let mut h = Hash::new();
+        let mut buf = vec![0u8; BLOCK];
+        loop {
+            let n = r.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            h.add(&buf[..n]);
+        }
+        h.finish()
     }
     fn finish(mut self) -> (u64, u64) {
         let mut last = [0u8; 8];
@@ -176,16 +190,7 @@ fn pipe(total: u64, compress_args: &[&str]) {
         drop(c_in);
         h.finish()
     });
-    let mut h = Hash::new();
-    let mut buf = vec![0u8; BLOCK];
-    loop {
-        let n = d_out.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        h.add(&buf[..n]);
-    }
-    let got = h.finish();
+    let got = Hash::of_reader(&mut d_out);
     let want = feeder.join().unwrap();
     let (c_ok, c_peak, c_err) = c.wait();
     let (d_ok, d_peak, d_err) = d.wait();
@@ -224,6 +229,95 @@ fn one_gib_frame_through_a_pipe_in_bounded_memory() {
         GIB + 777,
         &["--format", "frame", "-c", "lz4", "-t", "4", "-n", "2"],
     );
+}
+
+/// `decompress` of a `.blp` streams it, from a file and from stdin: a
+/// 512 MiB array in a Bloscpack file of about 130 MiB decodes with a peak
+/// RSS under 32 MiB (it was read whole into memory first), the bytes come
+/// back, and a flipped byte in the last chunk fails with its checksum and
+/// leaves no output file.
+#[test]
+fn a_bloscpack_file_decompresses_in_bounded_memory() {
+    const TOTAL: usize = 512 << 20;
+    const LIMIT_KIB: u64 = 32 * 1024;
+    let exe = env!("CARGO_BIN_EXE_oxiblosc");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-pipe-blp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.blp");
+    let want = {
+        let mut data = vec![0u8; TOTAL];
+        for (i, b) in data.chunks_mut(BLOCK).enumerate() {
+            block(i as u64, b);
+        }
+        let mut h = Hash::new();
+        h.add(&data);
+        let opts = oxiblosc::bloscpack::Options::default().cparams(
+            oxiblosc::CParams::default()
+                .codec(oxiblosc::Codec::Lz4)
+                .typesize(4),
+        );
+        std::fs::write(&path, oxiblosc::bloscpack::pack(&data, &opts).unwrap()).unwrap();
+        h.finish()
+    };
+    let file_len = std::fs::metadata(&path).unwrap().len();
+    // Read whole, the file alone would pass the limit.
+    assert!(
+        file_len > (LIMIT_KIB + 32 * 1024) * 1024,
+        "{file_len}-byte file"
+    );
+    for from_stdin in [false, true] {
+        let mut cmd = Command::new(exe);
+        cmd.arg("decompress");
+        if from_stdin {
+            cmd.arg("-")
+                .stdin(Stdio::from(std::fs::File::open(&path).unwrap()));
+        } else {
+            cmd.arg(&path).stdin(Stdio::null());
+        }
+        let mut child = cmd
+            .arg("-")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let w = Watched::new(child);
+        let got = Hash::of_reader(&mut out);
+        let (ok, peak, err) = w.wait();
+        eprintln!(
+            "{file_len}-byte .blp (stdin {from_stdin}): peak RSS {} MiB",
+            peak / 1024
+        );
+        assert!(ok, "decompress failed: {err}");
+        assert_eq!(got, want, "stdin {from_stdin}: other bytes");
+        assert!(peak > 0, "no VmHWM read");
+        assert!(
+            peak < LIMIT_KIB,
+            "stdin {from_stdin}: peak RSS {} MiB",
+            peak / 1024
+        );
+    }
+    // A flipped byte near the end: the last chunk's checksum fails after the
+    // others were decoded, and the output file is not left behind.
+    let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    use std::io::{Seek, SeekFrom};
+    f.seek(SeekFrom::Start(file_len - 100)).unwrap();
+    f.write_all(&[0x5A]).unwrap();
+    drop(f);
+    let target = dir.join("out.bin");
+    let o = Command::new(exe)
+        .arg("decompress")
+        .arg(&path)
+        .arg(&target)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "a flipped byte decoded");
+    assert!(err.contains("checksum mismatch"), "{err}");
+    assert!(!target.exists(), "output left behind");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn run(args: &[&std::ffi::OsStr], stdin: &[u8]) -> std::process::Output {

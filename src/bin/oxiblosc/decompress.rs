@@ -5,21 +5,22 @@ use oxiblosc::stream::ChunkDecoder;
 use super::*;
 use crate::compress::{OutWrite, explain};
 
-/// Decompress a Bloscpack file, every chunk's checksum verified.
-pub(crate) fn decompress_blp(data: Vec<u8>, name: &str, output: &Place) -> Result<(), String> {
-    let r = oxiblosc::bloscpack::Reader::new(data)
+/// Decompress a Bloscpack file front to back (a pipe too), one chunk in
+/// memory at a time, every chunk's checksum verified before it is decoded.
+/// Output goes to a temporary file renamed into place only once every
+/// chunk has decoded, so a fault found in a later chunk leaves no output.
+pub(crate) fn decompress_blp<R: std::io::Read + Send>(
+    stream: R,
+    name: &str,
+    output: &Place,
+    dparams: DParams,
+) -> Result<(), String> {
+    let mut dec = oxiblosc::bloscpack::Decoder::with_params(stream, dparams)
         .map_err(|e| format!("cannot open {name} as a Bloscpack file: {e}"))?;
-    let mut i = 0;
-    write_pipelined(files::Output::begin(output)?, |buf| {
-        if i == r.nchunks() {
-            return Ok(false);
-        }
-        *buf = r
-            .decompress_chunk(i)
-            .map_err(|e| format!("cannot decompress {name}: {e}"))?;
-        i += 1;
-        Ok(true)
-    })
+    let mut out = OutWrite(files::Output::begin(output)?);
+    dec.copy_to(&mut out)
+        .map_err(|e| explain(&e, "decompress", &name))?;
+    out.0.finish()
 }
 
 /// Decompress a packed super-chunk (`decompress --format packed`).
@@ -213,9 +214,8 @@ pub(crate) fn decompress_to(
     files::read_piece(&mut reader, &mut head, 32)
         .map_err(|e| format!("cannot read {name}: {e}"))?;
     if head.starts_with(oxiblosc::bloscpack::MAGIC) {
-        std::io::Read::read_to_end(&mut reader, &mut head)
-            .map_err(|e| format!("cannot read {name}: {e}"))?;
-        return decompress_blp(head, &name.to_string(), &output);
+        let stream = std::io::Read::chain(std::io::Cursor::new(head), reader);
+        return decompress_blp(stream, &name.to_string(), &output, dparams);
     }
     if oxiblosc::frame::is_frame(&head) {
         if let Place::File(p) = &input {
