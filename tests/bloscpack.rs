@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use oxiblosc::bloscpack::{
-    self, Checksum, Decoder, Header, MetaCodec, MetadataOptions, Options, Reader,
+    self, Checksum, Decoder, Encoder, Header, MetaCodec, MetadataOptions, Options, Reader,
 };
 use oxiblosc::{CParams, ChunkFormat, Codec, Error, Filter};
 use serde_json::{Value, json};
@@ -292,6 +292,60 @@ fn all_option_files() -> Vec<(String, Vec<u8>, Vec<u8>, Options)> {
         }
     }
     out
+}
+
+/// The streaming `Encoder` writes `pack`'s bytes for every option set,
+/// whether fed by `write` in pieces of 1 to 13 bytes or by `copy_from`
+/// (the pipeline); and past its 8 MiB of memory (a 24 MiB input of poorly
+/// compressible bytes, CRC-32 digests), where the chunks wait in a file.
+#[test]
+fn the_encoder_writes_packs_bytes() {
+    use std::io::Write;
+    for (name, d, blp, o) in all_option_files() {
+        let mut enc = Encoder::new(Vec::new(), &o).unwrap();
+        let mut at = 0;
+        let mut turn = 0;
+        while at < d.len() {
+            turn += 1;
+            let n = (1 + turn * 5 % 13).min(d.len() - at);
+            enc.write_all(&d[at..at + n]).unwrap();
+            at += n;
+        }
+        assert!(enc.finish().unwrap() == blp, "{name}: write");
+        let mut enc = Encoder::new(Vec::new(), &o).unwrap();
+        assert_eq!(enc.copy_from(&d[..]).unwrap(), d.len() as u64);
+        assert!(enc.finish().unwrap() == blp, "{name}: copy_from");
+    }
+    let d = data(24 << 20, 9);
+    let o = Options::default()
+        .checksum(Checksum::Crc32)
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4));
+    let blp = bloscpack::pack(&d, &o).unwrap();
+    assert!(
+        blp.len() > 9 << 20,
+        "{} bytes fit the spool's memory",
+        blp.len()
+    );
+    let spool = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("blp-spool-{}", std::process::id()));
+    std::fs::create_dir_all(&spool).unwrap();
+    let mut enc = Encoder::new(Vec::new(), &o).unwrap();
+    enc.spool_dir(&spool);
+    enc.copy_from(&d[..]).unwrap();
+    assert_eq!(enc.nchunks(), 24);
+    assert!(enc.finish().unwrap() == blp, "spooled to a file");
+    // The spool's file is gone (unlinked at once, or removed on drop).
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
+    let _ = std::fs::remove_dir_all(&spool);
+    // Bad options are refused as pack refuses them.
+    for bad in [
+        Options::default().chunk_size(0),
+        Options::default().cparams(CParams::default().typesize(256)),
+    ] {
+        let e = Encoder::new(Vec::new(), &bad).unwrap_err();
+        assert!(matches!(e, Error::InvalidParam(_)), "{e}");
+        assert!(bloscpack::pack(&[1, 2, 3], &bad).is_err());
+    }
 }
 
 #[test]

@@ -46,10 +46,14 @@
 //!
 //! [`Reader`] holds the whole file; [`Decoder`] reads one front to back from
 //! any [`io::Read`](std::io::Read) (a pipe too) with one chunk in memory at a
-//! time, making the same checks as the bytes arrive.
+//! time, making the same checks as the bytes arrive. [`pack`] builds a file
+//! in memory; [`Encoder`] writes the same bytes from a stream of any length
+//! (an [`io::Write`](std::io::Write)), its chunks held in a spool until
+//! `finish`.
 
 mod checksum;
 mod decoder;
+mod encoder;
 mod header;
 mod metadata;
 mod offsets;
@@ -58,6 +62,7 @@ mod writer;
 
 pub use checksum::Checksum;
 pub use decoder::Decoder;
+pub use encoder::Encoder;
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use metadata::{JSON_MAGIC, METADATA_HEADER_LEN, MetaCodec, MetadataHeader, MetadataOptions};
 pub use reader::Reader;

@@ -112,7 +112,7 @@ impl Options {
     }
 }
 
-fn chunk_cparams(cparams: &CParams) -> Result<CParams> {
+pub(super) fn chunk_cparams(cparams: &CParams) -> Result<CParams> {
     let p = cparams.clone().format(ChunkFormat::Blosc1);
     if p.typesize > 255 {
         return Err(Error::InvalidParam(format!(
@@ -144,6 +144,58 @@ fn chunking(len: usize, chunk_size: usize) -> (usize, usize, usize) {
     }
 }
 
+/// What precedes a file's chunks: header, metadata section, and the offsets
+/// section with every slot −1 (the caller writes the used ones at
+/// `offsets_pos` once the chunks are placed).
+pub(super) struct FileHead {
+    pub(super) bytes: Vec<u8>,
+    pub(super) offsets_pos: usize,
+}
+
+/// The [`FileHead`] of a file of `nchunks` chunks (every one but the last
+/// of `chunk_size` bytes), written with `opts`.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for metadata that does not fit its room or
+/// offset slots that overflow.
+pub(super) fn file_head(
+    opts: &Options,
+    typesize: u8,
+    nchunks: usize,
+    chunk_size: usize,
+    last_chunk: usize,
+) -> Result<FileHead> {
+    let max_app_chunks = if opts.offsets {
+        opts.max_app_chunks.unwrap_or(10 * nchunks as u64)
+    } else {
+        0
+    };
+    let header = Header {
+        offsets: opts.offsets,
+        metadata: opts.metadata.is_some(),
+        checksum: opts.checksum,
+        typesize,
+        chunk_size: Some(chunk_size as u32),
+        last_chunk: Some(last_chunk as u32),
+        nchunks: Some(nchunks as u64),
+        max_app_chunks,
+    };
+    let slots = usize::try_from(nchunks as u64 + max_app_chunks)
+        .ok()
+        .filter(|s| s.checked_mul(offsets::SLOT_LEN).is_some())
+        .ok_or_else(|| Error::InvalidParam("bloscpack: max_app_chunks too large".into()))?;
+    let mut bytes = header.to_bytes()?.to_vec();
+    if let Some(meta) = &opts.metadata {
+        let (_, section) = metadata::encode(meta, &opts.metadata_options)?;
+        bytes.extend_from_slice(&section);
+    }
+    let offsets_pos = bytes.len();
+    if opts.offsets {
+        bytes.extend_from_slice(&offsets::encode(&[], slots));
+    }
+    Ok(FileHead { bytes, offsets_pos })
+}
+
 /// Pack `data` into a Bloscpack file in memory.
 ///
 /// ```
@@ -168,36 +220,10 @@ pub fn pack(data: &[u8], opts: &Options) -> Result<Vec<u8>> {
         )));
     }
     let (nchunks, chunk_size, last_chunk) = chunking(data.len(), opts.chunk_size);
-    let max_app_chunks = if opts.offsets {
-        opts.max_app_chunks.unwrap_or(10 * nchunks as u64)
-    } else {
-        0
-    };
-    let header = Header {
-        offsets: opts.offsets,
-        metadata: opts.metadata.is_some(),
-        checksum: opts.checksum,
-        typesize: p.typesize as u8,
-        chunk_size: Some(chunk_size as u32),
-        last_chunk: Some(last_chunk as u32),
-        nchunks: Some(nchunks as u64),
-        max_app_chunks,
-    };
-    let header_bytes = header.to_bytes()?;
-    let slots = usize::try_from(nchunks as u64 + max_app_chunks)
-        .ok()
-        .filter(|s| s.checked_mul(offsets::SLOT_LEN).is_some())
-        .ok_or_else(|| Error::InvalidParam("bloscpack: max_app_chunks too large".into()))?;
-    let mut out = Vec::with_capacity(data.len() / 4 + 4096);
-    out.extend_from_slice(&header_bytes);
-    if let Some(meta) = &opts.metadata {
-        let (_, section) = metadata::encode(meta, &opts.metadata_options)?;
-        out.extend_from_slice(&section);
-    }
-    let offsets_pos = out.len();
-    if opts.offsets {
-        out.extend_from_slice(&offsets::encode(&[], slots));
-    }
+    let head = file_head(opts, p.typesize as u8, nchunks, chunk_size, last_chunk)?;
+    let offsets_pos = head.offsets_pos;
+    let mut out = head.bytes;
+    out.reserve(data.len() / 4 + 4096);
     let mut c = Compressor::new(p);
     let mut starts = Vec::with_capacity(nchunks);
     if data.is_empty() {

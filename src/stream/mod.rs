@@ -50,7 +50,7 @@ mod chunks;
 pub(crate) mod core;
 mod frame_read;
 mod frame_write;
-mod spool;
+pub(crate) mod spool;
 
 pub use chunks::{ChunkDecoder, ChunkEncoder};
 pub use frame_read::FrameDecoder;

@@ -181,8 +181,11 @@ pub(crate) fn compress_packed(
     out.finish()
 }
 
-/// Compress into a Bloscpack file (built in memory: its offsets section
-/// precedes the chunks).
+/// Compress into a Bloscpack file through the bounded pipeline of a
+/// [`bloscpack::Encoder`](oxiblosc::bloscpack::Encoder): its offsets come
+/// first, so the compressed chunks wait in a spool (memory up to 8 MiB,
+/// then an unnamed temporary file in `$TMPDIR`) until the end; memory stays
+/// at a few chunks whatever the input size.
 pub(crate) fn compress_blp(
     args: &CompressArgs,
     params: CParams,
@@ -191,10 +194,7 @@ pub(crate) fn compress_blp(
 ) -> Result<(), String> {
     use oxiblosc::bloscpack;
     let name = input.as_input();
-    let mut data = Vec::new();
-    files::open_input(input)?
-        .read_to_end(&mut data)
-        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let reader = InRead::new(input)?;
     let ts = params.typesize.max(1);
     let chunksize = args.chunksize.unwrap_or(bloscpack::DEFAULT_CHUNK_SIZE);
     let chunksize = (chunksize / ts * ts).max(ts);
@@ -202,10 +202,13 @@ pub(crate) fn compress_blp(
         .cparams(params)
         .chunk_size(chunksize)
         .checksum(args.checksum.unwrap_or(bloscpack::Checksum::Adler32));
-    let blp = bloscpack::pack(&data, &opts).map_err(|e| format!("cannot compress {name}: {e}"))?;
-    let mut out = files::Output::begin(output)?;
-    out.write(&blp)?;
-    out.finish()
+    let out = OutWrite(files::Output::begin(output)?);
+    let mut enc =
+        bloscpack::Encoder::new(out, &opts).map_err(|e| format!("cannot compress {name}: {e}"))?;
+    enc.copy_from(reader)
+        .map_err(|e| explain(&e, "compress", &name))?;
+    let out = enc.finish().map_err(|e| explain(&e, "compress", &name))?;
+    out.0.finish()
 }
 
 /// An error message an adapter passes through whole (the reader's and the
