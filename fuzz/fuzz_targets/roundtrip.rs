@@ -4,7 +4,9 @@
 //! session 18 the data also goes, with the same parameters and a chunk
 //! size from the input, through one container picked by the input: a
 //! super-chunk in memory (then its frame reopened), the streaming frame
-//! encoder and decoder, a packed super-chunk, or a Bloscpack file; each
+//! encoder and decoder, a packed super-chunk, or a Bloscpack file (`pack`,
+//! and since session 31 the streaming `Encoder`, which must write the same
+//! bytes, and `Decoder`); each
 //! must give the data back.
 #![no_main]
 use arbitrary::Arbitrary;
@@ -211,6 +213,18 @@ fn containers(data: &[u8], p: &CParams, chunksize: usize, which: u8, lossy: bool
                 Err(e) => panic!("bloscpack {p:?}: {e}"),
             };
             same("bloscpack", &bloscpack::unpack(&blp).unwrap());
+            // The streaming encoder writes pack's bytes, and the streaming
+            // decoder reads them back.
+            let mut enc = bloscpack::Encoder::new(Vec::new(), &opts).unwrap();
+            enc.write_all(data).unwrap();
+            let streamed = enc.finish().unwrap();
+            assert!(streamed == blp, "bloscpack::Encoder {p:?}: other bytes");
+            let mut got = Vec::new();
+            bloscpack::Decoder::new(&blp[..])
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap();
+            same("bloscpack::Decoder", &got);
         }
     }
 }
