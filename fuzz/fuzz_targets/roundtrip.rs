@@ -6,8 +6,7 @@
 //! super-chunk in memory (then its frame reopened), the streaming frame
 //! encoder and decoder, a packed super-chunk, or a Bloscpack file (`pack`,
 //! and since session 31 the streaming `Encoder`, which must write the same
-//! bytes, and `Decoder`); each
-//! must give the data back.
+//! bytes, and `Decoder`); each must give the data back.
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
