@@ -341,6 +341,13 @@ fn the_encoder_writes_packs_bytes() {
     for bad in [
         Options::default().chunk_size(0),
         Options::default().cparams(CParams::default().typesize(256)),
+        Options::default()
+            .metadata(json!({"long": "x".repeat(300)}))
+            .metadata_options(
+                MetadataOptions::default()
+                    .codec(MetaCodec::None)
+                    .max_meta_size(64),
+            ),
     ] {
         let e = Encoder::new(Vec::new(), &bad).unwrap_err();
         assert!(matches!(e, Error::InvalidParam(_)), "{e}");

@@ -9,6 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use super::checksum::Checksum;
+use super::metadata;
 use super::offsets;
 use super::writer::{Options, chunk_cparams, file_head};
 use crate::MAX_BUFFERSIZE;
@@ -81,9 +82,9 @@ impl<W: Write> Encoder<W> {
     ///
     /// # Errors
     /// As [`pack`](super::pack): [`Error::InvalidParam`] for a chunk size
-    /// out of 1..=[`MAX_BUFFERSIZE`], a typesize over 255 or bad
-    /// compression parameters; [`Error::Unsupported`] for a codec this
-    /// build lacks.
+    /// out of 1..=[`MAX_BUFFERSIZE`], a typesize over 255, bad compression
+    /// parameters or metadata that does not fit its room;
+    /// [`Error::Unsupported`] for a codec this build lacks.
     pub fn new(inner: W, opts: &Options) -> Result<Self> {
         let p = chunk_cparams(&opts.cparams)?;
         if opts.chunk_size == 0 || opts.chunk_size > MAX_BUFFERSIZE {
@@ -91,6 +92,11 @@ impl<W: Write> Encoder<W> {
                 "bloscpack: chunk size {} is not in 1..={MAX_BUFFERSIZE}",
                 opts.chunk_size
             )));
+        }
+        // Metadata that does not fit its room fails now, as in `pack`, not
+        // after the whole stream was compressed.
+        if let Some(meta) = &opts.metadata {
+            metadata::encode(meta, &opts.metadata_options)?;
         }
         let framing = BlpFraming {
             spool: Spool::new(std::env::temp_dir()),
