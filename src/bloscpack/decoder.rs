@@ -10,13 +10,10 @@ use serde_json::Value;
 use super::header::{HEADER_LEN, Header};
 use super::metadata::{self, METADATA_HEADER_LEN, MetadataHeader};
 use super::offsets::{self, SLOT_LEN};
-use super::reader::chunk_err;
+use super::reader::{BLOSC1_HEADER_LEN, chunk_err};
 use crate::DParams;
 use crate::error::{Error, Result};
 use crate::stream::core::{DecoderCore, Source};
-
-/// Bytes of a Blosc1 chunk header, the least a chunk can take.
-const BLOSC1_HEADER_LEN: usize = 16;
 
 /// Reads a Bloscpack file from any reader and yields the decompressed
 /// bytes (an [`io::Read`]), holding one chunk at a time: memory stays at a
@@ -224,16 +221,6 @@ impl<R: Read> Read for Decoder<R> {
 }
 
 impl<R: Read> BlpSource<R> {
-    /// The uncompressed size chunk `i` must have, when the header says.
-    fn expected_len(&self, i: u64) -> Option<u32> {
-        let n = self.header.nchunks?;
-        if i + 1 == n {
-            self.header.last_chunk
-        } else {
-            self.header.chunk_size
-        }
-    }
-
     fn truncated(&self, what: std::fmt::Arguments<'_>) -> io::Error {
         io_err(chunk_err(
             self.index as usize,
@@ -303,7 +290,7 @@ impl<R: Read> Source for BlpSource<R> {
             )));
         }
         let nbytes = u32::from_le_bytes(buf[4..8].try_into().unwrap());
-        if let Some(want) = self.expected_len(i)
+        if let Some(want) = self.header.expected_chunk_len(i)
             && want != nbytes
         {
             return Err(io_err(chunk_err(

@@ -168,6 +168,17 @@ impl Header {
         Ok(h)
     }
 
+    /// The uncompressed size chunk `i` must have, when the header says
+    /// (every chunk but the last has `chunk_size`).
+    pub(crate) fn expected_chunk_len(&self, i: u64) -> Option<u32> {
+        let n = self.nchunks?;
+        if i + 1 == n {
+            self.last_chunk
+        } else {
+            self.chunk_size
+        }
+    }
+
     /// Number of offset slots in the file: `nchunks + max_app_chunks` when
     /// offsets are present, else 0 (`None` on overflow).
     pub fn offset_slots(&self) -> Option<u64> {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::{DParams, Decompressor};
 
 /// Bytes of a Blosc1 chunk header, the least a chunk can take.
-const BLOSC1_HEADER_LEN: usize = 16;
+pub(super) const BLOSC1_HEADER_LEN: usize = 16;
 
 pub(crate) fn chunk_err(i: usize, msg: impl std::fmt::Display) -> Error {
     Error::Corrupt(format!("bloscpack chunk {i}: {msg}"))
@@ -192,17 +192,6 @@ impl<B: AsRef<[u8]>> Reader<B> {
         Ok(chunk)
     }
 
-    /// The uncompressed size chunk `i` must have, when the header says.
-    fn expected_len(&self, i: usize) -> Option<usize> {
-        self.header.nchunks?;
-        let v = if i + 1 == self.chunks.len() {
-            self.header.last_chunk
-        } else {
-            self.header.chunk_size
-        };
-        v.map(|v| v as usize)
-    }
-
     /// Decode chunk `i` (digest verified first) and append it to `out`;
     /// returns its length.
     ///
@@ -213,8 +202,8 @@ impl<B: AsRef<[u8]>> Reader<B> {
         let chunk = self.chunk(i)?;
         // The block structure must back `nbytes` before `out` grows by it.
         let h = crate::chunk::validate(chunk).map_err(|e| chunk_err(i, e))?;
-        if let Some(want) = self.expected_len(i)
-            && want != h.nbytes
+        if let Some(want) = self.header.expected_chunk_len(i as u64)
+            && want as usize != h.nbytes
         {
             return Err(chunk_err(
                 i,

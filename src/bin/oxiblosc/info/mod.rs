@@ -137,16 +137,28 @@ fn hex(b: &[u8]) -> String {
         })
 }
 
+/// Open `path` read-only as a frame (`kind` for the output, `as_what` for
+/// the error) and describe it.
+fn open_frame(
+    path: &Path,
+    what: &str,
+    kind: &str,
+    as_what: &str,
+    json: bool,
+) -> Result<(), String> {
+    let sc = OpenOptions::new()
+        .read_only(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {what} as {as_what}: {e}"))?;
+    frame_out(sc, path, kind, json)
+}
+
 /// Describe `path` on stdout.
 pub fn run(path: &Path, json: bool) -> Result<(), String> {
     let what = format!("'{}'", path.display());
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot open {what}: {e}"))?;
     let out = if meta.is_dir() {
-        let sc = OpenOptions::new()
-            .read_only(true)
-            .open(path)
-            .map_err(|e| format!("cannot open {what} as a sparse frame: {e}"))?;
-        return frame_out(sc, path, "sframe", json);
+        return open_frame(path, &what, "sframe", "a sparse frame", json);
     } else {
         let mut f = File::open(path).map_err(|e| format!("cannot open {what}: {e}"))?;
         let mut head = Vec::new();
@@ -159,11 +171,7 @@ pub fn run(path: &Path, json: bool) -> Result<(), String> {
             blp(path, json)?
         } else if oxiblosc::frame::is_frame(&head) {
             drop(f);
-            let sc = OpenOptions::new()
-                .read_only(true)
-                .open(path)
-                .map_err(|e| format!("cannot open {what} as a frame: {e}"))?;
-            return frame_out(sc, path, "frame", json);
+            return open_frame(path, &what, "frame", "a frame", json);
         } else {
             chunks(f, path, meta.len(), json)?
         }
