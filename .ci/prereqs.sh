@@ -11,6 +11,8 @@
 #   clang-19           compiles zlib-ng (.cargo/zlib-ng-clang.cmake): gcc 12's build
 #                      compresses at half C-Blosc2's speed; without clang the ZLIB
 #                      clevels 1-5 fall back to zlib-rs (zng's test checks which)
+#                      and libzstd's compressor (.cargo/cc-wrapper.sh): gcc 12's build
+#                      moves 1.0-1.4x with code placement (codecs::zstd's test checks which)
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail
