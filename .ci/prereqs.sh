@@ -11,8 +11,9 @@
 #   clang-19           compiles zlib-ng (.cargo/zlib-ng-clang.cmake): gcc 12's build
 #                      compresses at half C-Blosc2's speed; without clang the ZLIB
 #                      clevels 1-5 fall back to zlib-rs (zng's test checks which)
-#                      and libzstd's compressor (.cargo/cc-wrapper.sh): gcc 12's build
-#                      moves 1.0-1.4x with code placement (codecs::zstd's test checks which)
+#                      and libzstd's compressor and liblz4's lz4.c (.cargo/cc-wrapper.sh):
+#                      gcc 12's compressor moves 1.0-1.4x with code placement, its LZ4
+#                      decoder is 6% slower (codecs::zstd's test checks which built zstd)
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail
