@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Run every cargo-fuzz target of fuzz/ for a bounded time (FUZZ_SECONDS,
-# default 60 s each; FUZZ_TARGETS to pick some; FUZZ_JOBS at a time). Installs cargo-fuzz when it
+# default 60 s each; FUZZ_TARGETS to pick some; FUZZ_JOBS at a time;
+# FUZZ_TIMEOUT seconds an input may take, default 60: raise it when the runs
+# may be paused with SIGSTOP, whose pause libFuzzer counts as the input's
+# time). Installs cargo-fuzz when it
 # is missing; skips, with a message, when it cannot be had. Uses nightly
 # (ASan) when installed, else stable without sanitizer (-s none).
 # Exits non-zero when a target finds a crash (the input is left in
@@ -9,6 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 secs="${FUZZ_SECONDS:-60}"
+input_timeout="${FUZZ_TIMEOUT:-60}"
 targets="${FUZZ_TARGETS:-chunk_decode cframe_read cframe_edit sframe_read roundtrip blp_read packed_read ndarray_read ndarray_edit ndarray_args capi_chunk capi_frame capi_roundtrip capi_b2nd}"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -56,7 +60,7 @@ fi
 run_one() {
     local t=$1 log="fuzz/target/fuzz-$1.log"
     cargo "${toolchain[@]}" fuzz run "${sanitizer[@]}" -O "$t" -- \
-        -max_total_time="$secs" -rss_limit_mb=2048 -timeout=60 >"$log" 2>&1
+        -max_total_time="$secs" -rss_limit_mb=2048 -timeout="$input_timeout" >"$log" 2>&1
     echo $? >"fuzz/target/fuzz-$t.rc"
 }
 
