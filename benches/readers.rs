@@ -7,6 +7,8 @@
 //!   once, in the system's temporary directory, outside the timing.
 //! - `bloscpack_read/decompress_all/CODEC`: a `.blp` in memory decoded whole
 //!   (`Reader::decompress_all`: each chunk's digest checked, then decoded).
+//! - `packed_read/decompress_chunks`: every chunk of a packed super-chunk in
+//!   memory decoded in turn (`PackedReader::decompress_chunk_into`).
 //!
 //! ```text
 //! cargo bench --bench readers                 # every row
@@ -18,6 +20,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oxiblosc::bloscpack::{self, Options, Reader};
+use oxiblosc::packed::{self, PackedReader};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{CParams, Codec};
 
@@ -78,5 +81,24 @@ fn bloscpack_read(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bloscpack_read);
+fn packed_read(c: &mut Criterion) {
+    let data: Vec<u8> = (0..2000 * 1024u32)
+        .flat_map(|v| (v / 3 + v % 7).to_le_bytes())
+        .collect();
+    let bytes = packed::pack(&data, &CParams::default().typesize(4), 4096).unwrap();
+    let r = PackedReader::new(&bytes).unwrap();
+    let mut out = vec![0u8; 4096];
+    let mut g = c.benchmark_group("packed_read");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.bench_function("decompress_chunks", |b| {
+        b.iter(|| {
+            for i in 0..r.nchunks() {
+                black_box(r.decompress_chunk_into(i, &mut out).unwrap());
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bloscpack_read, packed_read);
 criterion_main!(benches);

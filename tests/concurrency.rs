@@ -33,6 +33,7 @@ const _: () = {
     send_sync::<oxiblosc::schunk::OpenOptions>();
     send_sync::<oxiblosc::bloscpack::Reader<Vec<u8>>>();
     send_sync::<oxiblosc::bloscpack::Reader<&[u8]>>();
+    send_sync::<oxiblosc::packed::PackedReader<'static>>();
 };
 
 /// `SChunk` is neither `Send` nor `Sync` (it may hold a caller's
@@ -109,6 +110,36 @@ fn a_bloscpack_reader_is_shared_across_threads() {
         }
     });
     assert!(r.decompress_all().unwrap() == data);
+}
+
+/// A `PackedReader` shared the same way (it too keeps one decompressor
+/// behind a lock), with delta on so each chunk also reads the reference.
+#[test]
+fn a_packed_reader_is_shared_across_threads() {
+    use oxiblosc::packed::{self, PackedReader};
+    let data = support::data(1 << 20, 5);
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(4)
+        .filters(&[oxiblosc::Filter::Delta, oxiblosc::Filter::Shuffle]);
+    let bytes = packed::pack(&data, &p, 16 << 10).unwrap();
+    let r = PackedReader::new(&bytes).unwrap();
+    let n = r.nchunks();
+    assert_eq!(n, 64);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (r, data) = (&r, &data);
+            s.spawn(move || {
+                let mut out = vec![0u8; 16 << 10];
+                for k in 0..n {
+                    let i = (k * 5 + t * 11) % n;
+                    assert_eq!(r.decompress_chunk_into(i, &mut out).unwrap(), 16 << 10);
+                    assert!(out == data[i << 14..(i + 1) << 14], "thread {t}, chunk {i}");
+                }
+            });
+        }
+    });
+    assert!(r.unpack().unwrap() == data);
 }
 
 // ---------------------------------------------------------------------------

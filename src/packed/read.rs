@@ -1,5 +1,7 @@
 //! Reading a packed super-chunk: the layout checks and the chunks.
 
+use std::sync::{Mutex, PoisonError};
+
 use super::header::i64_at;
 use super::write::delta_decode;
 use super::*;
@@ -30,6 +32,9 @@ pub struct PackedReader<'a> {
     pub(super) data_nbytes: usize,
     /// The decoded delta reference (the filters chunk), when delta is on.
     pub(super) reference: Option<Vec<u8>>,
+    /// One engine for every chunk read (a new one per chunk cost as much
+    /// as a 4 KiB chunk's decode); behind a lock so the reader stays `Sync`.
+    decompressor: Mutex<Decompressor>,
 }
 
 pub(super) const ANCILLARY: [&str; 4] = ["filters", "codec", "metadata", "userdata"];
@@ -190,6 +195,7 @@ impl<'a> PackedReader<'a> {
             ancillary,
             data_nbytes,
             reference,
+            decompressor: Mutex::new(Decompressor::new(DParams::default())),
         })
     }
 
@@ -275,8 +281,15 @@ impl<'a> PackedReader<'a> {
     /// [`Error::InvalidParam`] when `i >= nchunks`; [`Error::DstTooSmall`];
     /// the chunk decoder's errors.
     pub fn decompress_chunk_into(&self, i: usize, dst: &mut [u8]) -> Result<usize> {
-        let mut d = Decompressor::new(DParams::default());
-        self.decode_into(&mut d, i, dst)
+        self.decode_into(&mut self.engine(), i, dst)
+    }
+
+    /// The reader's engine. Its state is scratch, rebuilt by each call, so
+    /// it is usable after a panic in another thread.
+    fn engine(&self) -> std::sync::MutexGuard<'_, Decompressor> {
+        self.decompressor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn decode_into(&self, d: &mut Decompressor, i: usize, dst: &mut [u8]) -> Result<usize> {
@@ -324,7 +337,7 @@ impl<'a> PackedReader<'a> {
             ))
         })?;
         out.resize(self.data_nbytes, 0);
-        let mut d = Decompressor::new(DParams::default());
+        let mut d = self.engine();
         let mut at = 0;
         for i in 0..self.nchunks {
             at += self.decode_into(&mut d, i, &mut out[at..])?;
