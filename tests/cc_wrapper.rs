@@ -20,14 +20,16 @@ fn clang_installed() -> bool {
     })
 }
 
-/// Preprocesses `crate_dir/rel` through the wrapper from `crate_dir` (as
-/// the `cc` crate does) and says whether clang did it.
-fn clang_compiled(crate_dir: &Path, rel: &str) -> bool {
+/// Runs the wrapper from `crate_dir` (as the `cc` crate does) on a small
+/// source file it writes at `crate_dir/rel`, with `-E -dM` after `flags`:
+/// its predefined macros.
+fn preprocess(crate_dir: &Path, rel: &str, flags: &[&str]) -> String {
     let src = crate_dir.join(rel);
     fs::create_dir_all(src.parent().unwrap()).unwrap();
     fs::write(&src, "int x;\n").unwrap();
     let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cargo/cc-wrapper.sh");
     let out = Command::new(&wrapper)
+        .args(flags)
         .args(["-E", "-dM", rel])
         .current_dir(crate_dir)
         .env_remove("CC")
@@ -38,7 +40,12 @@ fn clang_compiled(crate_dir: &Path, rel: &str) -> bool {
         "{rel}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).contains("#define __clang__ ")
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether clang preprocessed `crate_dir/rel` through the wrapper.
+fn clang_compiled(crate_dir: &Path, rel: &str) -> bool {
+    preprocess(crate_dir, rel, &[]).contains("#define __clang__ ")
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -79,26 +86,15 @@ fn the_wrapper_sends_the_zstd_compressor_and_lz4_c_to_clang_and_the_rest_to_cc()
 
 #[test]
 fn the_wrapper_falls_back_to_cc_when_clang_refuses_the_flags() {
-    let dir = scratch("fallback").join("zstd-sys-2.1.2+zstd.1.5.7");
-    let rel = "zstd/lib/compress/zstd_lazy.c";
-    let src = dir.join(rel);
-    fs::create_dir_all(src.parent().unwrap()).unwrap();
-    fs::write(&src, "int x;\n").unwrap();
-    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cargo/cc-wrapper.sh");
+    let root = scratch("fallback");
+    let dir = root.join("zstd-sys-2.1.2+zstd.1.5.7");
     // A gcc-only option: clang rejects it, gcc takes it.
-    let out = Command::new(&wrapper)
-        .args(["-fno-ipa-icf-variables", "-E", "-dM", rel])
-        .current_dir(&dir)
-        .env_remove("CC")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = preprocess(
+        &dir,
+        "zstd/lib/compress/zstd_lazy.c",
+        &["-fno-ipa-icf-variables"],
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("#define __GNUC__ "));
     assert!(!text.contains("#define __clang__ "));
-    let _ = fs::remove_dir_all(dir.parent().unwrap());
+    let _ = fs::remove_dir_all(&root);
 }
