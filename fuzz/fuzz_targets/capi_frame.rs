@@ -243,7 +243,8 @@ fn b2nd_read(data: &[u8]) {
     }
     // SAFETY: null or the array opened above, freed once.
     unsafe { b2nd_free(a) };
-    let _ = std::fs::remove_file(&path);
+    // The directory too: one per process was left behind in $TMPDIR.
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fuzz_target!(|data: &[u8]| {

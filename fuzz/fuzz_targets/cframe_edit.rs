@@ -64,5 +64,6 @@ fn as_file(ops: &[u8], frame: &[u8], worked: &[bool], memory: &mut SChunk) {
         }
     }
     drop(f);
-    let _ = std::fs::remove_file(&path);
+    // The directory too: one per process was left behind in $TMPDIR.
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -86,5 +86,6 @@ fn as_file(data: &[u8], mut memory: Option<SChunk>) {
             if m.is_some() { "opens" } else { "is refused" }
         ),
     }
-    let _ = std::fs::remove_file(&path);
+    // The directory too: one per process was left behind in $TMPDIR.
+    let _ = std::fs::remove_dir_all(&dir);
 }
