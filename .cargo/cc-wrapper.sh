@@ -21,6 +21,7 @@
 # perf/README.md, "libzstd's compressor and liblz4 built by clang 19".
 # Builds that ran before a change here keep their objects: `cargo clean -p
 # zstd-sys -p lzzzz` rebuilds them.
+
 # Compile with the first clang found; exit with its success, or return
 # (to the usual compiler) when it fails.
 clang_first() {

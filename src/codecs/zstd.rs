@@ -189,8 +189,9 @@ mod tests {
         assert_eq!(
             cfg!(zstd_compressor_clang),
             clang,
-            "libzstd was built before clang was installed (or removed): \
-             `cargo clean -p zstd-sys` builds it again"
+            "libzstd was built before clang was installed (or removed), or is \
+             the system's (ZSTD_SYS_USE_PKG_CONFIG): `cargo clean -p zstd-sys` \
+             builds it again"
         );
     }
 }
