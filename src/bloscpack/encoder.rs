@@ -9,11 +9,9 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use super::checksum::Checksum;
-use super::metadata;
 use super::offsets;
-use super::writer::{Options, chunk_cparams, file_head};
-use crate::MAX_BUFFERSIZE;
-use crate::error::{Error, Result};
+use super::writer::{Options, Prepared, file_head, prepare};
+use crate::error::Result;
 use crate::stream::core::{EncoderCore, Framing};
 use crate::stream::spool::Spool;
 
@@ -44,6 +42,8 @@ pub struct Encoder<W: Write> {
     core: EncoderCore<BlpFraming>,
     inner: W,
     opts: Options,
+    /// The metadata section `new` encoded (and so checked).
+    metadata: Option<Vec<u8>>,
 }
 
 impl<W: Write> std::fmt::Debug for Encoder<W> {
@@ -81,23 +81,15 @@ impl<W: Write> Encoder<W> {
     /// An encoder writing to `inner` with `opts`.
     ///
     /// # Errors
-    /// As [`pack`](super::pack): [`Error::InvalidParam`] for a chunk size
-    /// out of 1..=[`MAX_BUFFERSIZE`], a typesize over 255, bad compression
+    /// As [`pack`](super::pack): [`Error::InvalidParam`](crate::Error::InvalidParam)
+    /// for a chunk size out of 1..=[`MAX_BUFFERSIZE`](crate::MAX_BUFFERSIZE), a typesize over 255, bad compression
     /// parameters or metadata that does not fit its room;
-    /// [`Error::Unsupported`] for a codec this build lacks.
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for a codec this build lacks.
     pub fn new(inner: W, opts: &Options) -> Result<Self> {
-        let p = chunk_cparams(&opts.cparams)?;
-        if opts.chunk_size == 0 || opts.chunk_size > MAX_BUFFERSIZE {
-            return Err(Error::InvalidParam(format!(
-                "bloscpack: chunk size {} is not in 1..={MAX_BUFFERSIZE}",
-                opts.chunk_size
-            )));
-        }
         // Metadata that does not fit its room fails now, as in `pack`, not
-        // after the whole stream was compressed.
-        if let Some(meta) = &opts.metadata {
-            metadata::encode(meta, &opts.metadata_options)?;
-        }
+        // after the whole stream was compressed; its section is kept for
+        // `finish`.
+        let Prepared { params, metadata } = prepare(opts)?;
         let framing = BlpFraming {
             spool: Spool::new(std::env::temp_dir()),
             checksum: opts.checksum,
@@ -105,9 +97,10 @@ impl<W: Write> Encoder<W> {
             last: 0,
         };
         Ok(Encoder {
-            core: EncoderCore::new(framing, p, opts.chunk_size),
+            core: EncoderCore::new(framing, params, opts.chunk_size),
             inner,
             opts: opts.clone(),
+            metadata,
         })
     }
 
@@ -132,8 +125,9 @@ impl<W: Write> Encoder<W> {
     ///
     /// # Errors
     /// The compressor's, the spool's or the writer's error; an
-    /// [`Error::InvalidParam`] (as an `io::Error`) for metadata that does
-    /// not fit its room or offset slots that overflow.
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) (as an
+    /// `io::Error`) for offset slots that overflow (metadata was checked by
+    /// [`Encoder::new`]).
     pub fn finish(mut self) -> io::Result<W> {
         // An empty input is one empty chunk, as in `pack`.
         self.core.finish_chunks(true)?;
@@ -142,7 +136,14 @@ impl<W: Write> Encoder<W> {
         let f = &mut self.core.framing;
         let nchunks = f.starts.len();
         let chunk_size = if nchunks == 1 { f.last } else { core_chunksize };
-        let head = file_head(&self.opts, typesize, nchunks, chunk_size, f.last)?;
+        let head = file_head(
+            &self.opts,
+            self.metadata.as_deref(),
+            typesize,
+            nchunks,
+            chunk_size,
+            f.last,
+        )?;
         let base = head.bytes.len() as u64;
         let mut head_bytes = head.bytes;
         if self.opts.offsets {

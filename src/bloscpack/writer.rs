@@ -152,14 +152,44 @@ pub(super) struct FileHead {
     pub(super) offsets_pos: usize,
 }
 
-/// The [`FileHead`] of a file of `nchunks` chunks (every one but the last
-/// of `chunk_size` bytes), written with `opts`.
+/// What `pack` and the streaming `Encoder` check and prepare before they
+/// compress anything: the chunks' parameters and the encoded metadata
+/// section (so metadata that does not fit its room fails at once).
+pub(super) struct Prepared {
+    pub(super) params: CParams,
+    pub(super) metadata: Option<Vec<u8>>,
+}
+
+/// Check `opts` and encode its metadata.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for metadata that does not fit its room or
-/// offset slots that overflow.
+/// [`Error::InvalidParam`] for a chunk size out of 1..=[`MAX_BUFFERSIZE`],
+/// a typesize over 255, bad compression parameters or metadata that does
+/// not fit its room; [`Error::Unsupported`] for a codec this build lacks.
+pub(super) fn prepare(opts: &Options) -> Result<Prepared> {
+    let params = chunk_cparams(&opts.cparams)?;
+    if opts.chunk_size == 0 || opts.chunk_size > MAX_BUFFERSIZE {
+        return Err(Error::InvalidParam(format!(
+            "bloscpack: chunk size {} is not in 1..={MAX_BUFFERSIZE}",
+            opts.chunk_size
+        )));
+    }
+    let metadata = match &opts.metadata {
+        Some(meta) => Some(metadata::encode(meta, &opts.metadata_options)?.1),
+        None => None,
+    };
+    Ok(Prepared { params, metadata })
+}
+
+/// The [`FileHead`] of a file of `nchunks` chunks (every one but the last
+/// of `chunk_size` bytes), written with `opts` and the metadata section
+/// [`prepare`] encoded.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for offset slots that overflow.
 pub(super) fn file_head(
     opts: &Options,
+    metadata: Option<&[u8]>,
     typesize: u8,
     nchunks: usize,
     chunk_size: usize,
@@ -172,7 +202,7 @@ pub(super) fn file_head(
     };
     let header = Header {
         offsets: opts.offsets,
-        metadata: opts.metadata.is_some(),
+        metadata: metadata.is_some(),
         checksum: opts.checksum,
         typesize,
         chunk_size: Some(chunk_size as u32),
@@ -185,9 +215,8 @@ pub(super) fn file_head(
         .filter(|s| s.checked_mul(offsets::SLOT_LEN).is_some())
         .ok_or_else(|| Error::InvalidParam("bloscpack: max_app_chunks too large".into()))?;
     let mut bytes = header.to_bytes()?.to_vec();
-    if let Some(meta) = &opts.metadata {
-        let (_, section) = metadata::encode(meta, &opts.metadata_options)?;
-        bytes.extend_from_slice(&section);
+    if let Some(section) = metadata {
+        bytes.extend_from_slice(section);
     }
     let offsets_pos = bytes.len();
     if opts.offsets {
@@ -212,15 +241,19 @@ pub(super) fn file_head(
 /// a typesize over 255, bad compression parameters, or metadata that does
 /// not fit its room; [`Error::Unsupported`] for a codec this build lacks.
 pub fn pack(data: &[u8], opts: &Options) -> Result<Vec<u8>> {
-    let p = chunk_cparams(&opts.cparams)?;
-    if opts.chunk_size == 0 || opts.chunk_size > MAX_BUFFERSIZE {
-        return Err(Error::InvalidParam(format!(
-            "bloscpack: chunk size {} is not in 1..={MAX_BUFFERSIZE}",
-            opts.chunk_size
-        )));
-    }
+    let Prepared {
+        params: p,
+        metadata,
+    } = prepare(opts)?;
     let (nchunks, chunk_size, last_chunk) = chunking(data.len(), opts.chunk_size);
-    let head = file_head(opts, p.typesize as u8, nchunks, chunk_size, last_chunk)?;
+    let head = file_head(
+        opts,
+        metadata.as_deref(),
+        p.typesize as u8,
+        nchunks,
+        chunk_size,
+        last_chunk,
+    )?;
     let offsets_pos = head.offsets_pos;
     let mut out = head.bytes;
     out.reserve(data.len() / 4 + 4096);
