@@ -3,7 +3,7 @@
 //! each carries its compiler's name in its `.comment` section. This
 //! repository's builds on x86_64 Linux take clang 19+ for those files when
 //! one is installed (`.cargo/cc-wrapper.sh`); the cfg lets a test check
-//! that they did (`codecs::zstd`'s tests).
+//! that they did (`tests/cc_wrapper.rs`).
 
 use std::env;
 use std::fs;

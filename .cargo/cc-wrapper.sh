@@ -32,26 +32,13 @@ clang_first() {
         fi
     done
 }
-case "$PWD" in
-*zstd-sys*)
-    for arg in "$@"; do
-        case "$arg" in
-        zstd/lib/compress/*.c | */zstd/lib/compress/*.c)
-            clang_first "$@"
-            break
-            ;;
-        esac
-    done
-    ;;
-*lzzzz*)
-    for arg in "$@"; do
-        case "$arg" in
-        */liblz4/lz4.c)
-            clang_first "$@"
-            break
-            ;;
-        esac
-    done
-    ;;
-esac
+for arg in "$@"; do
+    case "$PWD|$arg" in
+    *zstd-sys*"|"zstd/lib/compress/*.c | *zstd-sys*"|"*/zstd/lib/compress/*.c | \
+        *lzzzz*"|"*/liblz4/lz4.c)
+        clang_first "$@"
+        break
+        ;;
+    esac
+done
 exec ${CC:-cc} "$@"

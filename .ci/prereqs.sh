@@ -13,7 +13,7 @@
 #                      clevels 1-5 fall back to zlib-rs (zng's test checks which)
 #                      and libzstd's compressor and liblz4's lz4.c (.cargo/cc-wrapper.sh):
 #                      gcc 12's compressor moves 1.0-1.4x with code placement, its LZ4
-#                      decoder is 6% slower (codecs::zstd's test checks which built zstd)
+#                      decoder is 6% slower (tests/cc_wrapper.rs checks which built zstd)
 # The tests install their own pip packages (python-blosc2, python-blosc,
 # bloscpack, numcodecs, zarr, dask) under target/.
 set -euo pipefail

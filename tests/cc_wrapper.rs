@@ -3,8 +3,9 @@
 //! liblz4's `lz4.c` to clang 19+ when one is installed, and every other
 //! file to the usual compiler. Checked by preprocessing a file at each kind
 //! of path (as the `cc` crate passes them, relative to the -sys crate's
-//! directory) and reading whether `__clang__` is defined. Which compiler
-//! really built libzstd is checked by `codecs::zstd`'s test.
+//! directory) and reading whether `__clang__` is defined; and which
+//! compiler really built this build's libzstd compressor (the root
+//! `build.rs` reads it from `zstd_lazy.o`).
 #![cfg(all(target_arch = "x86_64", target_os = "linux"))]
 
 use std::fs;
@@ -97,4 +98,19 @@ fn the_wrapper_falls_back_to_cc_when_clang_refuses_the_flags() {
     assert!(text.contains("#define __GNUC__ "));
     assert!(!text.contains("#define __clang__ "));
     let _ = fs::remove_dir_all(&root);
+}
+
+/// This build's libzstd compressor was compiled by clang exactly when one
+/// is installed (CI installs it, `.ci/prereqs.sh`). Fails when the wrapper
+/// stops matching zstd-sys' sources as the `cc` crate really passes them.
+#[test]
+#[cfg(feature = "zstd")]
+fn this_build_compiled_the_zstd_compressor_with_clang_when_installed() {
+    assert_eq!(
+        cfg!(zstd_compressor_clang),
+        clang_installed(),
+        "libzstd was built before clang was installed (or removed), with a \
+         CC_x86_64_unknown_linux_gnu of your own, or is the system's \
+         (ZSTD_SYS_USE_PKG_CONFIG): `cargo clean -p zstd-sys` builds it again"
+    );
 }

@@ -165,33 +165,3 @@ pub(crate) fn train(data: &[u8], sample_sizes: &[usize], max_size: usize) -> Opt
     zstd_safe::train_from_buffer(&mut dict, data, sample_sizes).ok()?;
     Some(dict)
 }
-
-#[cfg(test)]
-mod tests {
-    /// This repository's builds on x86_64 Linux compile libzstd's
-    /// compressor with clang when one is installed (`.cargo/cc-wrapper.sh`;
-    /// CI installs it, `.ci/prereqs.sh`), and build.rs reads which compiler
-    /// did. Fails when the wrapper stops matching zstd-sys' sources.
-    #[test]
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    fn this_build_says_which_compiler_built_the_zstd_compressor() {
-        let clang = ["clang-21", "clang-20", "clang-19"].iter().any(|c| {
-            std::process::Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-        let overridden = std::env::var_os("CC_x86_64_unknown_linux_gnu")
-            .is_some_and(|cc| !cc.to_string_lossy().ends_with("cc-wrapper.sh"));
-        if overridden {
-            return;
-        }
-        assert_eq!(
-            cfg!(zstd_compressor_clang),
-            clang,
-            "libzstd was built before clang was installed (or removed), or is \
-             the system's (ZSTD_SYS_USE_PKG_CONFIG): `cargo clean -p zstd-sys` \
-             builds it again"
-        );
-    }
-}
