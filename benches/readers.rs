@@ -60,10 +60,15 @@ fn bench(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn bloscpack_read(c: &mut Criterion) {
-    let data: Vec<u8> = (0..2000 * 1024u32)
+/// 2,000 chunks' worth (4 KiB each) of slowly rising 4-byte integers.
+fn ramp_2000_chunks() -> Vec<u8> {
+    (0..2000 * 1024u32)
         .flat_map(|v| (v / 3 + v % 7).to_le_bytes())
-        .collect();
+        .collect()
+}
+
+fn bloscpack_read(c: &mut Criterion) {
+    let data = ramp_2000_chunks();
     let mut g = c.benchmark_group("bloscpack_read");
     g.sample_size(20).measurement_time(Duration::from_secs(4));
     for (name, codec) in [("blosclz", Codec::BloscLz), ("zstd", Codec::Zstd)] {
@@ -82,9 +87,7 @@ fn bloscpack_read(c: &mut Criterion) {
 }
 
 fn packed_read(c: &mut Criterion) {
-    let data: Vec<u8> = (0..2000 * 1024u32)
-        .flat_map(|v| (v / 3 + v % 7).to_le_bytes())
-        .collect();
+    let data = ramp_2000_chunks();
     let bytes = packed::pack(&data, &CParams::default().typesize(4), 4096).unwrap();
     let r = PackedReader::new(&bytes).unwrap();
     let mut out = vec![0u8; 4096];
