@@ -9,6 +9,10 @@
 //!   (`Reader::decompress_all`: each chunk's digest checked, then decoded).
 //! - `packed_read/decompress_chunks`: every chunk of a packed super-chunk in
 //!   memory decoded in turn (`PackedReader::decompress_chunk_into`).
+//! - `ndarray_points/to_vec|write_to`: a 1,000,000 x 3 float32 NDArray (a
+//!   point cloud: rows of 12 bytes, `default_shapes`) read whole into
+//!   memory, and streamed to a sink; besides the decode, the cost of
+//!   putting each chunk's items in C order.
 //!
 //! ```text
 //! cargo bench --bench readers                 # every row
@@ -20,6 +24,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oxiblosc::bloscpack::{self, Options, Reader};
+use oxiblosc::ndarray::{self, NdArray, NdMeta};
 use oxiblosc::packed::{self, PackedReader};
 use oxiblosc::schunk::{OpenOptions, SChunk};
 use oxiblosc::{CParams, Codec};
@@ -103,5 +108,38 @@ fn packed_read(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bloscpack_read, packed_read);
+/// A 1,000,000 x 3 float32 array of points on a slow spiral, in C order,
+/// with `default_shapes`' chunks and blocks.
+fn points() -> (NdMeta, Vec<u8>) {
+    let rows = 1_000_000u64;
+    let shape = [rows, 3];
+    let (chunks, blocks) = ndarray::default_shapes(&shape, 4);
+    let meta = NdMeta::new(&shape, &chunks, &blocks, "<f4");
+    let data = (0..rows)
+        .flat_map(|i| {
+            let t = i as f32 * 1e-3;
+            [t.cos() * t, t.sin() * t, t]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    (meta, data)
+}
+
+fn ndarray_points(c: &mut Criterion) {
+    let (meta, data) = points();
+    let sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let mut a = NdArray::open(sc).unwrap();
+    assert_eq!(a.to_vec().unwrap(), data);
+    let mut g = c.benchmark_group("ndarray_points");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.bench_function("to_vec", |b| {
+        b.iter(|| black_box(a.to_vec().unwrap().len()))
+    });
+    g.bench_function("write_to", |b| {
+        b.iter(|| a.write_to(&mut std::io::sink()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bloscpack_read, packed_read, ndarray_points);
 criterion_main!(benches);

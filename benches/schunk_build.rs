@@ -10,7 +10,9 @@
 //! Ids: `schunk_build/append_20000` (20,000 appends of one compressed
 //! 4 KB chunk to `SChunk::new`, then `to_cframe`), `schunk_build/ndarray_40000`
 //! (`ndarray::create` of a 40,000 x 4 u32 array in chunks of one row, in
-//! memory, then `to_cframe`).
+//! memory, then `to_cframe`), `schunk_build/ndarray_points` (`ndarray::create`
+//! of a 1,000,000 x 3 float32 array, `default_shapes`, in memory: the
+//! compression, and putting C-order rows into chunks).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -44,6 +46,21 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut sc = ndarray::create(&meta, CParams::default(), &items).unwrap();
             black_box(sc.to_cframe().unwrap().len())
+        })
+    });
+    let shape = [1_000_000u64, 3];
+    let (chunks, blocks) = ndarray::default_shapes(&shape, 4);
+    let meta = NdMeta::new(&shape, &chunks, &blocks, "<f4");
+    let items: Vec<u8> = (0..3_000_000u32)
+        .flat_map(|v| (v as f32 * 0.5).to_le_bytes())
+        .collect();
+    g.bench_function("ndarray_points", |b| {
+        b.iter(|| {
+            black_box(
+                ndarray::create(&meta, CParams::default(), &items)
+                    .unwrap()
+                    .nchunks(),
+            )
         })
     });
     g.finish();

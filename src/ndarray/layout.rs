@@ -188,9 +188,34 @@ impl Layout {
         }
     }
 
+    /// As [`Layout::for_each_run`], with runs that follow on from each other
+    /// in both the chunk and the array merged into one: fewer, longer
+    /// copies. A block whose rows are whole rows of the array is one span
+    /// (an `N x 3` array read through runs of one row copies 3 items at a
+    /// time), and so are consecutive such blocks. Unlike a run, a span may
+    /// cross rows of the array.
+    pub fn for_each_span(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
+        let mut open: Option<(usize, u64, usize)> = None;
+        self.for_each_run(ci, |c, a, n| {
+            if let Some((oc, oa, on)) = &mut open {
+                if *oc + *on == c && *oa + *on as u64 == a {
+                    *on += n;
+                    return;
+                }
+                f(*oc, *oa, *on);
+            }
+            open = Some((c, a, n));
+        });
+        if let Some((c, a, n)) = open {
+            f(c, a, n);
+        }
+    }
+
     /// Calls `f(chunk_item, array_item, nitems)` for each run of items of
     /// chunk `ci` that are contiguous in both the chunk and the array (item
     /// offsets from the chunk's and the array's start), skipping padding.
+    /// A run never crosses a row of the array (the last dimension):
+    /// [`Layout::for_each_span`] merges them.
     pub fn for_each_run(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
         let n = self.ndim();
         if n == 0 {
@@ -364,6 +389,63 @@ mod tests {
             }
             proptest::prop_assert!(seen.iter().all(|&k| k == 1));
         }
+    }
+
+    /// The spans of chunk `ci`: `(chunk_item, array_item, nitems)`.
+    fn spans(l: &Layout, ci: u64) -> Vec<(usize, u64, usize)> {
+        let mut v = Vec::new();
+        l.for_each_span(ci, |c, a, k| v.push((c, a, k)));
+        v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Spans map every item as the naive walk does, and none could be
+        /// merged with the next (each is as long as it can be).
+        #[test]
+        fn spans_match_the_naive_walk_and_are_maximal(
+            dims in proptest::collection::vec((1u64..12, 1u64..12, 1u64..12), 1..5)
+        ) {
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let chunks: Vec<u64> = dims.iter().map(|d| d.1).collect();
+            let blocks: Vec<u64> = dims.iter().map(|d| d.2.min(d.1)).collect();
+            let m = NdMeta::new(&shape, &chunks, &blocks, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            for ci in 0..l.nchunks() {
+                let s = spans(&l, ci);
+                let mut got = vec![None; l.chunk_items];
+                for &(c, a, k) in &s {
+                    proptest::prop_assert!(k > 0);
+                    for j in 0..k {
+                        proptest::prop_assert!(got[c + j].is_none());
+                        got[c + j] = Some(a + j as u64);
+                    }
+                }
+                proptest::prop_assert_eq!(&got, &naive(&m, ci, 1));
+                for w in s.windows(2) {
+                    let ((c0, a0, k0), (c1, a1, _)) = (w[0], w[1]);
+                    proptest::prop_assert!(c0 + k0 != c1 || a0 + k0 as u64 != a1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_rows_are_one_span_per_chunk() {
+        // Blocks of whole rows, stacked: each chunk is one span (a run is
+        // one row of 3 items), the last chunk's padding left out.
+        let l = Layout::new(&NdMeta::new(&[10, 3], &[4, 3], &[2, 3], "|u1"), 1).unwrap();
+        assert_eq!(spans(&l, 0), [(0, 0, 12)]);
+        assert_eq!(spans(&l, 2), [(0, 24, 6)]);
+        let mut runs = 0;
+        l.for_each_run(0, |_, _, k| {
+            assert_eq!(k, 3);
+            runs += 1;
+        });
+        assert_eq!(runs, 4);
+        // Rows split across chunks: a span per row still.
+        let l = Layout::new(&NdMeta::new(&[4, 6], &[2, 3], &[1, 3], "|u1"), 1).unwrap();
+        assert_eq!(spans(&l, 1), [(0, 3, 3), (3, 9, 3)]);
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl NdArray {
         for ci in first..first + count {
             self.load_chunk(ci as usize, &mut buf)?;
             let mut bad = false;
-            self.layout.for_each_run(ci, |c, a, n| {
+            self.layout.for_each_span(ci, |c, a, n| {
                 let Some(a) = a.checked_sub(base) else {
                     bad = true;
                     return;

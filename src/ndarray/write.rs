@@ -111,7 +111,7 @@ pub fn fill(sc: &mut SChunk, meta: &NdMeta, data: &[u8]) -> Result<()> {
     let mut buf = vec![0u8; layout.chunk_nbytes()];
     for ci in 0..layout.nchunks() {
         buf.fill(0);
-        layout.for_each_run(ci, |c, a, n| {
+        layout.for_each_span(ci, |c, a, n| {
             let a = a as usize * is;
             buf[c * is..(c + n) * is].copy_from_slice(&data[a..a + n * is]);
         });
@@ -167,7 +167,7 @@ pub fn fill_from(sc: &mut SChunk, meta: &NdMeta, r: &mut dyn std::io::Read) -> R
         let base = first_row * row;
         for ci in s * per_slab..(s + 1) * per_slab {
             buf.fill(0);
-            layout.for_each_run(ci, |c, a, n| {
+            layout.for_each_span(ci, |c, a, n| {
                 let a = (a - base) as usize * is;
                 buf[c * is..(c + n) * is].copy_from_slice(&slab[a..a + n * is]);
             });
