@@ -193,10 +193,11 @@ impl Layout {
     /// copies. A block whose rows are whole rows of the array is one span
     /// (an `N x 3` array read through runs of one row copies 3 items at a
     /// time), and so are consecutive such blocks. Unlike a run, a span may
-    /// cross rows of the array.
+    /// cross rows of the array. The walk itself visits each span once: the
+    /// trailing dimensions a block covers whole are not iterated.
     pub fn for_each_span(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
         let mut open: Option<(usize, u64, usize)> = None;
-        self.for_each_run(ci, |c, a, n| {
+        self.walk(ci, true, |c, a, n| {
             if let Some((oc, oa, on)) = &mut open {
                 if *oc + *on == c && *oa + *on as u64 == a {
                     *on += n;
@@ -216,7 +217,15 @@ impl Layout {
     /// offsets from the chunk's and the array's start), skipping padding.
     /// A run never crosses a row of the array (the last dimension):
     /// [`Layout::for_each_span`] merges them.
-    pub fn for_each_run(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
+    pub fn for_each_run(&self, ci: u64, f: impl FnMut(usize, u64, usize)) {
+        self.walk(ci, false, f);
+    }
+
+    /// The runs of chunk `ci`, block by block; with `whole`, the trailing
+    /// dimensions a block covers whole (its extent there is both the block's
+    /// and the array's length, so its rows follow on in both) are taken as
+    /// one run each block row of the dimension before them.
+    fn walk(&self, ci: u64, whole: bool, mut f: impl FnMut(usize, u64, usize)) {
         let n = self.ndim();
         if n == 0 {
             if ci == 0 {
@@ -252,18 +261,29 @@ impl Layout {
             if skip {
                 continue;
             }
+            // The run's dimension `k`: the last, or the first of the
+            // trailing dimensions after which every one is whole; a run is
+            // then `len` items (`ext[k]` rows of the whole ones).
+            let mut k = n - 1;
+            let mut len = ext[k];
+            while whole && k > 0 && ext[k] == self.blockshape[k] && ext[k] == self.shape[k] {
+                k -= 1;
+                len *= ext[k];
+            }
+            // The whole dimensions start at 0 (`ext == shape`), so the
+            // run's array offset is the outer ones' plus `org[k]`'s.
             let base = b * self.block_items;
             let mut idx = [0u64; MAX_DIM];
             loop {
                 let mut boff = 0u64;
-                let mut aoff = org[n - 1];
-                for d in 0..n - 1 {
+                let mut aoff = org[k] * self.array_strides[k];
+                for d in 0..k {
                     boff += idx[d] * self.block_strides[d];
                     aoff += (org[d] + idx[d]) * self.array_strides[d];
                 }
-                f(base + boff as usize, aoff, ext[n - 1] as usize);
+                f(base + boff as usize, aoff, len as usize);
                 // The next row: an odometer over the outer dimensions.
-                let mut d = n - 1;
+                let mut d = k;
                 let done = loop {
                     if d == 0 {
                         break true;
@@ -401,14 +421,20 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
         /// Spans map every item as the naive walk does, and none could be
-        /// merged with the next (each is as long as it can be).
+        /// merged with the next (each is as long as it can be). A dimension
+        /// is whole (chunk and block of the array's length) half the time,
+        /// so the walk's collapsing of whole trailing dimensions is met.
         #[test]
         fn spans_match_the_naive_walk_and_are_maximal(
-            dims in proptest::collection::vec((1u64..12, 1u64..12, 1u64..12), 1..5)
+            dims in proptest::collection::vec(
+                (1u64..12, 1u64..12, 1u64..12, proptest::bool::ANY),
+                1..5,
+            )
         ) {
             let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
-            let chunks: Vec<u64> = dims.iter().map(|d| d.1).collect();
-            let blocks: Vec<u64> = dims.iter().map(|d| d.2.min(d.1)).collect();
+            let whole = |d: &(u64, u64, u64, bool), v: u64| if d.3 { d.0 } else { v };
+            let chunks: Vec<u64> = dims.iter().map(|d| whole(d, d.1)).collect();
+            let blocks: Vec<u64> = dims.iter().map(|d| whole(d, d.2.min(d.1))).collect();
             let m = NdMeta::new(&shape, &chunks, &blocks, "|u1");
             let l = Layout::new(&m, 1).unwrap();
             for ci in 0..l.nchunks() {
@@ -446,6 +472,49 @@ mod tests {
         // Rows split across chunks: a span per row still.
         let l = Layout::new(&NdMeta::new(&[4, 6], &[2, 3], &[1, 3], "|u1"), 1).unwrap();
         assert_eq!(spans(&l, 1), [(0, 3, 3), (3, 9, 3)]);
+    }
+
+    #[test]
+    fn the_span_walk_skips_the_dimensions_a_block_covers_whole() {
+        /// Shape, chunks, blocks, walk steps in chunk 0, spans in chunk 0.
+        type Case = (&'static [u64], &'static [u64], &'static [u64], usize, usize);
+        let cases: &[Case] = &[
+            // All but the first dimension whole: a step per block, and the
+            // two blocks of chunk 0 follow on.
+            (&[5, 2, 3, 4], &[2, 2, 3, 4], &[1, 2, 3, 4], 2, 1),
+            // The last two whole, the second not: a step (of 2 x 12 items)
+            // per row of the first dimension in each of the chunk's two
+            // blocks; none follows on from the one before in the array.
+            (&[5, 6, 3, 4], &[2, 4, 3, 4], &[2, 2, 3, 4], 4, 4),
+            // The last dimension's block narrower than the array's: a step
+            // per row, as for_each_run; only the second block's last row
+            // (items 9..12) and the third's first (12..15) follow on.
+            (&[4, 6], &[4, 6], &[2, 3], 8, 7),
+            // Rows of the array's length, but padded in their block (the
+            // chunk and block are wider than the array): nothing follows
+            // on in the chunk, a step and a span per row.
+            (&[4, 3], &[4, 5], &[2, 5], 4, 4),
+            // Every dimension whole (one chunk, one block): one step.
+            (&[3, 2, 5], &[3, 2, 5], &[3, 2, 5], 1, 1),
+        ];
+        for &(s, c, b, steps, nspans) in cases {
+            let m = NdMeta::new(s, c, b, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            let mut walked = Vec::new();
+            l.walk(0, true, |c, a, k| walked.push((c, a, k)));
+            assert_eq!(walked.len(), steps, "{s:?} {c:?} {b:?}: walk steps");
+            assert_eq!(spans(&l, 0).len(), nspans, "{s:?} {c:?} {b:?}: spans");
+            for ci in 0..l.nchunks() {
+                let mut got = vec![None; l.chunk_items];
+                l.walk(ci, true, |c, a, k| {
+                    for j in 0..k {
+                        assert!(got[c + j].is_none());
+                        got[c + j] = Some(a + j as u64);
+                    }
+                });
+                assert_eq!(got, naive(&m, ci, 1), "{s:?} {c:?} {b:?} chunk {ci}");
+            }
+        }
     }
 
     #[test]
