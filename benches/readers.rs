@@ -12,7 +12,9 @@
 //! - `ndarray_points/to_vec|write_to`: a 1,000,000 x 3 float32 NDArray (a
 //!   point cloud: rows of 12 bytes, `default_shapes`) read whole into
 //!   memory, and streamed to a sink; besides the decode, the cost of
-//!   putting each chunk's items in C order.
+//!   putting each chunk's items in C order; `get_slice_1000_rows|half`, rows
+//!   500,000..501,000 (in one block) and the first half (two chunks) of it
+//!   through `ndarray::get_slice`.
 //!
 //! ```text
 //! cargo bench --bench readers                 # every row
@@ -138,6 +140,29 @@ fn ndarray_points(c: &mut Criterion) {
     g.bench_function("write_to", |b| {
         b.iter(|| a.write_to(&mut std::io::sink()).unwrap())
     });
+    let mut sc = a.into_schunk();
+    for (name, rows) in [
+        ("get_slice_1000_rows", 500_000..501_000u64),
+        ("get_slice_half", 0..500_000),
+    ] {
+        let mut out = vec![0u8; (rows.end - rows.start) as usize * 12];
+        let bshape = [rows.end - rows.start, 3];
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                ndarray::get_slice(
+                    &mut sc,
+                    &meta,
+                    &[rows.start, 0],
+                    &[rows.end, 3],
+                    &mut out,
+                    &bshape,
+                )
+                .unwrap()
+            })
+        });
+        let at = rows.start as usize * 12;
+        assert_eq!(out, data[at..at + out.len()]);
+    }
     g.finish();
 }
 

@@ -195,21 +195,18 @@ impl Layout {
     /// time), and so are consecutive such blocks. Unlike a run, a span may
     /// cross rows of the array. The walk itself visits each span once: the
     /// trailing dimensions a block covers whole are not iterated.
-    pub fn for_each_span(&self, ci: u64, mut f: impl FnMut(usize, u64, usize)) {
-        let mut open: Option<(usize, u64, usize)> = None;
-        self.walk(ci, true, |c, a, n| {
-            if let Some((oc, oa, on)) = &mut open {
-                if *oc + *on == c && *oa + *on as u64 == a {
-                    *on += n;
-                    return;
-                }
-                f(*oc, *oa, *on);
-            }
-            open = Some((c, a, n));
-        });
-        if let Some((c, a, n)) = open {
-            f(c, a, n);
-        }
+    pub fn for_each_span(&self, ci: u64, f: impl FnMut(usize, u64, usize)) {
+        let zeros = [0u64; MAX_DIM];
+        let mut m = Merged::new(f);
+        self.walk(
+            ci,
+            &zeros[..self.ndim()],
+            &self.shape,
+            &self.shape,
+            true,
+            |c, a, k| m.push(c, a, k),
+        );
+        m.finish();
     }
 
     /// Calls `f(chunk_item, array_item, nitems)` for each run of items of
@@ -218,14 +215,54 @@ impl Layout {
     /// A run never crosses a row of the array (the last dimension):
     /// [`Layout::for_each_span`] merges them.
     pub fn for_each_run(&self, ci: u64, f: impl FnMut(usize, u64, usize)) {
-        self.walk(ci, false, f);
+        let zeros = [0u64; MAX_DIM];
+        self.walk(
+            ci,
+            &zeros[..self.ndim()],
+            &self.shape,
+            &self.shape,
+            false,
+            f,
+        );
     }
 
-    /// The runs of chunk `ci`, block by block; with `whole`, the trailing
-    /// dimensions a block covers whole (its extent there is both the block's
-    /// and the array's length, so its rows follow on in both) are taken as
-    /// one run each block row of the dimension before them.
-    fn walk(&self, ci: u64, whole: bool, mut f: impl FnMut(usize, u64, usize)) {
+    /// The spans of chunk `ci` inside the box `start..stop` (checked by the
+    /// caller: `start <= stop <= shape`, the product of `bshape` in
+    /// `usize`): `f(chunk_item, buffer_item, nitems)`, the buffer being a
+    /// C-order array of shape `bshape` (at least the box's, per dimension)
+    /// with the box at its origin. Only the blocks the box touches are
+    /// visited, and in each only its rows inside the box (C-Blosc2 reads a
+    /// slice in time of the slice, not of its chunks).
+    pub fn for_each_box_span(
+        &self,
+        ci: u64,
+        start: &[u64],
+        stop: &[u64],
+        bshape: &[u64],
+        f: impl FnMut(usize, usize, usize),
+    ) {
+        let mut f = f;
+        let mut m = Merged::new(|c, b: u64, k| f(c, b as usize, k));
+        self.walk(ci, start, stop, bshape, true, |c, b, k| m.push(c, b, k));
+        m.finish();
+    }
+
+    /// The walk behind the runs and spans: for each block of chunk `ci`
+    /// meeting the box `start..stop`, in C order of the chunk's blocks,
+    /// each row of the box inside it: `f(chunk_item, target_item, nitems)`,
+    /// the target a C-order buffer of shape `tshape` with the box at its
+    /// origin. With `whole`, the trailing dimensions that a row covers
+    /// whole in both the block and the target (so its rows follow on in
+    /// both) are taken as part of one row.
+    fn walk(
+        &self,
+        ci: u64,
+        start: &[u64],
+        stop: &[u64],
+        tshape: &[u64],
+        whole: bool,
+        mut f: impl FnMut(usize, u64, usize),
+    ) {
         let n = self.ndim();
         if n == 0 {
             if ci == 0 {
@@ -236,71 +273,130 @@ impl Layout {
         if ci >= self.nchunks {
             return;
         }
-        let mut cc = [0u64; MAX_DIM];
+        // The chunk's origin, and the box's block coordinates in it.
+        let mut co = [0u64; MAX_DIM];
+        let (mut blo, mut bhi) = ([0u64; MAX_DIM], [0u64; MAX_DIM]);
         let mut rem = ci;
         for d in (0..n).rev() {
-            cc[d] = rem % self.grid[d];
+            co[d] = (rem % self.grid[d]) * self.chunkshape[d];
             rem /= self.grid[d];
+            let lo = start[d].saturating_sub(co[d]);
+            let hi = stop[d].saturating_sub(co[d]).min(self.chunkshape[d]);
+            if lo >= hi {
+                return;
+            }
+            blo[d] = lo / self.blockshape[d];
+            bhi[d] = (hi - 1) / self.blockshape[d];
         }
-        let nblocks = self.chunk_items / self.block_items;
-        let mut org = [0u64; MAX_DIM];
-        let mut ext = [0u64; MAX_DIM];
-        for b in 0..nblocks {
-            let mut rem = b as u64;
+        // The box is not empty, so no dimension of the target is 0 and
+        // these products are at most its size.
+        let mut tstr = [1u64; MAX_DIM];
+        for d in (0..n - 1).rev() {
+            tstr[d] = tstr[d + 1] * tshape[d + 1];
+        }
+        let mut bc = blo;
+        let (mut org, mut lo, mut ext) = ([0u64; MAX_DIM], [0u64; MAX_DIM], [0u64; MAX_DIM]);
+        loop {
+            // Block `bc`: its origin in the array and its rows in the box.
+            let mut b = 0u64;
             let mut skip = false;
-            for d in (0..n).rev() {
-                let bc = rem % self.blocks[d];
-                rem /= self.blocks[d];
-                let in_chunk = bc * self.blockshape[d];
-                org[d] = cc[d] * self.chunkshape[d] + in_chunk;
-                ext[d] = self.blockshape[d]
-                    .min(self.chunkshape[d].saturating_sub(in_chunk))
-                    .min(self.shape[d].saturating_sub(org[d]));
+            for d in 0..n {
+                b = b * self.blocks[d] + bc[d];
+                let in_chunk = bc[d] * self.blockshape[d];
+                org[d] = co[d] + in_chunk;
+                let end = (org[d] + self.blockshape[d])
+                    .min(co[d] + self.chunkshape[d])
+                    .min(stop[d]);
+                lo[d] = org[d].max(start[d]);
+                ext[d] = end.saturating_sub(lo[d]);
                 skip |= ext[d] == 0;
             }
-            if skip {
-                continue;
-            }
-            // The run's dimension `k`: the last, or the first of the
-            // trailing dimensions after which every one is whole; a run is
-            // then `len` items (`ext[k]` rows of the whole ones).
-            let mut k = n - 1;
-            let mut len = ext[k];
-            while whole && k > 0 && ext[k] == self.blockshape[k] && ext[k] == self.shape[k] {
-                k -= 1;
-                len *= ext[k];
-            }
-            // The whole dimensions start at 0 (`ext == shape`), so the
-            // run's array offset is the outer ones' plus `org[k]`'s.
-            let base = b * self.block_items;
-            let mut idx = [0u64; MAX_DIM];
-            loop {
-                let mut boff = 0u64;
-                let mut aoff = org[k] * self.array_strides[k];
-                for d in 0..k {
-                    boff += idx[d] * self.block_strides[d];
-                    aoff += (org[d] + idx[d]) * self.array_strides[d];
+            if !skip {
+                // The row's dimension `k`: the last, or the first of the
+                // trailing ones after which every one is whole; a row is
+                // then `len` items.
+                let mut k = n - 1;
+                let mut len = ext[k];
+                while whole && k > 0 && ext[k] == self.blockshape[k] && ext[k] == tshape[k] {
+                    k -= 1;
+                    len *= ext[k];
                 }
-                f(base + boff as usize, aoff, len as usize);
-                // The next row: an odometer over the outer dimensions.
-                let mut d = k;
-                let done = loop {
-                    if d == 0 {
-                        break true;
+                let base = b * self.block_items as u64;
+                let mut idx = [0u64; MAX_DIM];
+                loop {
+                    let (mut c, mut t) = (base, 0u64);
+                    for d in 0..n {
+                        c += (lo[d] - org[d] + idx[d]) * self.block_strides[d];
+                        t += (lo[d] - start[d] + idx[d]) * tstr[d];
                     }
-                    d -= 1;
-                    idx[d] += 1;
-                    if idx[d] < ext[d] {
-                        break false;
+                    f(c as usize, t, len as usize);
+                    // The next row: an odometer over the outer dimensions.
+                    if !step(&mut idx[..k], &ext[..k]) {
+                        break;
                     }
-                    idx[d] = 0;
-                };
-                if done {
-                    break;
                 }
+            }
+            if !step_from(&mut bc[..n], &blo[..n], &bhi[..n]) {
+                return;
             }
         }
     }
+}
+
+/// `walk`'s steps passed on to `f`, each that follows on from the one
+/// before in both offsets merged into it.
+struct Merged<F: FnMut(usize, u64, usize)> {
+    f: F,
+    open: Option<(usize, u64, usize)>,
+}
+
+impl<F: FnMut(usize, u64, usize)> Merged<F> {
+    fn new(f: F) -> Self {
+        Merged { f, open: None }
+    }
+
+    fn push(&mut self, c: usize, t: u64, k: usize) {
+        if let Some((oc, ot, on)) = &mut self.open {
+            if *oc + *on == c && *ot + *on as u64 == t {
+                *on += k;
+                return;
+            }
+            (self.f)(*oc, *ot, *on);
+        }
+        self.open = Some((c, t, k));
+    }
+
+    fn finish(mut self) {
+        if let Some((c, t, k)) = self.open.take() {
+            (self.f)(c, t, k);
+        }
+    }
+}
+
+/// Advance the C-order odometer `idx` (each digit below `ext`); false when
+/// it wraps to all zeros.
+fn step(idx: &mut [u64], ext: &[u64]) -> bool {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < ext[d] {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
+}
+
+/// Advance the C-order odometer `bc` over `lo..=hi` per digit; false when
+/// it wraps.
+fn step_from(bc: &mut [u64], lo: &[u64], hi: &[u64]) -> bool {
+    for d in (0..bc.len()).rev() {
+        bc[d] += 1;
+        if bc[d] <= hi[d] {
+            return true;
+        }
+        bc[d] = lo[d];
+    }
+    false
 }
 
 #[cfg(test)]
@@ -411,6 +507,12 @@ mod tests {
         }
     }
 
+    /// The walk behind `for_each_span`, unmerged.
+    fn walk_whole(l: &Layout, ci: u64, f: impl FnMut(usize, u64, usize)) {
+        let zeros = [0u64; MAX_DIM];
+        l.walk(ci, &zeros[..l.ndim()], &l.shape, &l.shape, true, f);
+    }
+
     /// The spans of chunk `ci`: `(chunk_item, array_item, nitems)`.
     fn spans(l: &Layout, ci: u64) -> Vec<(usize, u64, usize)> {
         let mut v = Vec::new();
@@ -454,6 +556,119 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Box spans: each chunk item inside the box goes to its C-order
+        /// place in a buffer of shape `bshape` (the box at its origin),
+        /// every box item exactly once over all chunks, and no span could
+        /// be merged with the next.
+        #[test]
+        fn box_spans_match_the_naive_walk(
+            dims in proptest::collection::vec(
+                (1u64..10, 1u64..10, 1u64..10, proptest::bool::ANY, 0u64..10, 0u64..10, 0u64..3),
+                1..5,
+            )
+        ) {
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let whole = |d: &(u64, u64, u64, bool, u64, u64, u64), v: u64| if d.3 { d.0 } else { v };
+            let chunks: Vec<u64> = dims.iter().map(|d| whole(d, d.1)).collect();
+            let blocks: Vec<u64> = dims.iter().map(|d| whole(d, d.2.min(d.1))).collect();
+            // A box inside the array (the whole dimension when its flag
+            // is set), its buffer wider by 0-2 items per dimension.
+            let (start, stop): (Vec<u64>, Vec<u64>) = dims
+                .iter()
+                .map(|d| {
+                    if d.3 {
+                        (0, d.0)
+                    } else {
+                        let (a, b) = (d.4 % (d.0 + 1), d.5 % (d.0 + 1));
+                        (a.min(b), a.max(b))
+                    }
+                })
+                .unzip();
+            let bshape: Vec<u64> = (0..dims.len()).map(|d| stop[d] - start[d] + dims[d].6).collect();
+            let m = NdMeta::new(&shape, &chunks, &blocks, "|u1");
+            let l = Layout::new(&m, 1).unwrap();
+            let n = shape.len();
+            let bitems: u64 = bshape.iter().product();
+            let mut seen = vec![0u32; bitems as usize];
+            for ci in 0..l.nchunks() {
+                let mut want = vec![None; l.chunk_items];
+                for (c, a) in naive(&m, ci, 1).into_iter().enumerate() {
+                    let Some(mut a) = a else { continue };
+                    let mut x = vec![0; n];
+                    for d in (0..n).rev() {
+                        x[d] = a % shape[d];
+                        a /= shape[d];
+                    }
+                    if (0..n).all(|d| x[d] >= start[d] && x[d] < stop[d]) {
+                        want[c] = Some((0..n).fold(0, |t, d| t * bshape[d] + x[d] - start[d]) as usize);
+                    }
+                }
+                let mut got = vec![None; l.chunk_items];
+                let mut spans = Vec::new();
+                l.for_each_box_span(ci, &start, &stop, &bshape, |c, b, k| spans.push((c, b, k)));
+                for &(c, b, k) in &spans {
+                    proptest::prop_assert!(k > 0);
+                    for j in 0..k {
+                        proptest::prop_assert!(got[c + j].is_none());
+                        got[c + j] = Some(b + j);
+                        seen[b + j] += 1;
+                    }
+                }
+                proptest::prop_assert_eq!(&got, &want, "chunk {}", ci);
+                for w in spans.windows(2) {
+                    let ((c0, b0, k0), (c1, b1, _)) = (w[0], w[1]);
+                    proptest::prop_assert!(c0 + k0 != c1 || b0 + k0 != b1);
+                }
+            }
+            let mut x = vec![0u64; n];
+            for (t, &k) in seen.iter().enumerate() {
+                let mut r = t as u64;
+                for d in (0..n).rev() {
+                    x[d] = r % bshape[d];
+                    r /= bshape[d];
+                }
+                let inside = (0..n).all(|d| x[d] < stop[d] - start[d]);
+                proptest::prop_assert_eq!(k, u32::from(inside), "buffer item {}", t);
+            }
+        }
+    }
+
+    #[test]
+    fn a_box_walk_visits_only_the_blocks_and_rows_it_meets() {
+        // Rows 500..510 of a 100,000 x 3 array in one chunk of blocks of
+        // 100 x 3: one block met, one step (its rows whole in the block
+        // and in a buffer of the box's shape), 10 steps in a wider one.
+        let l = Layout::new(
+            &NdMeta::new(&[100_000, 3], &[100_000, 3], &[100, 3], "|u1"),
+            1,
+        )
+        .unwrap();
+        let mut steps = Vec::new();
+        l.walk(0, &[500, 0], &[510, 3], &[10, 3], true, |c, b, k| {
+            steps.push((c, b, k))
+        });
+        assert_eq!(steps, [(1500, 0, 30)]);
+        steps.clear();
+        l.walk(0, &[500, 0], &[510, 3], &[10, 4], true, |c, b, k| {
+            steps.push((c, b, k))
+        });
+        assert_eq!(steps.len(), 10);
+        assert_eq!(steps[9], (1527, 36, 3));
+        // Across two blocks: a step in each, merged into one span.
+        steps.clear();
+        l.walk(0, &[150, 0], &[250, 3], &[100, 3], true, |c, b, k| {
+            steps.push((c, b, k))
+        });
+        assert_eq!(steps, [(450, 0, 150), (600, 150, 150)]);
+        let mut spans = Vec::new();
+        l.for_each_box_span(0, &[150, 0], &[250, 3], &[100, 3], |c, b, k| {
+            spans.push((c, b, k))
+        });
+        assert_eq!(spans, [(450, 0, 300)]);
     }
 
     #[test]
@@ -501,12 +716,12 @@ mod tests {
             let m = NdMeta::new(s, c, b, "|u1");
             let l = Layout::new(&m, 1).unwrap();
             let mut walked = Vec::new();
-            l.walk(0, true, |c, a, k| walked.push((c, a, k)));
+            walk_whole(&l, 0, |c, a, k| walked.push((c, a, k)));
             assert_eq!(walked.len(), steps, "{s:?} {c:?} {b:?}: walk steps");
             assert_eq!(spans(&l, 0).len(), nspans, "{s:?} {c:?} {b:?}: spans");
             for ci in 0..l.nchunks() {
                 let mut got = vec![None; l.chunk_items];
-                l.walk(ci, true, |c, a, k| {
+                walk_whole(&l, ci, |c, a, k| {
                     for j in 0..k {
                         assert!(got[c + j].is_none());
                         got[c + j] = Some(a + j as u64);

@@ -6,9 +6,7 @@
 
 use super::layout::Layout;
 use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
-use super::slice::{
-    chunk_cparams, chunks_of_box, for_each_box_run, get_slice, layout_of, zero_chunk,
-};
+use super::slice::{chunk_cparams, chunks_of_box, get_slice, layout_of, zero_chunk};
 use crate::error::{Error, Result};
 use crate::schunk::{Rebuild, SChunk};
 
@@ -292,17 +290,9 @@ fn resize_with(
         let write_fill = |buf: &mut [u8]| {
             if let Some(f) = fill.as_ref().filter(|_| filled) {
                 let fshape: Vec<u64> = (0..n).map(|d| f.hi[d] - f.lo[d]).collect();
-                for_each_box_run(
-                    &new_meta,
-                    &new_layout,
-                    ci,
-                    f.lo,
-                    f.hi,
-                    &fshape,
-                    |c, b, k| {
-                        buf[c * is..(c + k) * is].copy_from_slice(&f.data[b * is..(b + k) * is]);
-                    },
-                );
+                new_layout.for_each_box_span(ci, f.lo, f.hi, &fshape, |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&f.data[b * is..(b + k) * is]);
+                });
             }
         };
         let no_old = per_dim.iter().any(|p| p.is_empty());
@@ -340,7 +330,7 @@ fn resize_with(
             let items: u64 = bshape.iter().product();
             let mut tmp = vec![0u8; items as usize * is];
             get_slice(sc, meta, olo, ohi, &mut tmp, &bshape)?;
-            for_each_box_run(&new_meta, &new_layout, ci, nlo, nhi, &bshape, |c, b, k| {
+            new_layout.for_each_box_span(ci, nlo, nhi, &bshape, |c, b, k| {
                 buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
             });
         }

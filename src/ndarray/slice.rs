@@ -13,14 +13,6 @@ use super::meta::NdMeta;
 use crate::error::{Error, Result};
 use crate::schunk::{Rebuild, SChunk};
 
-fn strides(shape: &[u64]) -> Vec<u64> {
-    let mut s = vec![1u64; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1].saturating_mul(shape[d + 1]);
-    }
-    s
-}
-
 /// The layout of the NDArray `meta` describes on `sc`, checked against
 /// the super-chunk's chunk count: what every slice and resize call checks
 /// first (the C ABI's `b2nd_open` too).
@@ -133,44 +125,6 @@ pub(super) fn chunks_of_box(
     }
 }
 
-/// For each run of chunk `ci` inside the box: `f(chunk_item, buffer_item,
-/// nitems)`, the buffer being of shape `bshape` with the box at its origin.
-pub(super) fn for_each_box_run(
-    meta: &NdMeta,
-    layout: &Layout,
-    ci: u64,
-    start: &[u64],
-    stop: &[u64],
-    bshape: &[u64],
-    mut f: impl FnMut(usize, usize, usize),
-) {
-    let n = meta.ndim();
-    let astr = strides(&meta.shape);
-    let bstr = strides(bshape);
-    layout.for_each_run(ci, |c, a, len| {
-        if n == 0 {
-            f(c, 0, len);
-            return;
-        }
-        let mut boff = 0u64;
-        for d in 0..n - 1 {
-            let x = (a / astr[d]) % meta.shape[d];
-            if x < start[d] || x >= stop[d] {
-                return;
-            }
-            boff += (x - start[d]) * bstr[d];
-        }
-        let x0 = a % meta.shape[n - 1];
-        let lo = x0.max(start[n - 1]);
-        let hi = (x0 + len as u64).min(stop[n - 1]);
-        if lo >= hi {
-            return;
-        }
-        boff += lo - start[n - 1];
-        f(c + (lo - x0) as usize, boff as usize, (hi - lo) as usize);
-    });
-}
-
 /// Read the box `start..stop` of the NDArray in `sc` (described by `meta`)
 /// into `dst`, a C-order buffer of shape `bshape` (each dimension at least
 /// the box's), the box at its origin; the rest of `dst` is left as is.
@@ -220,7 +174,7 @@ pub fn get_slice(
         if zero_chunk(sc, ci, want)? {
             // Its items are zeros: written without decoding the chunk (an
             // array of zeros may have chunks of megabytes).
-            for_each_box_run(meta, &layout, ci, start, stop, bshape, |_, b, n| {
+            layout.for_each_box_span(ci, start, stop, bshape, |_, b, n| {
                 dst[b * is..(b + n) * is].fill(0);
             });
             continue;
@@ -232,8 +186,8 @@ pub fn get_slice(
         // Only the blocks the box touches are decoded (C-Blosc2 masks the
         // others out the same way).
         mask.fill(true);
-        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, _, _| {
-            mask[c * is / bn] = false;
+        layout.for_each_box_span(ci, start, stop, bshape, |c, _, n| {
+            mask[c * is / bn..=((c + n) * is - 1) / bn].fill(false);
         });
         // A stored chunk of other blocks is refused (as `NdArray` reads
         // refuse it); a special one is decoded whole.
@@ -242,7 +196,7 @@ pub fn get_slice(
         if n != want {
             return Err(short_chunk(ci, n, want));
         }
-        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
+        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
             dst[b * is..(b + n) * is].copy_from_slice(&buf[c * is..(c + n) * is]);
         });
     }
@@ -365,7 +319,7 @@ pub fn set_slice(
         if n != want {
             return Err(short_chunk(ci, n, want));
         }
-        for_each_box_run(meta, &layout, ci, start, stop, bshape, |c, b, n| {
+        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
             buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
         });
         updates.push((ci as usize, comp.compress(&buf)?));
