@@ -36,9 +36,10 @@ use crate::kernels::size_label;
 use crate::table::Table;
 use crate::timing::{self, Clock, Config, Contestant, Sample};
 
-/// `blosc2_cparams` of C-Blosc2 3.x's `blosc2.h`, field for field.
+/// `blosc2_cparams` of C-Blosc2 3.x's `blosc2.h`, field for field (made
+/// with [`Cparams::new`]; `b2nd` reuses it for its `blosc2_storage`).
 #[repr(C)]
-struct Cparams {
+pub(crate) struct Cparams {
     compcode: u8,
     compcode_meta: u8,
     clevel: u8,
@@ -60,9 +61,9 @@ struct Cparams {
 }
 
 /// `blosc2_dparams` of C-Blosc2 3.x's `blosc2.h` (with its trailing
-/// `typesize`).
+/// `typesize`; made with [`Dparams::new`]).
 #[repr(C)]
-struct Dparams {
+pub(crate) struct Dparams {
     nthreads: i16,
     schunk: *mut c_void,
     postfilter: *mut c_void,
@@ -73,6 +74,56 @@ struct Dparams {
 // The sizes gcc gives the two structs for x86-64 / aarch64 (LP64).
 const _: () = assert!(std::mem::size_of::<Cparams>() == 136);
 const _: () = assert!(std::mem::size_of::<Dparams>() == 40);
+
+impl Cparams {
+    /// Compression parameters with one filter (in the last of the six
+    /// slots, as python-blosc2 puts it), `BLOSC_AUTO_SPLIT` (python-blosc2's
+    /// default), the block size left to the library, no callbacks and no
+    /// pointers.
+    pub(crate) fn new(
+        codec: CCodec,
+        clevel: u8,
+        filter: CFilter,
+        typesize: i32,
+        nthreads: i16,
+    ) -> Cparams {
+        let mut filters = [0u8; 6];
+        filters[5] = filter.code();
+        Cparams {
+            compcode: codec.code(),
+            compcode_meta: 0,
+            clevel,
+            use_dict: 0,
+            typesize,
+            nthreads,
+            blocksize: 0,
+            splitmode: 3, // BLOSC_AUTO_SPLIT, python-blosc2's default
+            schunk: std::ptr::null_mut(),
+            filters,
+            filters_meta: [0; 6],
+            prefilter: std::ptr::null_mut(),
+            preparams: std::ptr::null_mut(),
+            tuner_params: std::ptr::null_mut(),
+            tuner_id: 0,
+            instr_codec: false,
+            codec_params: std::ptr::null_mut(),
+            filter_params: [std::ptr::null_mut(); 6],
+        }
+    }
+}
+
+impl Dparams {
+    /// Decompression parameters: `nthreads`, no callbacks, no pointers.
+    pub(crate) fn new(nthreads: i16) -> Dparams {
+        Dparams {
+            nthreads,
+            schunk: std::ptr::null_mut(),
+            postfilter: std::ptr::null_mut(),
+            postparams: std::ptr::null_mut(),
+            typesize: 0,
+        }
+    }
+}
 
 type CtxCall = unsafe extern "C" fn(*mut c_void, *const c_void, i32, *mut c_void, i32) -> c_int;
 type GetitemCtx =
@@ -108,13 +159,18 @@ struct Blosc1Api {
 
 /// A library opened for good (the handle is never closed, so the function
 /// pointers taken from it live until exit).
-struct Lib {
-    path: String,
+pub(crate) struct Lib {
+    /// The path it was opened from, for messages.
+    pub(crate) path: String,
     handle: *mut c_void,
 }
 
 impl Lib {
-    fn open(path: &Path) -> Result<Lib, String> {
+    /// `dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)`.
+    ///
+    /// # Errors
+    /// dlopen's message.
+    pub(crate) fn open(path: &Path) -> Result<Lib, String> {
         let shown = path.display().to_string();
         let c = CString::new(path.as_os_str().as_encoded_bytes())
             .map_err(|_| format!("bad path {shown:?}"))?;
@@ -146,7 +202,11 @@ impl Lib {
         })
     }
 
-    fn sym(&self, name: &str) -> Result<*mut c_void, String> {
+    /// The address of the symbol `name` (`dlsym`).
+    ///
+    /// # Errors
+    /// The library has no such symbol.
+    pub(crate) fn sym(&self, name: &str) -> Result<*mut c_void, String> {
         let c = CString::new(name).expect("no NUL in symbol names");
         // SAFETY: `handle` is a live dlopen handle, `c` is NUL-terminated.
         let p = unsafe { libc::dlsym(self.handle, c.as_ptr()) };
@@ -158,7 +218,7 @@ impl Lib {
     }
 
     /// `const char *NAME(void)` called once, as a string.
-    fn version(&self, name: &str) -> Result<String, String> {
+    pub(crate) fn version(&self, name: &str) -> Result<String, String> {
         let f = self.sym(name)?;
         // SAFETY: `blosc2_get_version_string` and `blosc_get_version_string`
         // are `const char *(void)` returning a static NUL-terminated string.
@@ -226,7 +286,7 @@ impl Lib {
 ///
 /// # Safety
 /// `F` is a function pointer type matching the symbol's C prototype.
-unsafe fn func<F: Copy>(p: *mut c_void) -> F {
+pub(crate) unsafe fn func<F: Copy>(p: *mut c_void) -> F {
     assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
     // SAFETY: same size (checked); the caller's contract for the type.
     unsafe { std::mem::transmute_copy(&p) }
@@ -273,28 +333,13 @@ fn chunk_nbytes(chunk: &[u8]) -> usize {
 
 impl Blosc2Api {
     fn cctx(&self, row: &Row) -> Result<Ctx<'_>, String> {
-        let mut filters = [0u8; 6];
-        filters[5] = row.filter.code();
-        let cp = Cparams {
-            compcode: row.codec.code(),
-            compcode_meta: 0,
-            clevel: row.clevel,
-            use_dict: 0,
-            typesize: len_i32(row.workload.typesize())?,
-            nthreads: row.nthreads as i16,
-            blocksize: 0,
-            splitmode: 3, // BLOSC_AUTO_SPLIT, python-blosc2's default
-            schunk: std::ptr::null_mut(),
-            filters,
-            filters_meta: [0; 6],
-            prefilter: std::ptr::null_mut(),
-            preparams: std::ptr::null_mut(),
-            tuner_params: std::ptr::null_mut(),
-            tuner_id: 0,
-            instr_codec: false,
-            codec_params: std::ptr::null_mut(),
-            filter_params: [std::ptr::null_mut(); 6],
-        };
+        let cp = Cparams::new(
+            row.codec,
+            row.clevel,
+            row.filter,
+            len_i32(row.workload.typesize())?,
+            row.nthreads as i16,
+        );
         // SAFETY: a complete cparams by value; no callbacks, no pointers.
         let ptr = unsafe { (self.create_cctx)(cp) };
         if ptr.is_null() {
@@ -304,13 +349,7 @@ impl Blosc2Api {
     }
 
     fn dctx(&self, nthreads: usize) -> Result<Ctx<'_>, String> {
-        let dp = Dparams {
-            nthreads: nthreads as i16,
-            schunk: std::ptr::null_mut(),
-            postfilter: std::ptr::null_mut(),
-            postparams: std::ptr::null_mut(),
-            typesize: 0,
-        };
+        let dp = Dparams::new(nthreads as i16);
         // SAFETY: a complete dparams by value; no callbacks, no pointers.
         let ptr = unsafe { (self.create_dctx)(dp) };
         if ptr.is_null() {
@@ -649,9 +688,12 @@ const DEBIAN_BLOSC1: &str = "/usr/lib/x86_64-linux-gnu/libblosc.so.1";
 
 /// Our `libblosc2.so`: `cargo build --release -p oxiblosc-capi` (a no-op
 /// when fresh), then `<repo>/target/release/libblosc2.so`.
-fn build_ours() -> Result<PathBuf, String> {
+///
+/// # Errors
+/// cargo cannot be run or fails, or the library is missing afterwards.
+pub(crate) fn build_ours() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    eprintln!("capi: cargo build --release -p oxiblosc-capi");
+    eprintln!("cargo build --release -p oxiblosc-capi (our libblosc2.so)");
     let st = Command::new(cargo)
         .args(["build", "--release", "-p", "oxiblosc-capi"])
         .current_dir(crate::pydeps::repo())

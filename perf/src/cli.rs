@@ -1,11 +1,12 @@
 //! The command line (clap derive): what each option means and how it turns
-//! into the `Options` of `kernels`, `chunks` and `scaling`.
+//! into the `Options` of `kernels`, `chunks`, `scaling`, `capi` and `b2nd`.
 //!
 //! Outputs: the main job always writes `target/perf/main.csv` and `.svg`; a
 //! complete default `kernels` / `chunks` run writes `target/perf/kernels.csv`
-//! / `chunks.csv` + `.svg`, `--quick` and subsets nothing. `--save` writes
-//! the same files into `perf/results/` (tracked) instead; `--csv` / `--svg`
-//! put them anywhere, `--no-csv` writes none.
+//! / `chunks.csv` + `.svg`, `--quick` and subsets nothing; `capi` and `b2nd`
+//! always write `target/perf/capi.csv` / `b2nd.csv`. `--save` writes the
+//! same files into `perf/results/` (tracked) instead; `--csv` / `--svg` put
+//! them anywhere, `--no-csv` writes none.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use oxiblosc::{Codec, Filter};
 
+use crate::b2nd;
 use crate::capi;
 use crate::chunks::{self, Workload, output_path};
 use crate::kernels::{self, Kernel};
@@ -77,6 +79,12 @@ pub enum Command {
     /// libblosc.so.1 and through C-Blosc2 3.3.5's and C-Blosc 1.21's, side
     /// by side (all four dlopened); writes target/perf/capi.csv
     Capi(CapiArgs),
+    /// The NDArray calls of b2nd.h (b2nd_from_cbuffer, b2nd_to_cbuffer,
+    /// b2nd_get_slice_cbuffer, b2nd_set_slice_cbuffer) through our
+    /// libblosc2.so and through C-Blosc2 3.3.5's, side by side (both
+    /// dlopened), on in-memory arrays of points and an image; writes
+    /// target/perf/b2nd.csv
+    B2nd(B2ndArgs),
     /// Files through the CLI: `oxiblosc compress` / `decompress` (release
     /// binary, process wall time) against python-blosc2 4.14.1 doing the
     /// same with a file-backed SChunk, on 512 MiB of float32 samples;
@@ -578,6 +586,65 @@ impl CapiArgs {
     }
 }
 
+/// Options of `b2nd`.
+#[derive(Args, Debug, Default, Clone)]
+pub struct B2ndArgs {
+    /// 5 rounds of >= 8 ms (default: 7 rounds of >= 20 ms)
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub rounds: RoundArgs,
+    /// Workloads: points, image, image-tiles (default: all)
+    #[arg(long, value_name = "W,...", value_delimiter = ',', value_parser = parse_nd_workload)]
+    pub workload: Option<Vec<b2nd::Workload>>,
+    /// Threads for both libraries (default 1; above 1 the wall clock)
+    #[arg(long, alias = "threads", value_name = "N", value_parser = parse_threads)]
+    pub nthreads: Option<usize>,
+    /// Our libblosc2.so (default: build oxiblosc-capi, take target/release's)
+    #[arg(long, value_name = "PATH")]
+    pub ours: Option<PathBuf>,
+    /// The C-Blosc2 3.x library (default: python-blosc2 4.14.1's in target/pydeps)
+    #[arg(long, value_name = "PATH")]
+    pub c_blosc2: Option<PathBuf>,
+    /// Write the CSV there (default target/perf/b2nd.csv)
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write perf/results/b2nd.csv (tracked) instead
+    #[arg(long)]
+    pub save: bool,
+    /// Don't write a CSV
+    #[arg(long, conflicts_with_all = ["csv", "save"])]
+    pub no_csv: bool,
+}
+
+impl B2ndArgs {
+    /// The `b2nd` options.
+    pub fn options(&self) -> b2nd::Options {
+        let mut o = b2nd::Options::new(self.quick);
+        self.rounds.apply(&mut o.timing);
+        if let Some(v) = &self.workload {
+            o.workloads = v.clone();
+        }
+        if let Some(n) = self.nthreads {
+            o.nthreads = n;
+        }
+        o.ours = self.ours.clone();
+        o.c_blosc2 = self.c_blosc2.clone();
+        let out = OutputArgs {
+            csv: self.csv.clone(),
+            svg: None,
+            save: self.save,
+            no_csv: self.no_csv,
+        };
+        o.csv = out.paths("b2nd", true).0;
+        o
+    }
+}
+
+fn parse_nd_workload(s: &str) -> Result<b2nd::Workload, String> {
+    b2nd::Workload::parse(s.trim()).ok_or(format!("workload {s:?}: points, image or image-tiles"))
+}
+
 fn parse_api(s: &str) -> Result<capi::Api, String> {
     capi::Api::parse(s.trim()).ok_or(format!("api {s:?}: blosc2 or blosc1"))
 }
@@ -810,6 +877,36 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn b2nd_options() {
+        let Some(Command::B2nd(b)) = parse(&[
+            "b2nd",
+            "--quick",
+            "--workload",
+            "image,points",
+            "--threads",
+            "2",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("b2nd");
+        };
+        let o = b.options();
+        assert_eq!(
+            o.workloads,
+            vec![b2nd::Workload::Image, b2nd::Workload::Points]
+        );
+        assert_eq!((o.nthreads, o.timing.rounds), (2, 5));
+        assert!(o.csv.unwrap().ends_with("target/perf/b2nd.csv"));
+        let Some(Command::B2nd(b)) = parse(&["b2nd", "--save"]).unwrap().command else {
+            panic!("b2nd");
+        };
+        assert!(b.options().csv.unwrap().ends_with("perf/results/b2nd.csv"));
+        assert!(parse(&["b2nd", "--workload", "cube"]).is_err());
+        assert!(parse(&["b2nd", "--no-csv", "--save"]).is_err());
     }
 
     #[test]

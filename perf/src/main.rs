@@ -8,6 +8,7 @@
 //! perf/run scaling [--quick]     # 2 threads against 1, per chunk size
 //! perf/run info
 //! perf/run capi [--quick]     # the same C calls through our C libraries and C's
+//! perf/run b2nd [--quick]     # the NDArray calls (b2nd.h) through our libblosc2.so and C's
 //! perf/run files [--size 512m]  # the CLI on a file against python-blosc2's file SChunk
 //! ```
 //!
@@ -15,10 +16,14 @@
 //! modules (`kernels`: the shuffle kernels; `chunks`: whole chunks against
 //! `blosc2_compress_ctx` / `blosc2_decompress_ctx`, plotted by `svg`; the
 //! main job is a `chunks` grid against python-blosc2's C-Blosc2 3.3.5, found
-//! or installed by `pydeps`). The C-Blosc2 FFI (and all `unsafe`) is in `c`,
-//! the interleaved median timing in `timing`, output tables in `table`, the
-//! machine description in `sysinfo`.
+//! or installed by `pydeps`; `capi`: the C ABI of our `libblosc2.so` /
+//! `libblosc.so.1` against C's, both dlopened; `b2nd`: the NDArray calls
+//! of `b2nd.h` the same way, reusing `capi`'s loader; `files`: the CLI on
+//! files). The static C-Blosc2's FFI is in `c` (the dlopened libraries'
+//! in `capi` and `b2nd`), the interleaved median timing in `timing`, output
+//! tables in `table`, the machine description in `sysinfo`.
 
+mod b2nd;
 mod c;
 mod capi;
 mod chunks;
@@ -117,6 +122,17 @@ fn run(cli: Cli) -> Result<bool, String> {
                 start,
                 ok,
                 "some chunks did not decode to their input (rows marked MISMATCH)",
+            );
+            Ok(ok)
+        }
+        Command::B2nd(args) => {
+            print_header();
+            let start = Instant::now();
+            let ok = b2nd::run(&args.options())?;
+            finish(
+                start,
+                ok,
+                "some b2nd calls failed or returned wrong data (rows marked FAILED)",
             );
             Ok(ok)
         }
