@@ -280,3 +280,51 @@ fn an_empty_array_whose_other_block_lengths_overflow_lays_out() {
     assert_eq!(a.meta().shape, shape);
     assert_eq!(a.to_vec().unwrap().len(), 0);
 }
+
+/// A box in a few blocks of a large chunk decodes those blocks into a
+/// buffer of their size: one row of a 1 MiB chunk of 64 KiB blocks
+/// allocates no buffer of the chunk's size (until session 33 each call
+/// cleared a whole chunk's buffer: a row of a 6 MB chunk cost 127 us
+/// against C-Blosc2's 20). A box over every block decodes the chunk whole.
+#[test]
+fn a_small_slice_allocates_its_blocks_not_the_chunk() {
+    let meta = NdMeta::new(&[512, 512], &[512, 512], &[32, 512], "<u4");
+    let data: Vec<u8> = (0..512 * 512u32)
+        .flat_map(|v| (v / 7).to_le_bytes())
+        .collect();
+    let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let (block, chunk) = (32 * 512 * 4, 512 * 512 * 4);
+    let row = |r: u64| data[r as usize * 2048..(r as usize + 1) * 2048].to_vec();
+    for (lo, hi, bound) in [
+        // One row: one block.
+        (100u64, 101u64, block + block / 2),
+        // Rows across two blocks: two.
+        (60, 70, 2 * block + block / 2),
+    ] {
+        let mut out = vec![0u8; (hi - lo) as usize * 2048];
+        counting::reset_largest();
+        ndarray::get_slice(
+            &mut sc,
+            &meta,
+            &[lo, 0],
+            &[hi, 512],
+            &mut out,
+            &[hi - lo, 512],
+        )
+        .unwrap();
+        assert!(
+            counting::largest() <= bound,
+            "{lo}..{hi}: {}",
+            counting::largest()
+        );
+        let want: Vec<u8> = (lo..hi).flat_map(row).collect();
+        assert!(out == want, "{lo}..{hi}");
+    }
+    // A column meets every block: the chunk decoded whole, once.
+    let mut out = vec![0u8; 512 * 4];
+    counting::reset_largest();
+    ndarray::get_slice(&mut sc, &meta, &[0, 3], &[512, 4], &mut out, &[512, 1]).unwrap();
+    assert!(counting::largest() >= chunk, "{}", counting::largest());
+    let want: Vec<u8> = (0..512).flat_map(|r| row(r)[12..16].to_vec()).collect();
+    assert!(out == want);
+}

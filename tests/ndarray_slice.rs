@@ -749,3 +749,45 @@ fn growing_an_empty_array_fixes_the_chunk_size() {
     let mut a = NdArray::open(SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap()).unwrap();
     assert_eq!(a.to_vec().unwrap(), vec![0u8; 5 * 9 * 2]);
 }
+
+/// A stored chunk whose type size is not the array's item size: when its
+/// blocks are whole items of that size the box's blocks are decoded alone;
+/// when not (a header saying type size 3 over blocks of 1,024 bytes, which
+/// no compressor writes: it rounds blocks to whole items) the chunk is
+/// decoded whole. The box reads right either way.
+#[test]
+fn slices_of_chunks_of_another_type_size() {
+    let meta = NdMeta::new(&[64, 64], &[64, 64], &[4, 64], "<u4");
+    let data: Vec<u8> = (0..64 * 64u32)
+        .flat_map(|v| v.wrapping_mul(2_654_435_761).to_le_bytes())
+        .collect();
+    for ts in [1, 2, 3, 8] {
+        let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+        let content = sc.decompress_chunk_vec(0).unwrap();
+        // Unfiltered, so that a header's type size changes nothing else.
+        let p = CParams::default()
+            .typesize(if ts == 3 { 4 } else { ts })
+            .filters(&[])
+            .blocksize(1024);
+        let mut chunk = oxiblosc::compress(&content, &p).unwrap();
+        chunk[3] = ts as u8;
+        let h = oxiblosc::ChunkHeader::parse(&chunk).unwrap();
+        assert_eq!((h.typesize as usize, h.blocksize), (ts, 1024));
+        sc.update_chunk(0, &chunk).unwrap();
+        for (lo, hi) in [
+            ([5u64, 3u64], [6u64, 9u64]),
+            ([2, 0], [9, 64]),
+            ([0, 7], [64, 8]),
+        ] {
+            let shape = [hi[0] - lo[0], hi[1] - lo[1]];
+            let mut got = vec![0u8; (shape[0] * shape[1] * 4) as usize];
+            ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap();
+            let want: Vec<u8> = (lo[0]..hi[0])
+                .flat_map(|r| {
+                    data[(r * 256 + lo[1] * 4) as usize..(r * 256 + hi[1] * 4) as usize].to_vec()
+                })
+                .collect();
+            assert_eq!(got, want, "type size {ts}, {lo:?}..{hi:?}");
+        }
+    }
+}

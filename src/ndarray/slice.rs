@@ -166,10 +166,16 @@ pub fn get_slice(
     }
     let layout = layout_of(sc, meta)?;
     let want = layout.chunk_nbytes();
-    // Sized by the first chunk of the box (see `chunk_buffer`).
-    let mut buf = Vec::new();
-    let mut mask = Vec::new();
     let bn = layout.block_nbytes().max(1);
+    let bi = bn / is.max(1);
+    let nblocks = want.div_ceil(bn);
+    // Per call, sized once the first chunk of the box that is not zeros,
+    // checked to the end of its streams, declares the metalayer's chunk
+    // size (see `check_chunk`): the mask of blocks the box meets, where
+    // each met block sits in `part` (its blocks decoded one after the
+    // other), and, when the box meets every block, the whole chunk.
+    let (mut mask, mut rank, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut part, mut whole) = (Vec::new(), Vec::new());
     for ci in chunks_of_box(meta, &layout, start, stop) {
         if zero_chunk(sc, ci, want)? {
             // Its items are zeros: written without decoding the chunk (an
@@ -179,9 +185,10 @@ pub fn get_slice(
             });
             continue;
         }
-        if buf.is_empty() {
-            buf = chunk_buffer(sc, ci, want)?;
-            mask = vec![true; want.div_ceil(bn)];
+        if mask.is_empty() {
+            check_chunk(sc, ci, want)?;
+            mask = vec![true; nblocks];
+            rank = vec![0usize; nblocks];
         }
         // Only the blocks the box touches are decoded (C-Blosc2 masks the
         // others out the same way).
@@ -189,15 +196,57 @@ pub fn get_slice(
         layout.for_each_box_span(ci, start, stop, bshape, |c, _, n| {
             mask[c * is / bn..=((c + n) * is - 1) / bn].fill(false);
         });
+        runs.clear();
+        let mut kept = 0;
+        for (b, &out) in mask.iter().enumerate() {
+            if out {
+                continue;
+            }
+            rank[b] = kept;
+            kept += 1;
+            match runs.last_mut() {
+                Some((first, count)) if *first + *count == b => *count += 1,
+                _ => runs.push((b, 1)),
+            }
+        }
+        if kept < nblocks {
+            // Some blocks: decoded into `part` (a block each, not a chunk:
+            // a box of one row of a chunk of megabytes decodes and clears
+            // one block, as C-Blosc2's b2nd does), unless the chunk's type
+            // size does not divide them into items.
+            if part.len() < kept * bn {
+                part.resize(kept * bn, 0);
+            }
+            let got = sc.decompress_chunk_block_runs_into(
+                ci as usize,
+                bn,
+                &runs,
+                &mut part[..kept * bn],
+            )?;
+            match got {
+                Some(n) if n != want => return Err(short_chunk(ci, n, want)),
+                Some(_) => {
+                    layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
+                        let at = rank[c / bi] * bi + c % bi;
+                        dst[b * is..(b + n) * is].copy_from_slice(&part[at * is..(at + n) * is]);
+                    });
+                    continue;
+                }
+                None => {}
+            }
+        }
+        if whole.is_empty() {
+            whole = vec![0u8; want];
+        }
         // A stored chunk of other blocks is refused (as `NdArray` reads
         // refuse it); a special one is decoded whole.
-        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut buf)?;
-        // A shorter chunk would leave the previous chunk's bytes in `buf`.
+        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut whole)?;
+        // A shorter chunk would leave the previous chunk's bytes in `whole`.
         if n != want {
             return Err(short_chunk(ci, n, want));
         }
         layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
-            dst[b * is..(b + n) * is].copy_from_slice(&buf[c * is..(c + n) * is]);
+            dst[b * is..(b + n) * is].copy_from_slice(&whole[c * is..(c + n) * is]);
         });
     }
     Ok(())
@@ -222,18 +271,24 @@ pub(super) fn zero_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<bool> 
     Ok(true)
 }
 
-/// A buffer of `want` bytes, the metalayer's chunk size, allocated only once
-/// chunk `ci`, checked to the end of its streams, declares that size: a
-/// metalayer that is not the super-chunk's is refused before anything is
-/// sized by it.
-fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
-    // The decoder's output limit too, before the buffer is sized.
+/// Whether chunk `ci`, checked to the end of its streams, declares `want`
+/// bytes, the metalayer's chunk size, within the decoder's output limit:
+/// what a buffer sized by the metalayer waits for (a metalayer that is not
+/// the super-chunk's is refused before anything is sized by it).
+fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
     sc.dparams().check_output(want)?;
     let chunk = sc.get_chunk(ci as usize)?;
     let h = crate::chunk::validate(&chunk)?;
     if h.nbytes != want {
         return Err(short_chunk(ci, h.nbytes, want));
     }
+    Ok(())
+}
+
+/// A buffer of `want` bytes, allocated only once chunk `ci` passes
+/// [`check_chunk`].
+fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
+    check_chunk(sc, ci, want)?;
     Ok(vec![0u8; want])
 }
 

@@ -334,6 +334,72 @@ impl SChunk {
         Ok(n)
     }
 
+    /// Runs of blocks `(first, count)` of chunk `i` of an NDArray (blocks
+    /// of `blocksize` bytes, checked as
+    /// [`SChunk::decompress_chunk_blocks_into`] checks them) into `dst`, one
+    /// after the other (`dst` is their `count`s' sum of blocks long),
+    /// decoding only those blocks (getitem's path: whole blocks straight
+    /// into `dst`), from one read of the chunk. `Ok(None)` when a run is
+    /// not whole items of the chunk's type size (another type size than
+    /// the array's item size) or the chunk has VL blocks: the caller
+    /// decodes it whole. Otherwise the chunk's `nbytes`, which the caller
+    /// checks against the metalayer's.
+    ///
+    /// # Errors
+    /// As [`SChunk::decompress_chunk_blocks_into`]; [`Error::Corrupt`] when
+    /// a run is not all in the chunk.
+    pub(crate) fn decompress_chunk_block_runs_into(
+        &mut self,
+        i: usize,
+        blocksize: usize,
+        runs: &[(usize, usize)],
+        dst: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
+        let h = ChunkHeader::parse(&chunk)?;
+        if h.special().is_none() && h.blocksize != blocksize {
+            return Err(corrupt(format!(
+                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {blocksize}",
+                h.blocksize
+            )));
+        }
+        let ts = usize::from(h.typesize).max(1);
+        let whole_items = |v: Option<usize>| v.filter(|v| v % ts == 0);
+        if h.is_vlblocks()
+            || runs.iter().any(|&(first, count)| {
+                whole_items(first.checked_mul(blocksize)).is_none()
+                    || whole_items(count.checked_mul(blocksize)).is_none()
+            })
+        {
+            return Ok(None);
+        }
+        let mut at = 0usize;
+        for &(first, count) in runs {
+            // Both products fit (checked above).
+            let (begin, len) = (first * blocksize, count * blocksize);
+            if begin.checked_add(len).is_none_or(|end| end > h.nbytes) {
+                return Err(corrupt(format!(
+                    "chunk {i} of {} bytes has no blocks {first}..{}",
+                    h.nbytes,
+                    first + count
+                )));
+            }
+            let out = at
+                .checked_add(len)
+                .and_then(|end| dst.get_mut(at..end))
+                .ok_or_else(|| invalid_param("block runs longer than the buffer"))?;
+            let n = decompressor.getitem_into(&chunk, begin / ts, len / ts, out)?;
+            if n != len {
+                return Err(corrupt(format!(
+                    "chunk {i}: blocks {first}..{} decoded to {n} of {len} bytes",
+                    first + count
+                )));
+            }
+            at += len;
+        }
+        Ok(Some(h.nbytes))
+    }
+
     /// The same as [`SChunk::decompress_chunk_into`] (its first name).
     ///
     /// # Errors
