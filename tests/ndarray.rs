@@ -359,6 +359,29 @@ fn caterva_files_decode_to_numpys_bytes() {
     }
 }
 
+/// An array of 16 dimensions (`B2ND_MAX_DIM`) written by python-blosc2
+/// 4.14.1 (C-Blosc2 3.3.5) beside the `.npy` NumPy saved of it:
+/// `blosc2.asarray((np.arange(384, dtype=np.uint16) * 7).reshape(2, 3, 1,
+/// 1, 1, 1, 8, 1, 2, 2, 1, 1, 1, 1, 1, 2), chunks=(1, 2, 1, 1, 1, 2, 1, 2,
+/// 1, 1, 1, 1, 1, 1, 1, 1), blocks=(1,) * 16, urlpath=...,
+/// contiguous=True)`. Its metalayer marks each shape list `0xa0` (C's
+/// `0x90 + ndim`), which is no msgpack array of 16: until session 33 it
+/// did not open ("279 bytes after its value").
+#[test]
+fn a_sixteen_dimension_array_of_python_blosc2_decodes() {
+    let dir = corpus::data_dir();
+    let npy_file = std::fs::read(dir.join("b2nd_16d_u2.npy")).unwrap();
+    let (h, start) = npy::read_header(&npy_file).unwrap();
+    let path = dir.join("b2nd_16d_u2.b2nd");
+    let mut a = NdArray::open(SChunk::open(&path).unwrap()).unwrap();
+    assert_eq!(a.meta().shape, h.shape);
+    assert_eq!(a.meta().chunkshape[..8], [1, 2, 1, 1, 1, 2, 1, 2]);
+    assert_eq!(a.to_vec().unwrap(), &npy_file[start..]);
+    // Its metalayer is the one encode writes, byte for byte.
+    let raw = a.schunk().meta_get("b2nd").unwrap().to_vec();
+    assert_eq!(a.meta().encode().unwrap(), raw);
+}
+
 /// The differential cases: shape, dtype, chunks and blocks (None: the
 /// writer's defaults). Padded edge chunks and blocks in 1 to 4 dimensions,
 /// a 0-dimensional and an empty array.

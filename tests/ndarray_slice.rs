@@ -791,3 +791,21 @@ fn slices_of_chunks_of_another_type_size() {
         }
     }
 }
+
+/// C-Blosc2's `b2nd/test_b2nd_roundtrip` shape of 16 dimensions, chunks
+/// longer than the array in some (2 where the array has 1) and blocks of
+/// one item: made from a C-order buffer, it reads back whole through
+/// `get_slice` and `NdArray`.
+#[test]
+fn sixteen_dimensions_with_chunks_longer_than_the_array_read_back() {
+    let shape = [2u64, 3, 1, 1, 1, 1, 8, 1, 2, 2, 1, 1, 1, 1, 1, 2];
+    let chunks = [1u64, 2, 1, 1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1];
+    let meta = NdMeta::new(&shape, &chunks, &[1; 16], "|u1");
+    let n: u64 = shape.iter().product();
+    let data: Vec<u8> = (0..n).map(|v| (v * 7) as u8).collect();
+    let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let mut got = vec![0u8; n as usize];
+    ndarray::get_slice(&mut sc, &meta, &[0; 16], &shape, &mut got, &shape).unwrap();
+    assert_eq!(got, data);
+    assert_eq!(NdArray::open(sc).unwrap().to_vec().unwrap(), data);
+}

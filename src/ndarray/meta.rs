@@ -156,7 +156,8 @@ impl NdMeta {
     /// [`Error::Corrupt`] for anything else.
     pub fn decode(bytes: &[u8]) -> Result<NdMeta> {
         let bad = |why: String| Error::Corrupt(format!("b2nd metalayer: {why}"));
-        let mut rd = bytes;
+        let fixed = sixteen_dims_as_c_writes_them(bytes);
+        let mut rd = fixed.as_deref().unwrap_or(bytes);
         let v = rmpv::decode::read_value(&mut rd).map_err(|e| bad(format!("not msgpack ({e})")))?;
         if !rd.is_empty() {
             return Err(bad(format!("{} bytes after its value", rd.len())));
@@ -252,6 +253,34 @@ impl NdMeta {
     }
 }
 
+/// A metalayer of 16 dimensions as C-Blosc2 (3.3.5) writes it, and
+/// [`NdMeta::encode`] after it: each of the three shape lists is marked
+/// `0x90 + 16`, which is not a msgpack array of 16 (a fixarray holds at
+/// most 15) but the empty string `0xa0`; C's reader walks it by position.
+/// The same bytes with array16 markers (`0xdc 0x00 0x10`), for the msgpack
+/// reader; `None` for any other metalayer (read as it is).
+fn sixteen_dims_as_c_writes_them(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (&[head, _, 16], rest) = bytes.split_first_chunk::<3>()? else {
+        return None;
+    };
+    if head != 0x97 && head != 0x95 {
+        return None;
+    }
+    let mut out = bytes[..3].to_vec();
+    let mut rd = rest;
+    for _ in 0..3 {
+        rd = rd.strip_prefix(&[0xa0])?;
+        out.extend([0xdc, 0x00, 0x10]);
+        for _ in 0..16 {
+            let before = rd;
+            rmpv::decode::read_value(&mut rd).ok()?;
+            out.extend_from_slice(&before[..before.len() - rd.len()]);
+        }
+    }
+    out.extend_from_slice(rd);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +297,28 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn sixteen_dimensions_decode_as_c_blosc2_writes_them() {
+        // python-blosc2 4.14.1 (C-Blosc2 3.3.5), `blosc2.zeros` of 16
+        // dimensions: its b2nd metalayer starts 97 00 10 a0 d3 (the shape
+        // list marked 0xa0, as encode writes it).
+        let shape = [2u64, 3, 1, 1, 1, 1, 8, 1, 2, 2, 1, 1, 1, 1, 1, 2];
+        let chunks = [1u64, 2, 1, 1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1];
+        let m = NdMeta::new(&shape, &chunks, &[1; 16], "|u1");
+        let raw = m.encode().unwrap();
+        assert_eq!(raw[..5], [0x97, 0x00, 0x10, 0xa0, 0xd3]);
+        assert_eq!(NdMeta::decode(&raw).unwrap(), m);
+        // 15 dimensions are a real fixarray, read as they are.
+        let m15 = NdMeta::new(&shape[..15], &chunks[..15], &[1; 15], "|u1");
+        let raw15 = m15.encode().unwrap();
+        assert_eq!(raw15[3], 0x9f);
+        assert_eq!(NdMeta::decode(&raw15).unwrap(), m15);
+        // Cut anywhere, it is still refused.
+        for n in 0..raw.len() {
+            assert!(NdMeta::decode(&raw[..n]).is_err(), "{n} bytes");
+        }
     }
 
     #[test]
