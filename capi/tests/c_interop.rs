@@ -251,3 +251,25 @@ fn blosc_compress_uses_all_of_destsize_as_c_blosc() {
     );
     assert_eq!(n, 1280);
 }
+
+/// The b2nd constructors (`b2nd_from_cbuffer`, `b2nd_full`, `b2nd_nans`,
+/// `b2nd_zeros`, `b2nd_empty`, `b2nd_uninit`) and `b2nd_to_cbuffer`
+/// through both libraries (`tests/c-interop/b2nd_make.c`): the same return
+/// codes, chunk counts and special chunks (`empty` is zeros, `uninit`
+/// uninitialised, `full` a repeated value, as C-Blosc2 3.3.5 makes them),
+/// the same refusals, and each library reads the other's files.
+#[test]
+fn b2nd_constructors_match_c_blosc2() {
+    let _serial = serial();
+    let work = build_pair("b2nd_make", "b2nd-make", "bm");
+    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
+    std::fs::create_dir_all(&ours_dir).unwrap();
+    std::fs::create_dir_all(&c_dir).unwrap();
+    let (o, c) = (ours_dir.to_str().unwrap(), c_dir.to_str().unwrap());
+    let ours = run_ok_with(&work, "bm_ours", &["write", o], Some(&lib_dir()));
+    let theirs = run_ok_with(&work, "bm_c", &["write", c], None);
+    assert_eq!(ours, theirs, "ours:\n{ours}\nC-Blosc2:\n{theirs}");
+    assert!(ours.contains("full rc=0 nchunks=6 special=3"), "{ours}");
+    run_ok_with(&work, "bm_c", &["read", o], None);
+    run_ok_with(&work, "bm_ours", &["read", c], Some(&lib_dir()));
+}

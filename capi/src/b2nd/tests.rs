@@ -67,3 +67,44 @@ fn the_struct_of_a_large_array_holds_its_rounded_shapes() {
     assert_eq!(c.extchunkshape[0], 4);
     assert_eq!(c.chunk_array_strides[0], 1);
 }
+
+/// What `b2nd.h` says is an error and C-Blosc2 3.3.5 does not refuse:
+/// NaNs of items other than 4 or 8 bytes (it makes the array), a NULL
+/// fill value (it dereferences it). Ours refuses both with an error code
+/// and no array; `tests/c-interop/b2nd_make.c` compares the rest with C.
+#[test]
+fn nans_of_two_byte_items_and_a_null_fill_value_are_refused() {
+    let shape = [3i64, 4];
+    let (chunks, blocks) = ([2i32, 2], [1i32, 2]);
+    for (dtype, nans) in [("<i2", err::INVALID_PARAM), ("<f4", 0)] {
+        let dt = CString::new(dtype).unwrap();
+        // SAFETY: ndim 2 and shapes of 2 values; a NUL-terminated dtype.
+        let ctx = unsafe {
+            b2nd_create_ctx(
+                std::ptr::null(),
+                2,
+                shape.as_ptr(),
+                chunks.as_ptr(),
+                blocks.as_ptr(),
+                dt.as_ptr(),
+                0,
+                std::ptr::null(),
+                0,
+            )
+        };
+        assert!(!ctx.is_null());
+        let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a live context and a writable out pointer.
+        let r = unsafe { b2nd_nans(ctx, &mut a) };
+        assert_eq!(r, nans, "{dtype}");
+        assert_eq!(a.is_null(), r != 0);
+        // SAFETY: a is null or this library's array, freed once.
+        unsafe { b2nd_free(a) };
+        let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: as above; the NULL fill value is what is tested.
+        let r = unsafe { b2nd_full(ctx, &mut a, std::ptr::null()) };
+        assert_eq!((r, a.is_null()), (err::NULL_POINTER, true), "{dtype}");
+        // SAFETY: the context from b2nd_create_ctx, freed once.
+        unsafe { b2nd_free_ctx(ctx) };
+    }
+}
