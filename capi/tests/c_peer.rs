@@ -107,18 +107,37 @@ fn expected(name: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     (pass, xfail)
 }
 
-/// Run the peer runner and check its PASS list against `expected_file`.
-fn run_suite(suite: Option<&str>, include: &Path, libname: &str, expected_file: &str) {
+/// Run the peer runner (on `tests`, or its default: every `tests/test_*.c`)
+/// and check its PASS list against `expected_file`.
+fn run_suite(
+    suite: Option<&str>,
+    include: &Path,
+    libname: &str,
+    expected_file: &str,
+    tests: &[String],
+) {
     need("gcc", "compiles the C test programs");
     let peer = peer_dir();
     let libdir = lib_dir();
-    let out = tempdir(suite.unwrap_or("c-blosc2"));
+    let out = tempdir(&format!(
+        "{}{}",
+        suite.unwrap_or("c-blosc2"),
+        if tests.is_empty() { "" } else { "-named" }
+    ));
+    // The runner writes `OUT/NAME.log`: a name in a subdirectory
+    // (`b2nd/test_...`) needs that directory.
+    for t in tests {
+        if let Some((dir, _)) = t.rsplit_once('/') {
+            std::fs::create_dir_all(out.join(dir)).expect("create the log directory");
+        }
+    }
     let mut cmd = Command::new("bash");
     cmd.arg(peer.join("run-c-blosc2-tests.sh"))
         .arg(include)
         .arg(&libdir)
         .arg(libname)
         .arg(&out)
+        .args(tests)
         // cargo test puts target/<profile> (which may hold a dev-profile
         // libblosc2.so) first on LD_LIBRARY_PATH, and that beats the
         // programs' rpath: name the library directory under test instead.
@@ -206,6 +225,7 @@ fn c_blosc1_suite_on_libblosc_so_1() {
         &include,
         ":libblosc.so.1",
         "expected-c-blosc.txt",
+        &[],
     );
 }
 
@@ -223,7 +243,47 @@ fn c_blosc2_suite_on_libblosc2_so() {
             ("blosc2", real.join("blosc2")),
         ],
     );
-    run_suite(None, &include, "blosc2", "expected-c-blosc2.txt");
+    run_suite(None, &include, "blosc2", "expected-c-blosc2.txt", &[]);
+}
+
+/// C-Blosc2 3.3.2's own NDArray tests (`tests/b2nd/`, which the runner's
+/// default of `tests/test_*.c` leaves out), against python-blosc2 4.14.1's
+/// `b2nd.h` and our `libblosc2.so`.
+#[test]
+fn c_blosc2_b2nd_suite_on_libblosc2_so() {
+    let _serial = serial();
+    let real = blosc2_include();
+    let include = composed_include(
+        "c-blosc2",
+        &[
+            ("blosc2.h", real.join("blosc2.h")),
+            ("b2nd.h", real.join("b2nd.h")),
+            ("blosc2", real.join("blosc2")),
+        ],
+    );
+    let dir = peer_dir().join("c-blosc2-3.3.2/tests/b2nd");
+    let mut tests: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the peer suite's tests/b2nd")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".c")?;
+            stem.starts_with("test_").then(|| format!("b2nd/{stem}"))
+        })
+        .collect();
+    tests.sort();
+    assert!(
+        tests.len() >= 30,
+        "{} programs in {}",
+        tests.len(),
+        dir.display()
+    );
+    run_suite(
+        None,
+        &include,
+        "blosc2",
+        "expected-c-blosc2-b2nd.txt",
+        &tests,
+    );
 }
 
 /// Debian's python3-numcodecs runs its own test_blosc.py with our

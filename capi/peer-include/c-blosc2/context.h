@@ -36,4 +36,24 @@ struct blosc2_context_s {
   /* ... the library's own fields follow. */
 };
 
+#include "b2nd.h"
+
+/* The C-visible head of a b2nd context (b2nd.h declares b2nd_context_t
+   opaque), as b2nd_create_ctx fills it: the array's geometry and dtype,
+   the context's own storage (cparams, dparams and urlpath copied from the
+   caller's) and its metalayers.  Read-only for callers; the library's own
+   state follows. */
+struct b2nd_context_s {
+  int8_t ndim;
+  int64_t shape[B2ND_MAX_DIM];
+  int32_t chunkshape[B2ND_MAX_DIM];
+  int32_t blockshape[B2ND_MAX_DIM];
+  char *dtype;
+  int8_t dtype_format;
+  blosc2_storage *b2_storage;
+  blosc2_metalayer metalayers[B2ND_MAX_METALAYERS];
+  int32_t nmetalayers;
+  /* ... the library's own fields follow. */
+};
+
 #endif

@@ -82,14 +82,101 @@ pub struct Array {
     dtype: CString,
 }
 
-/// `b2nd_context_t` (opaque to C).
+/// `B2ND_MAX_METALAYERS` (`BLOSC2_MAX_METALAYERS - 1`).
+pub const B2ND_MAX_METALAYERS: usize = 15;
+
+/// The head of a context, laid out as C-Blosc2's internal `struct
+/// b2nd_context_s` (its `context.h`; `b2nd.h` declares the type opaque).
+/// C-Blosc2's own b2nd tests read `ctx->ndim` and `ctx->shape`; our
+/// `capi/peer-include/c-blosc2/context.h` declares the same fields. The
+/// library reads its own copies, never this view.
+#[repr(C)]
+pub struct b2nd_context_view {
+    pub ndim: i8,
+    pub shape: [i64; B2ND_MAX_DIM],
+    pub chunkshape: [i32; B2ND_MAX_DIM],
+    pub blockshape: [i32; B2ND_MAX_DIM],
+    pub dtype: *mut c_char,
+    pub dtype_format: i8,
+    /// The context's own storage (its `cparams`, `dparams` and `urlpath`
+    /// pointing into the context, copied at `b2nd_create_ctx` as C does).
+    pub b2_storage: *mut blosc2_storage,
+    pub metalayers: [blosc2_metalayer; B2ND_MAX_METALAYERS],
+    pub nmetalayers: i32,
+}
+
+// The offsets gcc gives `struct b2nd_context_s` on LP64.
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, shape) == 8);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, chunkshape) == 136);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, blockshape) == 200);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, dtype) == 264);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, b2_storage) == 280);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, metalayers) == 288);
+const _: () = assert!(std::mem::offset_of!(b2nd_context_view, nmetalayers) == 648);
+
+/// `b2nd_context_t`: the C view first, then the library's own state (C
+/// only ever uses the pointer `b2nd_create_ctx` hands out).
+#[repr(C)]
 pub struct b2nd_context_t {
+    c: b2nd_context_view,
     storage: blosc2_storage,
     urlpath: Option<String>,
     cparams: crate::v2::blosc2_cparams,
     dparams: crate::v2::blosc2_dparams,
     meta: NdMeta,
     metalayers: Vec<(String, Vec<u8>)>,
+    /// What the view's pointers point to.
+    c_dtype: CString,
+    c_urlpath: Option<CString>,
+    c_names: Vec<CString>,
+}
+
+impl b2nd_context_t {
+    /// Boxed, with the C view filled and its pointers into the box.
+    fn boxed(mut self) -> Box<b2nd_context_t> {
+        let m = &self.meta;
+        let n = m.ndim().min(B2ND_MAX_DIM);
+        // SAFETY: every field of the view is an integer, a raw pointer or
+        // an array of them: all-zero is a valid value.
+        self.c = unsafe { std::mem::zeroed() };
+        self.c.ndim = n as i8;
+        for d in 0..n {
+            self.c.shape[d] = m.shape[d] as i64;
+            self.c.chunkshape[d] = m.chunkshape[d] as i32;
+            self.c.blockshape[d] = m.blockshape[d] as i32;
+        }
+        self.c.dtype_format = m.dtype_format as i8;
+        self.c_dtype = CString::new(m.dtype.replace('\0', "")).unwrap_or_default();
+        self.c_urlpath = self
+            .urlpath
+            .as_ref()
+            .map(|u| CString::new(u.replace('\0', "")).unwrap_or_default());
+        self.c_names = self
+            .metalayers
+            .iter()
+            .map(|(name, _)| CString::new(name.replace('\0', "")).unwrap_or_default())
+            .collect();
+        let mut b = Box::new(self);
+        let ctx = &mut *b;
+        ctx.c.dtype = ctx.c_dtype.as_ptr() as *mut c_char;
+        ctx.storage.urlpath = ctx
+            .c_urlpath
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |u| u.as_ptr() as *mut c_char);
+        ctx.storage.cparams = &mut ctx.cparams;
+        ctx.storage.dparams = &mut ctx.dparams;
+        ctx.c.b2_storage = &mut ctx.storage;
+        let k = ctx.metalayers.len().min(B2ND_MAX_METALAYERS);
+        for i in 0..k {
+            ctx.c.metalayers[i] = blosc2_metalayer {
+                name: ctx.c_names[i].as_ptr() as *mut c_char,
+                content: ctx.metalayers[i].1.as_ptr() as *mut u8,
+                content_len: ctx.metalayers[i].1.len() as i32,
+            };
+        }
+        ctx.c.nmetalayers = k as i32;
+        b
+    }
 }
 
 fn strides(shape: &[i64]) -> [i64; B2ND_MAX_DIM] {
@@ -300,6 +387,18 @@ pub unsafe extern "C" fn b2nd_create_ctx(
         ) else {
             return std::ptr::null_mut();
         };
+        // Products C keeps in int32 (items of a chunk, of a block) and
+        // int64 (of the array): a geometry past them makes no context, as
+        // in C-Blosc2 (its test b2nd/test_b2nd_shape_overflow).
+        let fits = |v: &[u64], max: u64| {
+            v.iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .is_some_and(|p| p <= max)
+        };
+        if !fits(&cs, i32::MAX as u64) || !fits(&bs, i32::MAX as u64) || !fits(&sh, i64::MAX as u64)
+        {
+            return std::ptr::null_mut();
+        }
         // SAFETY: dtype is null or a NUL-terminated string.
         let dt = match unsafe { str_arg(dtype) } {
             Some(d) => d.to_string(),
@@ -335,14 +434,23 @@ pub unsafe extern "C" fn b2nd_create_ctx(
             dparams: std::ptr::null_mut(),
             io: std::ptr::null_mut(),
         });
-        Box::into_raw(Box::new(b2nd_context_t {
-            storage,
-            urlpath: url,
-            cparams: cp,
-            dparams: dp,
-            meta,
-            metalayers: metas,
-        }))
+        Box::into_raw(
+            b2nd_context_t {
+                // SAFETY: all-zero is a valid view (integers and pointers);
+                // `boxed` fills it.
+                c: unsafe { std::mem::zeroed() },
+                storage,
+                urlpath: url,
+                cparams: cp,
+                dparams: dp,
+                meta,
+                metalayers: metas,
+                c_dtype: CString::default(),
+                c_urlpath: None,
+                c_names: Vec::new(),
+            }
+            .boxed(),
+        )
     })
 }
 
@@ -691,6 +799,268 @@ pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
             unsafe { blosc2_schunk_free(a.c.sc) };
         }
         0
+    })
+}
+
+/// The array over the super-chunk handle `h` (its `b2nd` or `caterva`
+/// metalayer read and laid out), into `*array`; `h` is freed on failure
+/// only when `free_on_error`.
+///
+/// # Safety
+/// `h` is null or a live super-chunk from this library; `array` writable.
+unsafe fn array_of_handle(
+    h: *mut blosc2_schunk,
+    array: *mut *mut b2nd_array_t,
+    free_on_error: bool,
+) -> c_int {
+    let meta = with_locked(h, false, |sc| -> oxiblosc::Result<Option<NdMeta>> {
+        let Some((_, mut meta)) = ndarray::find_meta(sc)? else {
+            return Ok(None);
+        };
+        ndarray::layout_of(sc, &meta)?;
+        if !meta.has_dtype {
+            meta.dtype = NdMeta::default_dtype(sc.typesize());
+        }
+        Ok(Some(meta))
+    });
+    let rc = match meta {
+        Ok(Ok(Some(meta))) => {
+            // SAFETY: array is non-null (the callers check) and writable.
+            unsafe { *array = Array::boxed(h, meta) };
+            return 0;
+        }
+        Ok(Ok(None)) => err::INVALID_PARAM,
+        Ok(Err(e)) => code(&e),
+        Err(rc) => rc,
+    };
+    if free_on_error && !h.is_null() {
+        // SAFETY: h is this library's super-chunk, not handed out.
+        unsafe { blosc2_schunk_free(h) };
+    }
+    rc
+}
+
+/// `b2nd_from_schunk`: the array a super-chunk holds (its `b2nd`
+/// metalayer). The array takes the super-chunk: `b2nd_free` frees it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_from_schunk(
+    schunk: *mut blosc2_schunk,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if schunk.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: C's contract: a live super-chunk, a writable out pointer.
+        unsafe { array_of_handle(schunk, array, false) }
+    })
+}
+
+/// `b2nd_to_cframe`: the array's contiguous frame, in memory from
+/// `malloc` (`*needs_free` true: the caller `free()`s it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_to_cframe(
+    array: *const b2nd_array_t,
+    cframe: *mut *mut u8,
+    cframe_len: *mut i64,
+    needs_free: *mut bool,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if cframe.is_null() || cframe_len.is_null() || needs_free.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: the array's super-chunk handle; the out pointers are
+        // non-null and writable (C's contract).
+        let n = unsafe { crate::schunk::blosc2_schunk_to_buffer(a.c.sc, cframe, needs_free) };
+        if n < 0 {
+            return n as c_int;
+        }
+        // SAFETY: non-null (checked) and writable.
+        unsafe { *cframe_len = n };
+        0
+    })
+}
+
+/// `b2nd_from_cframe`: the array in a contiguous frame in memory (`copy`:
+/// the frame's bytes copied, else borrowed: they must outlive the array).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_from_cframe(
+    cframe: *mut u8,
+    cframe_len: i64,
+    copy: bool,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if cframe.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: cframe holds cframe_len bytes (C's contract).
+        let h = unsafe { crate::schunk::blosc2_schunk_from_buffer(cframe, cframe_len, copy) };
+        if h.is_null() {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: h is the new super-chunk; array is writable.
+        unsafe { array_of_handle(h, array, true) }
+    })
+}
+
+/// `b2nd_open_offset`: the array in the frame starting at `offset` of the
+/// file `urlpath`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_open_offset(
+    urlpath: *const c_char,
+    array: *mut *mut b2nd_array_t,
+    offset: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if urlpath.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: urlpath is a NUL-terminated string (C's contract).
+        let h = unsafe { crate::schunk::blosc2_schunk_open_offset(urlpath, offset) };
+        if h.is_null() {
+            return err::FILE_OPEN;
+        }
+        // SAFETY: h is the new super-chunk; array is writable.
+        unsafe { array_of_handle(h, array, true) }
+    })
+}
+
+/// `b2nd_save`: a copy of the array at `urlpath` (a contiguous frame file
+/// when the array's super-chunk is contiguous, a directory otherwise, as
+/// C-Blosc2 saves it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_save(array: *const b2nd_array_t, urlpath: *mut c_char) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if urlpath.is_null() || a.c.sc.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: the handle's storage is null or its own live struct.
+        let contiguous = unsafe { (*a.c.sc).storage.as_ref() }.is_none_or(|st| st.contiguous);
+        let mut storage = blosc2_storage {
+            contiguous,
+            urlpath,
+            cparams: std::ptr::null_mut(),
+            dparams: std::ptr::null_mut(),
+            io: std::ptr::null_mut(),
+        };
+        // SAFETY: the array's super-chunk handle and a complete storage.
+        let copy = unsafe { crate::schunk::blosc2_schunk_copy(a.c.sc, &mut storage) };
+        if copy.is_null() {
+            return err::FILE_WRITE;
+        }
+        // SAFETY: the copy's handle, freed once.
+        unsafe { blosc2_schunk_free(copy) };
+        0
+    })
+}
+
+/// `b2nd_serialize_meta`: the `b2nd` metalayer of a geometry, in memory
+/// from `malloc` at `*smeta` (the caller `free()`s it); its length, or a
+/// negative error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_serialize_meta(
+    ndim: i8,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+    dtype: *const c_char,
+    dtype_format: i8,
+    smeta: *mut *mut u8,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if smeta.is_null() {
+            return err::NULL_POINTER;
+        }
+        if !(0..=B2ND_MAX_DIM as i8).contains(&ndim) || dtype_format < 0 {
+            return err::INVALID_PARAM;
+        }
+        let n = ndim as usize;
+        // SAFETY: the shape arrays hold ndim values (C's contract).
+        let (Some(sh), Some(cs), Some(bs)) = (
+            unsafe { shape_arg(shape, n) },
+            unsafe { shape_arg(chunkshape, n) },
+            unsafe { shape_arg(blockshape, n) },
+        ) else {
+            return err::INVALID_PARAM;
+        };
+        // SAFETY: dtype is null or a NUL-terminated string.
+        let dt = unsafe { str_arg(dtype) }.unwrap_or(ndarray::DEFAULT_DTYPE);
+        let mut meta = NdMeta::new(&sh, &cs, &bs, dt);
+        meta.dtype_format = dtype_format as u8;
+        let bytes = match meta.encode() {
+            Ok(b) => b,
+            Err(e) => return code(&e),
+        };
+        let p = crate::common::malloc_copy(&bytes);
+        if p.is_null() {
+            return err::MEMORY_ALLOC;
+        }
+        // SAFETY: smeta is non-null and writable (C's contract).
+        unsafe { *smeta = p };
+        bytes.len() as c_int
+    })
+}
+
+/// `b2nd_deserialize_meta`: read a `b2nd` (or `caterva`) metalayer of
+/// `smeta_len` bytes, every value checked ([`NdMeta::decode`]); `*dtype`
+/// from `malloc` (the caller `free()`s it; NULL for a `caterva` one). The
+/// bytes read, or a negative error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_deserialize_meta(
+    smeta: *const u8,
+    smeta_len: i32,
+    ndim: *mut i8,
+    shape: *mut i64,
+    chunkshape: *mut i32,
+    blockshape: *mut i32,
+    dtype: *mut *mut c_char,
+    dtype_format: *mut i8,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if smeta.is_null() || ndim.is_null() || smeta_len < 0 {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: smeta holds smeta_len bytes (C's contract).
+        let raw = unsafe { slice_in(smeta as *const c_void, smeta_len as usize) };
+        let meta = match NdMeta::decode(raw) {
+            Ok(m) => m,
+            Err(_) => return err::FAILURE,
+        };
+        let n = meta.ndim();
+        // SAFETY: the out pointers hold B2ND_MAX_DIM values each and are
+        // writable, or are null (then skipped), as C's reader assumes.
+        unsafe {
+            *ndim = n as i8;
+            for d in 0..n {
+                if !shape.is_null() {
+                    *shape.add(d) = meta.shape[d] as i64;
+                }
+                if !chunkshape.is_null() {
+                    *chunkshape.add(d) = meta.chunkshape[d] as i32;
+                }
+                if !blockshape.is_null() {
+                    *blockshape.add(d) = meta.blockshape[d] as i32;
+                }
+            }
+            if !dtype.is_null() && !dtype_format.is_null() {
+                *dtype_format = meta.dtype_format as i8;
+                *dtype = if meta.has_dtype {
+                    crate::common::c_strdup(&meta.dtype)
+                } else {
+                    std::ptr::null_mut()
+                };
+            }
+        }
+        smeta_len
     })
 }
 

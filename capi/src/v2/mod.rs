@@ -57,6 +57,8 @@ pub mod err {
     pub const INVALID_HEADER: i32 = -11;
     pub const INVALID_PARAM: i32 = -12;
     pub const FILE_READ: i32 = -13;
+    pub const FILE_WRITE: i32 = -14;
+    pub const FILE_OPEN: i32 = -15;
     pub const FILTER_PIPELINE: i32 = -18;
     pub const POSTFILTER: i32 = -27;
     pub const NULL_POINTER: i32 = -32;
