@@ -148,7 +148,8 @@ impl NdMeta {
     /// checked: `ndim` ≤ [`MAX_DIM`], each shape list exactly `ndim` long,
     /// shape entries in `0..=i64::MAX`, chunk and block shapes in
     /// `0..=i32::MAX`, a zero chunk or block dimension only where the
-    /// array's dimension is zero, a block no larger than its chunk, a
+    /// array's dimension is zero, a block no larger than its chunk (in an
+    /// array of no items, any), a
     /// UTF-8 dtype of at most [`MAX_DTYPE_LEN`] bytes, nothing after the
     /// value.
     ///
@@ -203,6 +204,9 @@ impl NdMeta {
         let shape = dims(&items[2], "shape", i64::MAX as u64)?;
         let chunkshape = dims(&items[3], "chunkshape", i32::MAX as u64)?;
         let blockshape = dims(&items[4], "blockshape", i32::MAX as u64)?;
+        // (Blocks longer than chunks only in an array of no items, which
+        // has no chunks: C-Blosc2's b2nd_copy makes one.)
+        let no_items = shape.contains(&0);
         for d in 0..ndim {
             let (s, c, b) = (shape[d], chunkshape[d], blockshape[d]);
             if s != 0 && (c == 0 || b == 0) {
@@ -210,7 +214,7 @@ impl NdMeta {
                     "dimension {d}: shape {s} with chunkshape {c} and blockshape {b}"
                 )));
             }
-            if b > c {
+            if b > c && !no_items {
                 return Err(bad(format!(
                     "dimension {d}: blockshape {b} larger than chunkshape {c}"
                 )));

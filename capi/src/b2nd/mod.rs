@@ -489,6 +489,31 @@ unsafe fn create(
     init: Init<'_>,
 ) -> c_int {
     // SAFETY: the caller's contract.
+    unsafe { create_shaped(ctx, array, what, init, None, None) }
+}
+
+/// What `b2nd_copy` carries over from the source array besides its items:
+/// its metalayers other than the array's own, and its vlmetalayers.
+struct Copied {
+    metalayers: Vec<(String, Vec<u8>)>,
+    vlmetalayers: Vec<(String, Vec<u8>)>,
+}
+
+/// [`create`] with the array's shape `shape` instead of the context's (of
+/// as many dimensions: `BLOSC2_ERROR_INVALID_PARAM` otherwise), as
+/// `b2nd_get_slice` and `b2nd_copy` make theirs.
+///
+/// # Safety
+/// As [`create`].
+unsafe fn create_shaped(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    what: &str,
+    init: Init<'_>,
+    shape: Option<&[u64]>,
+    copied: Option<&Copied>,
+) -> c_int {
+    // SAFETY: the caller's contract.
     let (Some(ctx), false) = (unsafe { ctx.as_ref() }, array.is_null()) else {
         return err::NULL_POINTER;
     };
@@ -496,7 +521,18 @@ unsafe fn create(
         Ok(p) => p,
         Err(e) => return e,
     };
-    let meta = ctx.meta.clone();
+    let mut meta = ctx.meta.clone();
+    if let Some(shape) = shape {
+        if shape.len() != meta.ndim() {
+            eprintln!(
+                "{what}: an array of {} dimensions for a context of {}",
+                shape.len(),
+                meta.ndim()
+            );
+            return err::INVALID_PARAM;
+        }
+        meta.shape = shape.to_vec();
+    }
     // A chunk (padded to whole blocks) past the largest buffer a chunk may
     // hold is C-Blosc2's BLOSC2_ERROR_MAX_BUFSIZE_EXCEEDED (its test
     // `b2nd/test_b2nd_chunk_overflow`), not a layout error.
@@ -545,11 +581,19 @@ unsafe fn create(
         for (name, content) in &ctx.metalayers {
             b = b.meta(name, content);
         }
+        for (name, content) in copied.map_or(&[][..], |c| &c.metalayers[..]) {
+            if !ctx.metalayers.iter().any(|(n, _)| n == name) {
+                b = b.meta(name, content);
+            }
+        }
         let mut sc = match &ctx.urlpath {
             None => b.build_memory()?,
             Some(u) if ctx.storage.contiguous => b.create_file(u)?,
             Some(u) => b.create_dir(u)?,
         };
+        for (name, value) in copied.map_or(&[][..], |c| &c.vlmetalayers[..]) {
+            sc.vlmeta_set(name, value)?;
+        }
         match init {
             Init::Data(d) => ndarray::fill(&mut sc, &meta, &d[..layout.nbytes() as usize])?,
             Init::Special(Fill::Value(v)) if v.len() > 255 => {
@@ -1061,6 +1105,195 @@ pub unsafe extern "C" fn b2nd_deserialize_meta(
             }
         }
         smeta_len
+    })
+}
+
+/// The whole box `start..stop` of `a` in C order, in a new buffer (the
+/// box's shape with it); errors as `get_slice`.
+fn read_box(a: &mut Array, start: &[u64], stop: &[u64]) -> Result<(Vec<u8>, Vec<u64>), c_int> {
+    let mut out = Vec::new();
+    let shape: Vec<u64> = start
+        .iter()
+        .zip(stop)
+        .map(|(&lo, &hi)| hi.saturating_sub(lo))
+        .collect();
+    let rc = with_array(a, false, |sc, meta| {
+        let n = shape
+            .iter()
+            .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::InvalidParam("the box's bytes overflow".into()))?;
+        // Within the output limit, and tried, not assumed.
+        if let Some(limit) = sc.dparams().max_output.filter(|&l| n > l) {
+            return Err(Error::InvalidParam(format!(
+                "a box of {n} bytes, over the output limit of {limit}"
+            )));
+        }
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::InvalidParam(format!("cannot allocate {n} bytes")))?;
+        out.resize(n, 0);
+        ndarray::get_slice(sc, meta, start, stop, &mut out, &shape)
+    });
+    if rc < 0 { Err(rc) } else { Ok((out, shape)) }
+}
+
+/// `b2nd_get_slice`: a new array (of `ctx`'s storage, chunks and blocks)
+/// holding the box `start..stop` of `src`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_get_slice(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    src: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: src is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(src) }) else {
+            return err::NULL_POINTER;
+        };
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: start and stop hold ndim values (C's contract).
+        let (Some(lo), Some(hi)) = (unsafe { shape_arg(start, n) }, unsafe {
+            shape_arg(stop, n)
+        }) else {
+            return err::NULL_POINTER;
+        };
+        let (data, shape) = match read_box(a, &lo, &hi) {
+            Ok(x) => x,
+            Err(rc) => return rc,
+        };
+        // SAFETY: C's contract: ctx from b2nd_create_ctx, array writable.
+        unsafe {
+            create_shaped(
+                ctx,
+                array,
+                "b2nd_get_slice",
+                Init::Data(&data),
+                Some(&shape),
+                None,
+            )
+        }
+    })
+}
+
+/// `b2nd_copy`: a new array (of `ctx`'s storage, chunks and blocks)
+/// holding `src`'s items.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_copy(
+    ctx: *mut b2nd_context_t,
+    src: *const b2nd_array_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: src is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(src) }) else {
+            return err::NULL_POINTER;
+        };
+        // The source's other metalayers and its vlmetalayers go with the
+        // copy, as C-Blosc2's b2nd_copy carries them.
+        let mut copied = Copied {
+            metalayers: Vec::new(),
+            vlmetalayers: Vec::new(),
+        };
+        let r = with_locked(a.c.sc, false, |sc| -> oxiblosc::Result<()> {
+            for m in sc.metalayers() {
+                if m.name != ndarray::B2ND_META && m.name != ndarray::CATERVA_META {
+                    copied.metalayers.push((m.name.clone(), m.content.clone()));
+                }
+            }
+            let names: Vec<String> = sc.vlmeta_names().into_iter().map(String::from).collect();
+            for name in names {
+                if let Some(v) = sc.vlmeta_get(&name)? {
+                    copied.vlmetalayers.push((name, v));
+                }
+            }
+            Ok(())
+        });
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return code(&e),
+            Err(rc) => return rc,
+        }
+        let shape = a.meta.shape.clone();
+        let zeros = vec![0u64; shape.len()];
+        let (data, shape) = match read_box(a, &zeros, &shape) {
+            Ok(x) => x,
+            Err(rc) => return rc,
+        };
+        // SAFETY: C's contract: ctx from b2nd_create_ctx, array writable.
+        unsafe {
+            create_shaped(
+                ctx,
+                array,
+                "b2nd_copy",
+                Init::Data(&data),
+                Some(&shape),
+                Some(&copied),
+            )
+        }
+    })
+}
+
+/// `b2nd_delete`: remove `delete_len` items of `axis` from `delete_start`
+/// (a chunk boundary, or through the end: C-Blosc2's rule for shrinking).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_delete(
+    array: *mut b2nd_array_t,
+    axis: i8,
+    delete_start: i64,
+    delete_len: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        let n = a.meta.ndim();
+        let (Ok(axis), Ok(start), Ok(len)) = (
+            usize::try_from(axis),
+            u64::try_from(delete_start),
+            u64::try_from(delete_len),
+        ) else {
+            return err::INVALID_PARAM;
+        };
+        if axis >= n {
+            return err::INVALID_PARAM;
+        }
+        with_array(a, true, |sc, meta| {
+            let mut shape = meta.shape.clone();
+            shape[axis] = start
+                .checked_add(len)
+                .filter(|&end| end <= shape[axis])
+                .map(|_| shape[axis] - len)
+                .ok_or_else(|| {
+                    Error::InvalidParam(format!(
+                        "delete {start}+{len} past dimension {axis} of length {}",
+                        shape[axis]
+                    ))
+                })?;
+            let mut at = vec![0u64; shape.len()];
+            at[axis] = start;
+            ndarray::resize(sc, meta, &shape, Some(&at))
+        })
+    })
+}
+
+/// `b2nd_save_append`: the array's frame appended to the file `urlpath`;
+/// the offset it starts at, or a negative error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_save_append(
+    array: *const b2nd_array_t,
+    urlpath: *const c_char,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return i64::from(err::NULL_POINTER);
+        };
+        // SAFETY: the array's super-chunk handle; urlpath is null or a
+        // NUL-terminated string (checked by the callee).
+        unsafe { crate::schunk::blosc2_schunk_append_file(a.c.sc, urlpath) }
     })
 }
 
