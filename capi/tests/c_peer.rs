@@ -79,6 +79,20 @@ fn composed_include(suite: &str, real_headers: &[(&str, PathBuf)]) -> PathBuf {
     dir
 }
 
+/// python-blosc2 4.14.1's `blosc2.h`, `b2nd.h` and `blosc2/` beside our
+/// internal headers for C-Blosc2's tests.
+fn c_blosc2_include() -> PathBuf {
+    let real = blosc2_include();
+    composed_include(
+        "c-blosc2",
+        &[
+            ("blosc2.h", real.join("blosc2.h")),
+            ("b2nd.h", real.join("b2nd.h")),
+            ("blosc2", real.join("blosc2")),
+        ],
+    )
+}
+
 /// `PASS`/`XFAIL` lists of an expected-results file.
 fn expected(name: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -234,15 +248,7 @@ fn c_blosc1_suite_on_libblosc_so_1() {
 #[test]
 fn c_blosc2_suite_on_libblosc2_so() {
     let _serial = serial();
-    let real = blosc2_include();
-    let include = composed_include(
-        "c-blosc2",
-        &[
-            ("blosc2.h", real.join("blosc2.h")),
-            ("b2nd.h", real.join("b2nd.h")),
-            ("blosc2", real.join("blosc2")),
-        ],
-    );
+    let include = c_blosc2_include();
     run_suite(None, &include, "blosc2", "expected-c-blosc2.txt", &[]);
 }
 
@@ -252,15 +258,7 @@ fn c_blosc2_suite_on_libblosc2_so() {
 #[test]
 fn c_blosc2_b2nd_suite_on_libblosc2_so() {
     let _serial = serial();
-    let real = blosc2_include();
-    let include = composed_include(
-        "c-blosc2",
-        &[
-            ("blosc2.h", real.join("blosc2.h")),
-            ("b2nd.h", real.join("b2nd.h")),
-            ("blosc2", real.join("blosc2")),
-        ],
-    );
+    let include = c_blosc2_include();
     let dir = peer_dir().join("c-blosc2-3.3.2/tests/b2nd");
     let mut tests: Vec<String> = std::fs::read_dir(&dir)
         .expect("the peer suite's tests/b2nd")

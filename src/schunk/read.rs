@@ -312,13 +312,7 @@ impl SChunk {
         dst: &mut [u8],
     ) -> Result<usize> {
         let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
-        let h = ChunkHeader::parse(&chunk)?;
-        if h.special().is_none() && h.blocksize != blocksize {
-            return Err(corrupt(format!(
-                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {blocksize}",
-                h.blocksize
-            )));
-        }
+        let h = b2nd_chunk_header(&chunk, i, blocksize)?;
         let masked = h.special().is_none() && !h.is_vlblocks() && h.nblocks() == maskout.len();
         let n = if masked {
             decompressor.decompress_masked_into(&chunk, maskout, dst)?
@@ -356,13 +350,7 @@ impl SChunk {
         dst: &mut [u8],
     ) -> Result<Option<usize>> {
         let (chunk, decompressor) = self.chunk_and_decompressor(i)?;
-        let h = ChunkHeader::parse(&chunk)?;
-        if h.special().is_none() && h.blocksize != blocksize {
-            return Err(corrupt(format!(
-                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {blocksize}",
-                h.blocksize
-            )));
-        }
+        let h = b2nd_chunk_header(&chunk, i, blocksize)?;
         let ts = usize::from(h.typesize).max(1);
         let whole_items = |v: Option<usize>| v.filter(|v| v % ts == 0);
         if h.is_vlblocks()
@@ -639,4 +627,18 @@ impl SliceOut<'_> {
             }
         }
     }
+}
+
+/// The header of chunk `i` of an NDArray whose blocks are `blocksize`
+/// bytes: a stored chunk of other blocks is refused (its bytes were laid
+/// out by another block shape), a special one may record any block size.
+fn b2nd_chunk_header(chunk: &[u8], i: usize, blocksize: usize) -> Result<ChunkHeader> {
+    let h = ChunkHeader::parse(chunk)?;
+    if h.special().is_none() && h.blocksize != blocksize {
+        return Err(corrupt(format!(
+            "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {blocksize}",
+            h.blocksize
+        )));
+    }
+    Ok(h)
 }
