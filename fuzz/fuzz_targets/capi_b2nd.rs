@@ -12,12 +12,17 @@
 //! directory, a second handle opened with `b2nd_open` follows each change
 //! through `b2nd_refresh` (1 when the shape changed, else 0) and reads as
 //! the model too; at the end the array reopens from disk as the model.
+//! Since session 33 every check also reads the array whole through
+//! `b2nd_to_cbuffer` (a buffer one item short is refused), and at the end
+//! `b2nd_to_cframe` / `b2nd_from_cframe` (copied and borrowed) give an
+//! array that reads as the model.
 #![no_main]
 use std::ffi::{CString, c_char, c_void};
 
 use blosc2::b2nd::{
-    b2nd_append, b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer,
-    b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize, b2nd_set_slice_cbuffer, b2nd_zeros,
+    b2nd_append, b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_from_cframe,
+    b2nd_get_slice_cbuffer, b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize,
+    b2nd_set_slice_cbuffer, b2nd_to_cbuffer, b2nd_to_cframe, b2nd_zeros,
 };
 use blosc2::schunk::blosc2_storage;
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
@@ -27,6 +32,11 @@ use oxiblosc::ndarray::NdMeta;
 #[path = "ndmodel.rs"]
 mod ndmodel;
 use ndmodel::{Call, Input, Model, nitems};
+
+unsafe extern "C" {
+    /// C's `free`, for the buffer `b2nd_to_cframe` mallocs.
+    fn free(p: *mut c_void);
+}
 
 fn dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("oxiblosc-fuzz-capi-b2nd-{}", std::process::id()))
@@ -140,6 +150,24 @@ fuzz_target!(|inp: Input| {
                 &format!("{what}, second handle"),
             );
         }
+    }
+    // Its frame, in memory, as an array again: copied, then borrowed.
+    let (mut frame, mut len, mut needs_free) = (std::ptr::null_mut::<u8>(), 0i64, false);
+    // SAFETY: a live array and writable out pointers.
+    let r = unsafe { b2nd_to_cframe(a, &mut frame, &mut len, &mut needs_free) };
+    assert_eq!(r, 0, "b2nd_to_cframe");
+    for copy in [true, false] {
+        let mut back: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: the frame of len bytes, live until freed below.
+        let r = unsafe { b2nd_from_cframe(frame, len, copy, &mut back) };
+        assert_eq!(r, 0, "b2nd_from_cframe (copy {copy})");
+        check(back, &model, &chunks, &blocks, "from its cframe");
+        // SAFETY: the handle, freed once (before the frame it borrows).
+        unsafe { b2nd_free(back) };
+    }
+    if needs_free {
+        // SAFETY: b2nd_to_cframe's malloc'ed buffer, freed once.
+        unsafe { free(frame as *mut c_void) };
     }
     // SAFETY: each handle, freed once.
     unsafe {
@@ -270,4 +298,14 @@ fn check(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64], what: 
         0,
         "{what}: the whole array does not read"
     );
+    let mut out = vec![0xEEu8; m.data.len()];
+    // SAFETY: a live array and a buffer of out.len() bytes.
+    let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr() as *mut c_void, out.len() as i64) };
+    assert_eq!(r, 0, "{what}: b2nd_to_cbuffer");
+    assert!(out == m.data, "{what}: b2nd_to_cbuffer's items");
+    if let Some(short) = out.len().checked_sub(1).filter(|&s| s > 0) {
+        // SAFETY: as above, told one byte less.
+        let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr() as *mut c_void, short as i64) };
+        assert_eq!(r, err::INVALID_PARAM, "{what}: a short b2nd_to_cbuffer");
+    }
 }
