@@ -92,16 +92,24 @@ pub const B2ND_MAX_METALAYERS: usize = 15;
 /// library reads its own copies, never this view.
 #[repr(C)]
 pub struct b2nd_context_view {
+    /// Dimensions of the array.
     pub ndim: i8,
+    /// The array's shape (the first `ndim` entries).
     pub shape: [i64; B2ND_MAX_DIM],
+    /// Its chunks' shape.
     pub chunkshape: [i32; B2ND_MAX_DIM],
+    /// Its blocks' shape.
     pub blockshape: [i32; B2ND_MAX_DIM],
+    /// The dtype string (NUL-terminated, the context's own).
     pub dtype: *mut c_char,
+    /// The dtype's format (0: NumPy).
     pub dtype_format: i8,
     /// The context's own storage (its `cparams`, `dparams` and `urlpath`
     /// pointing into the context, copied at `b2nd_create_ctx` as C does).
     pub b2_storage: *mut blosc2_storage,
+    /// The metalayers the array is made with (the first `nmetalayers`).
     pub metalayers: [blosc2_metalayer; B2ND_MAX_METALAYERS],
+    /// How many of `metalayers` are set.
     pub nmetalayers: i32,
 }
 
