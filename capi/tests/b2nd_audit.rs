@@ -108,3 +108,159 @@ fn zeros_whose_padded_items_overflow_is_an_invalid_param() {
     assert_eq!(r, err::INVALID_PARAM);
     assert!(a.is_null());
 }
+
+/// The calls added in session 33, with arguments out of any range: each
+/// is refused with an error code other than `BLOSC2_ERROR_FAILURE` (what a
+/// panic caught at the boundary gives) and leaves no array; the array
+/// they were given still reads.
+#[test]
+fn the_session_33_calls_refuse_arguments_out_of_range() {
+    use blosc2::b2nd::{
+        b2nd_copy, b2nd_delete, b2nd_deserialize_meta, b2nd_from_cbuffer, b2nd_from_cframe,
+        b2nd_get_slice, b2nd_to_cbuffer,
+    };
+    let (r, a) = zeros(&[4, 4], &[2, 2], &[1, 1]);
+    assert_eq!(r, 0);
+    let refused = |r: i32, what: &str| {
+        assert!(r < 0 && r != err::FAILURE, "{what}: {r}");
+    };
+    // Deletes past the axis, negative, or on an axis the array lacks.
+    for (axis, start, len) in [
+        (0i8, 2i64, 3i64),
+        (0, -1, 1),
+        (0, 0, -1),
+        (2, 0, 1),
+        (-1, 0, 1),
+        (1, i64::MAX, i64::MAX),
+    ] {
+        // SAFETY: a live array.
+        refused(
+            unsafe { b2nd_delete(a, axis, start, len) },
+            &format!("delete {axis} {start} {len}"),
+        );
+    }
+    // Slices into a new array: stop before start, past the shape.
+    let dtype = CString::new("|u1").unwrap();
+    let (sh, cs, bs) = ([2i64, 2], [2i32, 2], [1i32, 1]);
+    // SAFETY: the shapes hold 2 values, the dtype is NUL-terminated.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            std::ptr::null(),
+            2,
+            sh.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null());
+    for (lo, hi) in [
+        ([2i64, 0], [1i64, 4]),
+        ([0, 0], [5, 4]),
+        ([0, -3], [4, 4]),
+        ([0, 0], [i64::MAX, 4]),
+    ] {
+        let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a live context and source; start and stop hold 2 values.
+        let r = unsafe { b2nd_get_slice(ctx, &mut out, a, lo.as_ptr(), hi.as_ptr()) };
+        refused(r, &format!("get_slice {lo:?}..{hi:?}"));
+        assert!(out.is_null());
+    }
+    // A copy with a context of another number of dimensions.
+    let one = [4i64];
+    // SAFETY: as above, one dimension.
+    let ctx1 = unsafe {
+        b2nd_create_ctx(
+            std::ptr::null(),
+            1,
+            one.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: live contexts and source.
+    refused(
+        unsafe { b2nd_copy(ctx1, a, &mut out) },
+        "copy into 1 dimension",
+    );
+    assert!(out.is_null());
+    // Buffers too short or of negative size.
+    let mut buf = [0u8; 16];
+    for n in [-1i64, 0, 15] {
+        // SAFETY: buf holds 16 bytes, the calls are told n.
+        refused(
+            unsafe { b2nd_to_cbuffer(a, buf.as_mut_ptr().cast(), n) },
+            &format!("to_cbuffer {n}"),
+        );
+        let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: as above.
+        let ctx4 = unsafe {
+            b2nd_create_ctx(
+                std::ptr::null(),
+                2,
+                [4i64, 4].as_ptr(),
+                cs.as_ptr(),
+                bs.as_ptr(),
+                dtype.as_ptr(),
+                0,
+                std::ptr::null(),
+                0,
+            )
+        };
+        // SAFETY: a live context, buf holds 16 bytes.
+        refused(
+            unsafe { b2nd_from_cbuffer(ctx4, &mut out, buf.as_ptr().cast(), n) },
+            &format!("from_cbuffer {n}"),
+        );
+        assert!(out.is_null());
+        // SAFETY: the context, freed once.
+        unsafe { b2nd_free_ctx(ctx4) };
+    }
+    // Frames and metalayers of garbage, or of negative length.
+    let mut junk = [0xA5u8; 64];
+    for n in [-5i64, 0, 10, 64] {
+        let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: junk holds 64 bytes; the call is told n.
+        refused(
+            unsafe { b2nd_from_cframe(junk.as_mut_ptr(), n, true, &mut out) },
+            &format!("from_cframe {n}"),
+        );
+        assert!(out.is_null());
+        let (mut nd, mut shape, mut cs2, mut bs2) = (0i8, [0i64; 16], [0i32; 16], [0i32; 16]);
+        let (mut dt, mut fmt) = (std::ptr::null_mut(), 0i8);
+        // SAFETY: junk holds 64 bytes, the outputs hold 16 values each.
+        let r = unsafe {
+            b2nd_deserialize_meta(
+                junk.as_ptr(),
+                n as i32,
+                &mut nd,
+                shape.as_mut_ptr(),
+                cs2.as_mut_ptr(),
+                bs2.as_mut_ptr(),
+                &mut dt,
+                &mut fmt,
+            )
+        };
+        assert!(r < 0, "deserialize_meta {n}: {r}");
+    }
+    // The array still reads whole.
+    // SAFETY: a live array, buf holds 16 bytes.
+    assert_eq!(
+        unsafe { b2nd_to_cbuffer(a, buf.as_mut_ptr().cast(), 16) },
+        0
+    );
+    // SAFETY: each freed once.
+    unsafe {
+        b2nd_free_ctx(ctx);
+        b2nd_free_ctx(ctx1);
+        b2nd_free(a);
+    }
+}
