@@ -1,0 +1,271 @@
+//! Items in and out through C buffers: `b2nd_get_slice_cbuffer`,
+//! `b2nd_set_slice_cbuffer`, `b2nd_to_cbuffer`, and boxes made into new
+//! arrays (`b2nd_get_slice`, `b2nd_copy`).
+
+use super::create::{Copied, Init, create_shaped};
+use super::*;
+
+/// `b2nd_to_cbuffer`: the whole array in C order into `buffer` (at least
+/// the array's bytes; `BLOSC2_ERROR_INVALID_PARAM` when shorter).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_to_cbuffer(
+    array: *const b2nd_array_t,
+    buffer: *mut c_void,
+    buffersize: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffer.is_null() {
+            return err::NULL_POINTER;
+        }
+        let Ok(len) = usize::try_from(buffersize) else {
+            return err::INVALID_PARAM;
+        };
+        // SAFETY: buffer holds buffersize writable bytes (C's contract).
+        let dst = unsafe { slice_out(buffer, len) };
+        with_array(a, false, |sc, meta| {
+            let n = meta.ndim();
+            let need = meta
+                .shape
+                .iter()
+                .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
+                .filter(|&b| b <= dst.len() as u64)
+                .ok_or_else(|| {
+                    Error::InvalidParam(format!(
+                        "a buffer of {} bytes for an array of shape {:?}",
+                        dst.len(),
+                        meta.shape
+                    ))
+                })?;
+            let start = vec![0u64; n];
+            let shape = meta.shape.clone();
+            ndarray::get_slice(sc, meta, &start, &shape, &mut dst[..need as usize], &shape)
+        })
+    })
+}
+
+/// The whole box `start..stop` of `a` in C order, in a new buffer (the
+/// box's shape with it); errors as `get_slice`.
+fn read_box(a: &mut Array, start: &[u64], stop: &[u64]) -> Result<(Vec<u8>, Vec<u64>), c_int> {
+    let mut out = Vec::new();
+    let shape: Vec<u64> = start
+        .iter()
+        .zip(stop)
+        .map(|(&lo, &hi)| hi.saturating_sub(lo))
+        .collect();
+    let rc = with_array(a, false, |sc, meta| {
+        let n = shape
+            .iter()
+            .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::InvalidParam("the box's bytes overflow".into()))?;
+        // Within the output limit, and tried, not assumed.
+        if let Some(limit) = sc.dparams().max_output.filter(|&l| n > l) {
+            return Err(Error::InvalidParam(format!(
+                "a box of {n} bytes, over the output limit of {limit}"
+            )));
+        }
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::InvalidParam(format!("cannot allocate {n} bytes")))?;
+        out.resize(n, 0);
+        ndarray::get_slice(sc, meta, start, stop, &mut out, &shape)
+    });
+    if rc < 0 { Err(rc) } else { Ok((out, shape)) }
+}
+
+/// `b2nd_get_slice`: a new array (of `ctx`'s storage, chunks and blocks)
+/// holding the box `start..stop` of `src`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_get_slice(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    src: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: src is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(src) }) else {
+            return err::NULL_POINTER;
+        };
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: start and stop hold ndim values (C's contract).
+        let (Some(lo), Some(hi)) = (unsafe { shape_arg(start, n) }, unsafe {
+            shape_arg(stop, n)
+        }) else {
+            return err::NULL_POINTER;
+        };
+        let (data, shape) = match read_box(a, &lo, &hi) {
+            Ok(x) => x,
+            Err(rc) => return rc,
+        };
+        // SAFETY: C's contract: ctx from b2nd_create_ctx, array writable.
+        unsafe {
+            create_shaped(
+                ctx,
+                array,
+                "b2nd_get_slice",
+                Init::Data(&data),
+                Some(&shape),
+                None,
+            )
+        }
+    })
+}
+
+/// `b2nd_copy`: a new array (of `ctx`'s storage, chunks and blocks)
+/// holding `src`'s items.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_copy(
+    ctx: *mut b2nd_context_t,
+    src: *const b2nd_array_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: src is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(src) }) else {
+            return err::NULL_POINTER;
+        };
+        // The source's other metalayers and its vlmetalayers go with the
+        // copy, as C-Blosc2's b2nd_copy carries them.
+        let mut copied = Copied {
+            metalayers: Vec::new(),
+            vlmetalayers: Vec::new(),
+        };
+        let r = with_locked(a.c.sc, false, |sc| -> oxiblosc::Result<()> {
+            for m in sc.metalayers() {
+                if m.name != ndarray::B2ND_META && m.name != ndarray::CATERVA_META {
+                    copied.metalayers.push((m.name.clone(), m.content.clone()));
+                }
+            }
+            let names: Vec<String> = sc.vlmeta_names().into_iter().map(String::from).collect();
+            for name in names {
+                if let Some(v) = sc.vlmeta_get(&name)? {
+                    copied.vlmetalayers.push((name, v));
+                }
+            }
+            Ok(())
+        });
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return code(&e),
+            Err(rc) => return rc,
+        }
+        let shape = a.meta.shape.clone();
+        let zeros = vec![0u64; shape.len()];
+        let (data, shape) = match read_box(a, &zeros, &shape) {
+            Ok(x) => x,
+            Err(rc) => return rc,
+        };
+        // SAFETY: C's contract: ctx from b2nd_create_ctx, array writable.
+        unsafe {
+            create_shaped(
+                ctx,
+                array,
+                "b2nd_copy",
+                Init::Data(&data),
+                Some(&shape),
+                Some(&copied),
+            )
+        }
+    })
+}
+
+/// Start, stop and buffer shape of a slice call.
+///
+/// # Safety
+/// Each pointer is null or points to `n` values.
+unsafe fn box_args(
+    n: usize,
+    start: *const i64,
+    stop: *const i64,
+    bshape: *const i64,
+) -> Option<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        Some((
+            shape_arg(start, n)?,
+            shape_arg(stop, n)?,
+            shape_arg(bshape, n)?,
+        ))
+    }
+}
+
+/// `b2nd_get_slice_cbuffer`: read a box of the array into a C-order
+/// buffer of shape `buffershape` (the box at its origin).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
+    array: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+    buffer: *mut c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize < 0 || buffer.is_null() {
+            return err::INVALID_PARAM;
+        }
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: each holds ndim values (C's contract).
+        let Some((lo, hi, bs)) = (unsafe { box_args(n, start, stop, buffershape) }) else {
+            return err::NULL_POINTER;
+        };
+        // SAFETY: buffer holds buffersize writable bytes.
+        let dst = unsafe { slice_out(buffer, buffersize as usize) };
+        with_array(a, false, |sc, meta| {
+            let need = bs
+                .iter()
+                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
+            if need > dst.len() as u64 {
+                return Err(Error::InvalidParam("buffer too small".into()));
+            }
+            ndarray::get_slice(sc, meta, &lo, &hi, &mut dst[..need as usize], &bs)
+        })
+    })
+}
+
+/// `b2nd_set_slice_cbuffer`: write a box of the array from a C-order
+/// buffer, the whole write under one exclusive frame lock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
+    buffer: *const c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+    start: *const i64,
+    stop: *const i64,
+    array: *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if buffersize < 0 || buffer.is_null() {
+            return err::INVALID_PARAM;
+        }
+        let n = a.c.ndim.max(0) as usize;
+        // SAFETY: each holds ndim values (C's contract).
+        let Some((lo, hi, bs)) = (unsafe { box_args(n, start, stop, buffershape) }) else {
+            return err::NULL_POINTER;
+        };
+        // SAFETY: buffer holds buffersize readable bytes.
+        let src = unsafe { slice_in(buffer, buffersize as usize) };
+        with_array(a, true, |sc, meta| {
+            let need = bs
+                .iter()
+                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
+            if need > src.len() as u64 {
+                return Err(Error::InvalidParam("buffer too small".into()));
+            }
+            ndarray::set_slice(sc, meta, &lo, &hi, &src[..need as usize], &bs)
+        })
+    })
+}

@@ -1,0 +1,241 @@
+//! Arrays and their super-chunks, files and frames: `b2nd_open`,
+//! `b2nd_open_offset`, `b2nd_from_schunk`, `b2nd_from_cframe`,
+//! `b2nd_to_cframe`, `b2nd_save`, `b2nd_save_append`, `b2nd_free`.
+
+use super::*;
+
+/// `b2nd_open`: open an array stored in a frame file or directory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        if array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: urlpath is null or a NUL-terminated string.
+        let Some(url) = (unsafe { str_arg(urlpath) }) else {
+            return err::NULL_POINTER;
+        };
+        let url = url.strip_prefix("file:///").unwrap_or(url);
+        let sc = match open_locked(url, || oxiblosc::OpenOptions::new().fsync(false).open(url)) {
+            Ok(sc) => sc,
+            Err(e) => return code(&e),
+        };
+        let mut meta = match ndarray::find_meta(&sc) {
+            Ok(Some((_, m))) => m,
+            Ok(None) => return err::INVALID_PARAM,
+            Err(e) => return code(&e),
+        };
+        // An array the library cannot lay out, or whose chunks its shape
+        // does not account for, is refused here rather than at each call.
+        if let Err(e) = ndarray::layout_of(&sc, &meta) {
+            return code(&e);
+        }
+        if !meta.has_dtype {
+            meta.dtype = NdMeta::default_dtype(sc.typesize());
+        }
+        let h = handle_of_opened(sc, Some(url));
+        if h.is_null() {
+            return err::FAILURE;
+        }
+        // SAFETY: array is non-null (checked above) and writable.
+        unsafe { *array = Array::boxed(h, meta) };
+        0
+    })
+}
+
+/// `b2nd_free`: free an array and its super-chunk.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        if array.is_null() {
+            return 0;
+        }
+        // SAFETY: array was made by this library and is freed once.
+        let a = unsafe { Box::from_raw(array as *mut Array) };
+        if !a.c.sc.is_null() {
+            forget_lock(a.c.sc);
+            // SAFETY: the super-chunk handle belongs to this array.
+            unsafe { blosc2_schunk_free(a.c.sc) };
+        }
+        0
+    })
+}
+
+/// The array over the super-chunk handle `h` (its `b2nd` or `caterva`
+/// metalayer read and laid out), into `*array`; `h` is freed on failure
+/// only when `free_on_error`.
+///
+/// # Safety
+/// `h` is null or a live super-chunk from this library; `array` writable.
+unsafe fn array_of_handle(
+    h: *mut blosc2_schunk,
+    array: *mut *mut b2nd_array_t,
+    free_on_error: bool,
+) -> c_int {
+    let meta = with_locked(h, false, |sc| -> oxiblosc::Result<Option<NdMeta>> {
+        let Some((_, mut meta)) = ndarray::find_meta(sc)? else {
+            return Ok(None);
+        };
+        ndarray::layout_of(sc, &meta)?;
+        if !meta.has_dtype {
+            meta.dtype = NdMeta::default_dtype(sc.typesize());
+        }
+        Ok(Some(meta))
+    });
+    let rc = match meta {
+        Ok(Ok(Some(meta))) => {
+            // SAFETY: array is non-null (the callers check) and writable.
+            unsafe { *array = Array::boxed(h, meta) };
+            return 0;
+        }
+        Ok(Ok(None)) => err::INVALID_PARAM,
+        Ok(Err(e)) => code(&e),
+        Err(rc) => rc,
+    };
+    if free_on_error && !h.is_null() {
+        // SAFETY: h is this library's super-chunk, not handed out.
+        unsafe { blosc2_schunk_free(h) };
+    }
+    rc
+}
+
+/// `b2nd_from_schunk`: the array a super-chunk holds (its `b2nd`
+/// metalayer). The array takes the super-chunk: `b2nd_free` frees it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_from_schunk(
+    schunk: *mut blosc2_schunk,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if schunk.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: C's contract: a live super-chunk, a writable out pointer.
+        unsafe { array_of_handle(schunk, array, false) }
+    })
+}
+
+/// `b2nd_to_cframe`: the array's contiguous frame, in memory from
+/// `malloc` (`*needs_free` true: the caller `free()`s it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_to_cframe(
+    array: *const b2nd_array_t,
+    cframe: *mut *mut u8,
+    cframe_len: *mut i64,
+    needs_free: *mut bool,
+) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if cframe.is_null() || cframe_len.is_null() || needs_free.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: the array's super-chunk handle; the out pointers are
+        // non-null and writable (C's contract).
+        let n = unsafe { crate::schunk::blosc2_schunk_to_buffer(a.c.sc, cframe, needs_free) };
+        if n < 0 {
+            return n as c_int;
+        }
+        // SAFETY: non-null (checked) and writable.
+        unsafe { *cframe_len = n };
+        0
+    })
+}
+
+/// `b2nd_from_cframe`: the array in a contiguous frame in memory (`copy`:
+/// the frame's bytes copied, else borrowed: they must outlive the array).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_from_cframe(
+    cframe: *mut u8,
+    cframe_len: i64,
+    copy: bool,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if cframe.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: cframe holds cframe_len bytes (C's contract).
+        let h = unsafe { crate::schunk::blosc2_schunk_from_buffer(cframe, cframe_len, copy) };
+        if h.is_null() {
+            return err::INVALID_PARAM;
+        }
+        // SAFETY: h is the new super-chunk; array is writable.
+        unsafe { array_of_handle(h, array, true) }
+    })
+}
+
+/// `b2nd_open_offset`: the array in the frame starting at `offset` of the
+/// file `urlpath`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_open_offset(
+    urlpath: *const c_char,
+    array: *mut *mut b2nd_array_t,
+    offset: i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if urlpath.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: urlpath is a NUL-terminated string (C's contract).
+        let h = unsafe { crate::schunk::blosc2_schunk_open_offset(urlpath, offset) };
+        if h.is_null() {
+            return err::FILE_OPEN;
+        }
+        // SAFETY: h is the new super-chunk; array is writable.
+        unsafe { array_of_handle(h, array, true) }
+    })
+}
+
+/// `b2nd_save`: a copy of the array at `urlpath` (a contiguous frame file
+/// when the array's super-chunk is contiguous, a directory otherwise, as
+/// C-Blosc2 saves it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_save(array: *const b2nd_array_t, urlpath: *mut c_char) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        if urlpath.is_null() || a.c.sc.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: the handle's storage is null or its own live struct.
+        let contiguous = unsafe { (*a.c.sc).storage.as_ref() }.is_none_or(|st| st.contiguous);
+        let mut storage = blosc2_storage {
+            contiguous,
+            urlpath,
+            cparams: std::ptr::null_mut(),
+            dparams: std::ptr::null_mut(),
+            io: std::ptr::null_mut(),
+        };
+        // SAFETY: the array's super-chunk handle and a complete storage.
+        let copy = unsafe { crate::schunk::blosc2_schunk_copy(a.c.sc, &mut storage) };
+        if copy.is_null() {
+            return err::FILE_WRITE;
+        }
+        // SAFETY: the copy's handle, freed once.
+        unsafe { blosc2_schunk_free(copy) };
+        0
+    })
+}
+
+/// `b2nd_save_append`: the array's frame appended to the file `urlpath`;
+/// the offset it starts at, or a negative error code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_save_append(
+    array: *const b2nd_array_t,
+    urlpath: *const c_char,
+) -> i64 {
+    guard(i64::from(err::FAILURE), || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return i64::from(err::NULL_POINTER);
+        };
+        // SAFETY: the array's super-chunk handle; urlpath is null or a
+        // NUL-terminated string (checked by the callee).
+        unsafe { crate::schunk::blosc2_schunk_append_file(a.c.sc, urlpath) }
+    })
+}
