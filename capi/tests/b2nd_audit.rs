@@ -7,14 +7,13 @@
 use std::ffi::CString;
 
 use blosc2::b2nd::{
-    b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer,
-    b2nd_set_slice_cbuffer, b2nd_zeros,
+    b2nd_array_t, b2nd_context_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx,
+    b2nd_get_slice_cbuffer, b2nd_set_slice_cbuffer, b2nd_zeros,
 };
 use blosc2::v2::err;
 
-/// `b2nd_zeros` of an in-memory `|u1` array of these shapes: its return
-/// code and the array (null on failure).
-fn zeros(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> (i32, *mut b2nd_array_t) {
+/// A context for an in-memory `|u1` array of these shapes (asserted made).
+fn new_ctx(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> *mut b2nd_context_t {
     let dtype = CString::new("|u1").unwrap();
     // SAFETY: the shapes hold ndim values, the dtype is NUL-terminated;
     // NULL storage and metalayers are allowed.
@@ -32,6 +31,13 @@ fn zeros(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> (i32, *mut b2nd_array
         )
     };
     assert!(!ctx.is_null(), "b2nd_create_ctx");
+    ctx
+}
+
+/// `b2nd_zeros` of an in-memory `|u1` array of these shapes: its return
+/// code and the array (null on failure).
+fn zeros(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> (i32, *mut b2nd_array_t) {
+    let ctx = new_ctx(shape, chunks, blocks);
     let mut a: *mut b2nd_array_t = std::ptr::null_mut();
     // SAFETY: a live context and a writable out pointer.
     let r = unsafe { b2nd_zeros(ctx, &mut a) };
@@ -140,23 +146,8 @@ fn the_session_33_calls_refuse_arguments_out_of_range() {
         );
     }
     // Slices into a new array: stop before start, past the shape.
-    let dtype = CString::new("|u1").unwrap();
-    let (sh, cs, bs) = ([2i64, 2], [2i32, 2], [1i32, 1]);
-    // SAFETY: the shapes hold 2 values, the dtype is NUL-terminated.
-    let ctx = unsafe {
-        b2nd_create_ctx(
-            std::ptr::null(),
-            2,
-            sh.as_ptr(),
-            cs.as_ptr(),
-            bs.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
-    assert!(!ctx.is_null());
+    let (cs, bs) = ([2i32, 2], [1i32, 1]);
+    let ctx = new_ctx(&[2, 2], &cs, &bs);
     for (lo, hi) in [
         ([2i64, 0], [1i64, 4]),
         ([0, 0], [5, 4]),
@@ -170,21 +161,7 @@ fn the_session_33_calls_refuse_arguments_out_of_range() {
         assert!(out.is_null());
     }
     // A copy with a context of another number of dimensions.
-    let one = [4i64];
-    // SAFETY: as above, one dimension.
-    let ctx1 = unsafe {
-        b2nd_create_ctx(
-            std::ptr::null(),
-            1,
-            one.as_ptr(),
-            cs.as_ptr(),
-            bs.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
+    let ctx1 = new_ctx(&[4], &cs[..1], &bs[..1]);
     let mut out: *mut b2nd_array_t = std::ptr::null_mut();
     // SAFETY: live contexts and source.
     refused(
@@ -201,20 +178,7 @@ fn the_session_33_calls_refuse_arguments_out_of_range() {
             &format!("to_cbuffer {n}"),
         );
         let mut out: *mut b2nd_array_t = std::ptr::null_mut();
-        // SAFETY: as above.
-        let ctx4 = unsafe {
-            b2nd_create_ctx(
-                std::ptr::null(),
-                2,
-                [4i64, 4].as_ptr(),
-                cs.as_ptr(),
-                bs.as_ptr(),
-                dtype.as_ptr(),
-                0,
-                std::ptr::null(),
-                0,
-            )
-        };
+        let ctx4 = new_ctx(&[4, 4], &cs, &bs);
         // SAFETY: a live context, buf holds 16 bytes.
         refused(
             unsafe { b2nd_from_cbuffer(ctx4, &mut out, buf.as_ptr().cast(), n) },
