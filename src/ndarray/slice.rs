@@ -347,21 +347,52 @@ pub fn set_slice(
             src.len()
         )));
     }
+    // Before anything is sized by the chunk count (see `patch_chunks`).
+    sc.check_writable()?;
+    sc.check_index_editable()?;
+    let layout = layout_of(sc, meta)?;
+    let chunks = chunks_of_box(meta, &layout, start, stop);
+    patch_chunks(sc, &layout, &chunks, |ci, buf| {
+        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
+            buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
+        });
+        Ok(())
+    })
+}
+
+/// Decode each chunk of `chunks` (indices of `layout`'s grid, each once)
+/// whole, let `patch(ci, chunk)` change its bytes, compress it again, and
+/// replace all of them in one change of the super-chunk (a chunk that does
+/// not decode, a failed `patch` or write, or a crash leave the array as it
+/// was): what [`set_slice`], orthogonal selections and concatenations
+/// write with.
+pub(super) fn patch_chunks(
+    sc: &mut SChunk,
+    layout: &Layout,
+    chunks: &[u64],
+    mut patch: impl FnMut(u64, &mut [u8]) -> Result<()>,
+) -> Result<()> {
     sc.check_writable()?;
     // Before anything is sized by the chunk count (a repeated index may
     // stand for millions of chunks the change could not write).
     sc.check_index_editable()?;
-    let layout = layout_of(sc, meta)?;
+    if layout.nchunks() != sc.nchunks() as u64 {
+        return Err(Error::Corrupt(format!(
+            "the NDArray has {} chunks, its shape needs {}",
+            sc.nchunks(),
+            layout.nchunks()
+        )));
+    }
     let want = layout.chunk_nbytes();
-    // One compressor for every chunk the box touches (codec contexts and
-    // thread pool made once).
-    let mut comp = crate::Compressor::new(chunk_cparams(sc, &layout));
+    // One compressor for every chunk (codec contexts and thread pool made
+    // once).
+    let mut comp = crate::Compressor::new(chunk_cparams(sc, layout));
     let mut buf = Vec::new();
     let mut updates = Vec::new();
     let bn = layout.block_nbytes().max(1);
     // Sized with the buffer, once the first chunk backs the metalayer.
     let mut keep_all = Vec::new();
-    for ci in chunks_of_box(meta, &layout, start, stop) {
+    for &ci in chunks {
         if buf.is_empty() {
             buf = chunk_buffer(sc, ci, want)?;
             keep_all = vec![false; want.div_ceil(bn)];
@@ -374,9 +405,7 @@ pub fn set_slice(
         if n != want {
             return Err(short_chunk(ci, n, want));
         }
-        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
-            buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
-        });
+        patch(ci, &mut buf)?;
         updates.push((ci as usize, comp.compress(&buf)?));
     }
     // Every chunk replaced in one change (old-or-new as a whole): the
