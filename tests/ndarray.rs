@@ -382,6 +382,48 @@ fn a_sixteen_dimension_array_of_python_blosc2_decodes() {
     assert_eq!(a.meta().encode().unwrap(), raw);
 }
 
+/// An array whose blocks are longer than its chunks in two dimensions
+/// (the chunk is then one block, padded), written by C-Blosc2 3.3.5's
+/// `b2nd_from_cbuffer` (typesize 2, `nthreads` 1, contiguous, dtype
+/// `<i2`, shape 5x5x5x5, chunks (2, 5, 10, 5), blocks (5, 2, 5, 2), item
+/// `i` = `i * 7 - 300`); python-blosc2 refuses to make one, C-Blosc2's
+/// own test `b2nd/test_b2nd_concatenate` does. Until session 34 both the
+/// metalayer decoder and the layout refused it. Read whole, in boxes, and
+/// made again by ours to the same items.
+#[test]
+fn blocks_longer_than_chunks_as_c_blosc2_writes_them() {
+    let want: Vec<u8> = (0..625i32)
+        .flat_map(|i| ((i * 7 - 300) as i16).to_le_bytes())
+        .collect();
+    let path = corpus::data_dir().join("b2nd_block_over_chunk_i2.b2nd");
+    let mut a = NdArray::open(SChunk::open(&path).unwrap()).unwrap();
+    assert_eq!(a.meta().blockshape, [5, 2, 5, 2]);
+    assert_eq!(a.layout().chunk_nbytes(), 3600);
+    assert_eq!(a.to_vec().unwrap(), want);
+    let meta = a.meta().clone();
+    let mut sc = a.into_schunk();
+    let (lo, hi) = ([1u64, 2, 0, 3], [4u64, 5, 5, 5]);
+    let shape: Vec<u64> = (0..4).map(|d| hi[d] - lo[d]).collect();
+    let mut got = vec![0u8; 2 * shape.iter().product::<u64>() as usize];
+    ndarray::get_slice(&mut sc, &meta, &lo, &hi, &mut got, &shape).unwrap();
+    let mut naive = Vec::new();
+    for i in lo[0]..hi[0] {
+        for j in lo[1]..hi[1] {
+            for k in lo[2]..hi[2] {
+                for l in lo[3]..hi[3] {
+                    let at = (((i * 5 + j) * 5 + k) * 5 + l) as usize * 2;
+                    naive.extend_from_slice(&want[at..at + 2]);
+                }
+            }
+        }
+    }
+    assert_eq!(got, naive);
+    let mut ours = ndarray::create(&meta, CParams::default(), &want).unwrap();
+    assert_eq!(ours.nchunks(), 3);
+    let back = SChunk::from_cframe(ours.to_cframe().unwrap()).unwrap();
+    assert_eq!(NdArray::open(back).unwrap().to_vec().unwrap(), want);
+}
+
 /// The differential cases: shape, dtype, chunks and blocks (None: the
 /// writer's defaults). Padded edge chunks and blocks in 1 to 4 dimensions,
 /// a 0-dimensional and an empty array.

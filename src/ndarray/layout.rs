@@ -43,9 +43,7 @@ impl Layout {
     /// # Errors
     /// [`Error::Corrupt`] when the shapes differ in length, have more than
     /// [`MAX_DIM`] dimensions, a non-empty dimension has a zero chunk or
-    /// block shape, a block is larger than its chunk (in an array with items),
-    /// or a product
-    /// overflows: the array's bytes beyond `u64`, a chunk beyond
+    /// block shape, or a product overflows: the array's bytes beyond `u64`, a chunk beyond
     /// [`MAX_BUFFERSIZE`] bytes. [`Error::InvalidParam`] for `itemsize` 0.
     pub fn new(meta: &NdMeta, itemsize: usize) -> Result<Layout> {
         let n = meta.ndim();
@@ -65,13 +63,9 @@ impl Layout {
         let mut empty = false;
         let mut chunk_items: u64 = 1;
         let mut block_items: u64 = 1;
-        // An array with an empty dimension has no chunks: its blocks may
-        // be longer than its chunks (C-Blosc2's b2nd_copy makes one, in its
-        // test b2nd/test_b2nd_copy).
-        let no_items = meta.shape.contains(&0);
         for d in 0..n {
             let (s, c, b) = (meta.shape[d], meta.chunkshape[d], meta.blockshape[d]);
-            if s > i64::MAX as u64 || c > i32::MAX as u64 || (b > c && !no_items) {
+            if s > i64::MAX as u64 || c > i32::MAX as u64 {
                 return Err(Error::Corrupt(format!(
                     "b2nd metalayer: dimension {d} has shape {s}, chunkshape {c}, blockshape {b}"
                 )));
@@ -750,14 +744,18 @@ mod tests {
         assert!(Layout::new(&m, 1).is_err());
         let m = NdMeta::new(&[4], &[0], &[0], "|u1");
         assert!(Layout::new(&m, 1).is_err());
-        // Blocks longer than chunks: only in an array of no items (C-Blosc2's
-        // b2nd_copy makes one); the metalayer reads back either way.
+        // Blocks longer than chunks (C-Blosc2 makes them: its test
+        // b2nd/test_b2nd_concatenate): a chunk is then one block, padded.
         let m = NdMeta::new(&[40, 0, 12], &[20, 0, 12], &[25, 0, 6], "|u1");
         assert_eq!(Layout::new(&m, 1).unwrap().nchunks(), 0);
         assert_eq!(NdMeta::decode(&m.encode().unwrap()).unwrap(), m);
         let m = NdMeta::new(&[40, 3, 12], &[20, 3, 12], &[25, 3, 6], "|u1");
-        assert!(Layout::new(&m, 1).is_err());
-        assert!(NdMeta::decode(&m.encode().unwrap()).is_err());
+        let l = Layout::new(&m, 1).unwrap();
+        assert_eq!(
+            (l.nchunks(), l.chunk_nbytes(), l.block_nbytes()),
+            (2, 900, 450)
+        );
+        assert_eq!(NdMeta::decode(&m.encode().unwrap()).unwrap(), m);
         let empty = Layout::new(&NdMeta::new(&[0, 5], &[0, 5], &[0, 5], "<f4"), 4).unwrap();
         assert_eq!((empty.nchunks(), empty.nbytes()), (0, 0));
         let scalar = Layout::new(&NdMeta::new(&[], &[], &[], "<f8"), 8).unwrap();

@@ -148,8 +148,8 @@ impl NdMeta {
     /// checked: `ndim` ≤ [`MAX_DIM`], each shape list exactly `ndim` long,
     /// shape entries in `0..=i64::MAX`, chunk and block shapes in
     /// `0..=i32::MAX`, a zero chunk or block dimension only where the
-    /// array's dimension is zero, a block no larger than its chunk (in an
-    /// array of no items, any), a
+    /// array's dimension is zero (a block may be longer than its chunk, as
+    /// C-Blosc2 allows: the chunk is then one block, padded), a
     /// UTF-8 dtype of at most [`MAX_DTYPE_LEN`] bytes, nothing after the
     /// value.
     ///
@@ -204,19 +204,11 @@ impl NdMeta {
         let shape = dims(&items[2], "shape", i64::MAX as u64)?;
         let chunkshape = dims(&items[3], "chunkshape", i32::MAX as u64)?;
         let blockshape = dims(&items[4], "blockshape", i32::MAX as u64)?;
-        // (Blocks longer than chunks only in an array of no items, which
-        // has no chunks: C-Blosc2's b2nd_copy makes one.)
-        let no_items = shape.contains(&0);
         for d in 0..ndim {
             let (s, c, b) = (shape[d], chunkshape[d], blockshape[d]);
             if s != 0 && (c == 0 || b == 0) {
                 return Err(bad(format!(
                     "dimension {d}: shape {s} with chunkshape {c} and blockshape {b}"
-                )));
-            }
-            if b > c && !no_items {
-                return Err(bad(format!(
-                    "dimension {d}: blockshape {b} larger than chunkshape {c}"
                 )));
             }
         }
@@ -375,7 +367,8 @@ mod tests {
         assert!(NdMeta::decode(&raw).is_err());
         let dims = vec![1; n];
         assert!(NdMeta::new(&dims, &dims, &dims, "|u1").encode().is_err());
-        // Negative shape, chunk shape 0 for a non-empty dimension, block over chunk.
+        // Negative shape, chunk shape 0 for a non-empty dimension; a block
+        // over its chunk is read (C-Blosc2 makes such arrays).
         let mut neg = good.clone();
         neg[5] = 0xff;
         assert!(NdMeta::decode(&neg).is_err());
@@ -386,7 +379,11 @@ mod tests {
         let big = NdMeta::new(&[6, 10], &[4, 5], &[8, 5], "<f8")
             .encode()
             .unwrap();
-        assert!(NdMeta::decode(&big).is_err());
+        assert_eq!(
+            NdMeta::decode(&big).unwrap().blockshape,
+            [8, 5],
+            "a block longer than its chunk"
+        );
         // Chunk shape over i32::MAX.
         let mut over = good.clone();
         over[24] = 0x80;

@@ -239,7 +239,7 @@ mod tests {
     fn wrong_sizes_are_errors() {
         let meta = NdMeta::new(&[4, 4], &[2, 2], &[1, 1], "<i2");
         assert!(create(&meta, CParams::default(), &[0; 31]).is_err());
-        let bad = NdMeta::new(&[4, 4], &[2, 2], &[3, 1], "<i2");
+        let bad = NdMeta::new(&[4, 4], &[2, 0], &[1, 0], "<i2");
         assert!(create(&bad, CParams::default(), &[0; 32]).is_err());
         let obj = NdMeta::new(&[4], &[2], &[1], "|O");
         assert!(create(&obj, CParams::default(), &[0; 32]).is_err());
