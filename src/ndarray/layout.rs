@@ -187,6 +187,30 @@ impl Layout {
         }
     }
 
+    /// Where the item at logical coordinate `coord` lives: the chunk (its
+    /// index in C order of the grid) and the item's offset in the decoded
+    /// chunk (its block's index in C order of the block grid times the
+    /// block's items, plus its C-order place in the block). `None` for a
+    /// coordinate of another length or outside the array.
+    pub fn locate(&self, coord: &[u64]) -> Option<(u64, usize)> {
+        if coord.len() != self.ndim() {
+            return None;
+        }
+        let (mut ci, mut block, mut within) = (0u64, 0u64, 0u64);
+        for (d, &x) in coord.iter().enumerate() {
+            if x >= self.shape[d] {
+                return None;
+            }
+            // In bounds, so every shape here is at least 1 and the sums
+            // stay below the chunk count and the chunk's items.
+            let (c, p) = (x / self.chunkshape[d], x % self.chunkshape[d]);
+            ci = ci * self.grid[d] + c;
+            block = block * self.blocks[d] + p / self.blockshape[d];
+            within += p % self.blockshape[d] * self.block_strides[d];
+        }
+        Some((ci, (block * self.block_items as u64 + within) as usize))
+    }
+
     /// As [`Layout::for_each_run`], with runs that follow on from each other
     /// in both the chunk and the array merged into one: fewer, longer
     /// copies. A block whose rows are whole rows of the array is one span
@@ -472,6 +496,50 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&k| k == 1), "{s:?}: every item once");
+        }
+    }
+
+    #[test]
+    fn locate_agrees_with_the_runs() {
+        // Padded edge chunks and blocks (shapes not multiples of chunks,
+        // chunks not of blocks), whole ones, a scalar.
+        let cases: &[(&[u64], &[u64], &[u64])] = &[
+            (&[10], &[4], &[3]),
+            (&[7, 5], &[3, 4], &[2, 3]),
+            (&[6, 10], &[4, 5], &[2, 5]),
+            (&[5, 7, 3], &[2, 3, 3], &[2, 2, 1]),
+            (&[3, 4, 5, 6], &[2, 3, 4, 5], &[1, 2, 3, 2]),
+            (&[9, 9], &[9, 9], &[9, 9]),
+            // Blocks longer than chunks: a chunk is one block, padded.
+            (&[5, 7], &[2, 5], &[3, 2]),
+            (&[], &[], &[]),
+        ];
+        for &(s, c, b) in cases {
+            let l = Layout::new(&NdMeta::new(s, c, b, "<i4"), 4).unwrap();
+            let mut seen = 0u64;
+            for ci in 0..l.nchunks() {
+                l.for_each_run(ci, |c, a, k| {
+                    for j in 0..k {
+                        let mut rem = a + j as u64;
+                        let mut x = vec![0u64; s.len()];
+                        for d in (0..s.len()).rev() {
+                            x[d] = rem % s[d];
+                            rem /= s[d];
+                        }
+                        assert_eq!(l.locate(&x), Some((ci, c + j)), "{s:?} {c:?} {b:?} {x:?}");
+                        seen += 1;
+                    }
+                });
+            }
+            assert_eq!(seen, l.nitems(), "{s:?}");
+            // Outside the array, or of another length.
+            if let Some(&last) = s.last() {
+                let mut x = vec![0u64; s.len()];
+                x[s.len() - 1] = last;
+                assert_eq!(l.locate(&x), None);
+                assert_eq!(l.locate(&x[1..]), None);
+            }
+            assert_eq!(l.locate(&[0; 5]), None);
         }
     }
 

@@ -11,13 +11,16 @@
 //! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
 //! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
 //! `npy.rs` (`.npy` headers and dtype sizes), `slice.rs` (reading and
-//! writing boxes, resizing, inserting and appending along an axis).
+//! writing boxes, resizing, inserting and appending along an axis),
+//! `select.rs` (selections of items: sparse gathers and orthogonal
+//! selections).
 
 mod layout;
 mod meta;
 pub mod npy;
 mod read;
 mod reshape;
+mod select;
 mod slice;
 mod write;
 
@@ -28,6 +31,7 @@ pub use meta::{
 pub use npy::{NpyHeader, dtype_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
 pub use reshape::{MAX_RESIZE_CHUNKS, append, insert, resize};
+pub use select::{get_items, get_orthogonal, set_orthogonal};
 pub use slice::{get_slice, layout_of, set_slice};
 pub use write::{
     DEFAULT_BLOCK_BYTES, DEFAULT_CHUNK_BYTES, builder, create, default_shapes, fill, fill_from,

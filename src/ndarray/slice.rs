@@ -275,7 +275,7 @@ pub(super) fn zero_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<bool> 
 /// bytes, the metalayer's chunk size, within the decoder's output limit:
 /// what a buffer sized by the metalayer waits for (a metalayer that is not
 /// the super-chunk's is refused before anything is sized by it).
-fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
+pub(super) fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
     sc.dparams().check_output(want)?;
     let chunk = sc.get_chunk(ci as usize)?;
     let h = crate::chunk::validate(&chunk)?;
@@ -303,7 +303,7 @@ pub(super) fn chunk_cparams(sc: &SChunk, layout: &Layout) -> crate::CParams {
 }
 
 /// The error for chunk `ci` of `n` bytes where the metalayer gives `want`.
-fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
+pub(super) fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
     Error::Corrupt(format!(
         "chunk {ci} holds {n} bytes, the NDArray's metalayer gives {want}"
     ))
