@@ -372,6 +372,7 @@ mod context;
 mod create;
 mod meta;
 mod reshape;
+mod select;
 mod slice;
 mod storage;
 
@@ -382,5 +383,7 @@ pub use reshape::*;
 pub use slice::*;
 pub use storage::*;
 
+#[cfg(test)]
+mod select_tests;
 #[cfg(test)]
 mod tests;
