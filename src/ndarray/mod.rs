@@ -11,10 +11,14 @@
 //! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
 //! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
 //! `npy.rs` (`.npy` headers and dtype sizes), `slice.rs` (reading and
-//! writing boxes, resizing, inserting and appending along an axis),
+//! writing boxes), `reshape.rs` (resizing, inserting, appending and
+//! concatenating along an axis), `dims.rs` (dimensions of length 1 added
+//! or removed), `buffer.rs` (boxes copied between C-order buffers),
 //! `select.rs` (selections of items: sparse gathers and orthogonal
 //! selections).
 
+mod buffer;
+mod dims;
 mod layout;
 mod meta;
 pub mod npy;
@@ -24,13 +28,15 @@ mod select;
 mod slice;
 mod write;
 
+pub use buffer::copy_box;
+pub use dims::with_dims;
 pub use layout::Layout;
 pub use meta::{
     B2ND_META, CATERVA_META, DEFAULT_DTYPE, MAX_DIM, MAX_DTYPE_LEN, META_VERSION, NdMeta,
 };
 pub use npy::{NpyHeader, dtype_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
-pub use reshape::{MAX_RESIZE_CHUNKS, append, insert, resize};
+pub use reshape::{MAX_RESIZE_CHUNKS, append, concatenate, insert, resize};
 pub use select::{get_items, get_orthogonal, set_orthogonal};
 pub use slice::{get_slice, layout_of, set_slice};
 pub use write::{

@@ -76,12 +76,121 @@ pub fn resize(
     resize_with(sc, meta, new_shape, start, None)
 }
 
-/// Items written into the new shape by [`resize_with`]: the C-order box
-/// `lo..hi` (new coordinates) of `data`.
+/// Items written into the new shape by [`resize_with`]: the box `lo..hi`
+/// (new coordinates) of `src`.
 struct BoxFill<'a> {
     lo: &'a [u64],
     hi: &'a [u64],
-    data: &'a [u8],
+    src: FillSrc<'a>,
+}
+
+/// Where a [`BoxFill`]'s items come from.
+enum FillSrc<'a> {
+    /// A C-order buffer of the box's shape.
+    Data(&'a [u8]),
+    /// Another NDArray of the box's shape, read one chunk's part of the
+    /// box at a time. With `aligned` (the same chunk and block shapes, the
+    /// box starting at a chunk boundary), a new chunk the box covers whole
+    /// is the array's chunk, copied compressed.
+    Array {
+        sc: &'a mut SChunk,
+        meta: &'a NdMeta,
+        /// Its chunks per dimension.
+        grid: Vec<u64>,
+        aligned: bool,
+    },
+}
+
+impl BoxFill<'_> {
+    /// Write the items of the fill that chunk `ci` (coordinates `cc` of a
+    /// `layout` of chunks `cs`, new shape `shape`) holds into `buf`, the
+    /// chunk's bytes; `tmp` a scratch buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        layout: &Layout,
+        ci: u64,
+        cc: &[u64],
+        cs: &[u64],
+        shape: &[u64],
+        buf: &mut [u8],
+        tmp: &mut Vec<u8>,
+    ) -> Result<()> {
+        let n = self.lo.len();
+        let is = layout.itemsize();
+        let fshape: Vec<u64> = (0..n).map(|d| self.hi[d] - self.lo[d]).collect();
+        match &mut self.src {
+            FillSrc::Data(data) => {
+                layout.for_each_box_span(ci, self.lo, self.hi, &fshape, |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&data[b * is..(b + k) * is]);
+                });
+            }
+            FillSrc::Array { sc, meta, .. } => {
+                // The part of the box in this chunk, read from the array.
+                let flo: Vec<u64> = (0..n).map(|d| self.lo[d].max(cc[d] * cs[d])).collect();
+                let fhi: Vec<u64> = (0..n)
+                    .map(|d| self.hi[d].min((cc[d] + 1) * cs[d]).min(shape[d]))
+                    .collect();
+                let ext: Vec<u64> = (0..n).map(|d| fhi[d].saturating_sub(flo[d])).collect();
+                if ext.contains(&0) {
+                    return Ok(());
+                }
+                let slo: Vec<u64> = (0..n).map(|d| flo[d] - self.lo[d]).collect();
+                let shi: Vec<u64> = (0..n).map(|d| fhi[d] - self.lo[d]).collect();
+                tmp.clear();
+                // At most one chunk's items.
+                tmp.resize(ext.iter().product::<u64>() as usize * is, 0);
+                get_slice(sc, meta, &slo, &shi, tmp, &ext)?;
+                layout.for_each_box_span(ci, &flo, &fhi, &ext, |c, b, k| {
+                    buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The compressed chunk of the fill's array that is new chunk `cc`
+    /// (of a `layout` of chunks `cs`, new shape `shape`) as it is, when the
+    /// fill is aligned and covers that chunk whole; checked to hold the
+    /// layout's chunk of its blocks.
+    fn whole_chunk(
+        &mut self,
+        layout: &Layout,
+        cc: &[u64],
+        cs: &[u64],
+        shape: &[u64],
+    ) -> Result<Option<Vec<u8>>> {
+        let FillSrc::Array {
+            sc,
+            grid,
+            aligned: true,
+            ..
+        } = &mut self.src
+        else {
+            return Ok(None);
+        };
+        let n = self.lo.len();
+        let inside = (0..n).all(|d| {
+            cc[d] * cs[d] >= self.lo[d] && ((cc[d] + 1) * cs[d]).min(shape[d]) <= self.hi[d]
+        });
+        if !inside {
+            return Ok(None);
+        }
+        let si = (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - self.lo[d] / cs[d]));
+        let chunk = sc.get_chunk(si as usize)?;
+        let h = crate::chunk::validate(&chunk)?;
+        let want = layout.chunk_nbytes();
+        if h.nbytes != want || (h.special().is_none() && h.blocksize != layout.block_nbytes()) {
+            return Err(Error::Corrupt(format!(
+                "chunk {si} of the array concatenated holds {} bytes in blocks of {}, \
+                 its metalayer gives {want} in blocks of {}",
+                h.nbytes,
+                h.blocksize,
+                layout.block_nbytes()
+            )));
+        }
+        Ok(Some(chunk.into_owned()))
+    }
 }
 
 /// Along one dimension of a resize (old length `o`, new `w`, chunk length
@@ -165,7 +274,7 @@ fn resize_with(
     meta: &mut NdMeta,
     new_shape: &[u64],
     start: Option<&[u64]>,
-    fill: Option<BoxFill<'_>>,
+    mut fill: Option<BoxFill<'_>>,
 ) -> Result<()> {
     let n = meta.ndim();
     if new_shape.len() != n || start.is_some_and(|s| s.len() != n) {
@@ -230,6 +339,7 @@ fn resize_with(
     // keeps chunks and adds zero ones allocates none (a frame of a few
     // bytes may claim chunks of gigabytes).
     let mut buf: Vec<u8> = Vec::new();
+    let mut tmp: Vec<u8> = Vec::new();
     // Per dimension: which old chunk coordinate each new one keeps, and
     // which new ones meet `fill` (looked up for every chunk below: an edit
     // of a 40,000-chunk array visits them all).
@@ -275,6 +385,14 @@ fn resize_with(
             Rebuild::keep(&mut plan, oi as usize);
             continue;
         }
+        // A chunk the fill covers whole, when it is another array's
+        // chunk: copied as it is.
+        if let Some(f) = fill.as_mut().filter(|_| filled)
+            && let Some(chunk) = f.whole_chunk(&new_layout, &cc[..n], cs, new_shape)?
+        {
+            plan.push(Rebuild::New(chunk));
+            continue;
+        }
         // The sub-boxes of this chunk holding old items.
         let per_dim: Vec<Vec<(u64, u64, u64)>> = (0..n)
             .map(|d| {
@@ -287,14 +405,6 @@ fn resize_with(
                 }
             })
             .collect();
-        let write_fill = |buf: &mut [u8]| {
-            if let Some(f) = fill.as_ref().filter(|_| filled) {
-                let fshape: Vec<u64> = (0..n).map(|d| f.hi[d] - f.lo[d]).collect();
-                new_layout.for_each_box_span(ci, f.lo, f.hi, &fshape, |c, b, k| {
-                    buf[c * is..(c + k) * is].copy_from_slice(&f.data[b * is..(b + k) * is]);
-                });
-            }
-        };
         let no_old = per_dim.iter().any(|p| p.is_empty());
         // Whether every old item that lands here is in a zero chunk (as in
         // an array `b2nd_zeros` made): then nothing is decoded, and without
@@ -321,20 +431,25 @@ fn resize_with(
         buf.resize(new_layout.chunk_nbytes(), 0);
         if old_zero {
             // Only the fill's items.
-            write_fill(&mut buf);
+            if let Some(f) = fill.as_mut() {
+                f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
+            }
             plan.push(Rebuild::New(comp.compress(&buf)?));
             continue;
         }
         for PieceBox { nlo, nhi, olo, ohi } in &boxes {
             let bshape: Vec<u64> = (0..n).map(|d| nhi[d] - nlo[d]).collect();
             let items: u64 = bshape.iter().product();
-            let mut tmp = vec![0u8; items as usize * is];
+            tmp.clear();
+            tmp.resize(items as usize * is, 0);
             get_slice(sc, meta, olo, ohi, &mut tmp, &bshape)?;
             new_layout.for_each_box_span(ci, nlo, nhi, &bshape, |c, b, k| {
                 buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
             });
         }
-        write_fill(&mut buf);
+        if let Some(f) = fill.as_mut().filter(|_| filled) {
+            f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
+        }
         plan.push(Rebuild::New(comp.compress(&buf)?));
     }
     let name = if sc.meta_exists(B2ND_META) {
@@ -462,7 +577,7 @@ pub fn insert(
     let fill = BoxFill {
         lo: &lo,
         hi: &hi,
-        data,
+        src: FillSrc::Data(data),
     };
     resize_with(sc, meta, &shape, Some(&start), Some(fill))
 }
@@ -479,6 +594,86 @@ pub fn append(sc: &mut SChunk, meta: &mut NdMeta, data: &[u8], axis: usize) -> R
         ))
     })?;
     insert(sc, meta, data, axis, pos)
+}
+
+/// Append the items of another NDArray (`src`, described by `src_meta`)
+/// at the end of `axis` of the NDArray in `sc`: the arrays have the same
+/// item size, number of dimensions (at least one) and shape in every other
+/// dimension. `src` is read one chunk's part at a time; where the two
+/// arrays have the same chunk and block shapes and the array ends at a
+/// chunk boundary of `axis`, `src`'s chunks are copied compressed, as they
+/// are. One change of the chunk list and the metalayer, as [`resize`]
+/// (a failure leaves the array as it was).
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, concatenate, get_slice};
+/// use oxiblosc::CParams;
+/// let mut meta = NdMeta::new(&[2, 3], &[2, 2], &[1, 2], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &[1, 2, 3, 4, 5, 6]).unwrap();
+/// let more = NdMeta::new(&[1, 3], &[1, 3], &[1, 3], "|u1");
+/// let mut other = ndarray::create(&more, CParams::default(), &[7, 8, 9]).unwrap();
+/// concatenate(&mut sc, &mut meta, &mut other, &more, 0).unwrap();
+/// assert_eq!(meta.shape, [3, 3]);
+/// let mut all = [0u8; 9];
+/// get_slice(&mut sc, &meta, &[0, 0], &[3, 3], &mut all, &[3, 3]).unwrap();
+/// assert_eq!(all, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidParam`] for arrays of no dimensions, an `axis` past
+/// them, another item size, number of dimensions or shape in another
+/// dimension, a length along `axis` that overflows; `src`'s chunks that do
+/// not back its metalayer; [`resize`]'s errors.
+pub fn concatenate(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    src: &mut SChunk,
+    src_meta: &NdMeta,
+    axis: usize,
+) -> Result<()> {
+    let n = meta.ndim();
+    if n == 0 || axis >= n {
+        return Err(Error::InvalidParam(format!(
+            "concatenation along axis {axis} of a {n}-dimensional array"
+        )));
+    }
+    if src_meta.ndim() != n || src.typesize() != sc.typesize() {
+        return Err(Error::InvalidParam(format!(
+            "an array of {} dimensions and {}-byte items concatenated to one of {n} and {}",
+            src_meta.ndim(),
+            src.typesize(),
+            sc.typesize()
+        )));
+    }
+    if let Some(d) = (0..n).find(|&d| d != axis && src_meta.shape[d] != meta.shape[d]) {
+        return Err(Error::InvalidParam(format!(
+            "dimension {d} has length {} in the array concatenated, {} in the array",
+            src_meta.shape[d], meta.shape[d]
+        )));
+    }
+    let src_layout = layout_of(src, src_meta)?;
+    let mut shape = meta.shape.clone();
+    shape[axis] = shape[axis]
+        .checked_add(src_meta.shape[axis])
+        .ok_or_else(|| Error::InvalidParam("shape overflows".into()))?;
+    let mut lo = vec![0u64; n];
+    lo[axis] = meta.shape[axis];
+    let aligned = src_meta.chunkshape == meta.chunkshape
+        && src_meta.blockshape == meta.blockshape
+        && meta.chunkshape[axis] > 0
+        && lo[axis].is_multiple_of(meta.chunkshape[axis]);
+    let fill = (src_layout.nitems() > 0).then(|| BoxFill {
+        lo: &lo,
+        hi: &shape,
+        src: FillSrc::Array {
+            sc: src,
+            meta: src_meta,
+            grid: src_layout.grid().to_vec(),
+            aligned,
+        },
+    });
+    let new_shape = shape.clone();
+    resize_with(sc, meta, &new_shape, None, fill)
 }
 
 #[cfg(test)]

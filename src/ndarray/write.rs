@@ -58,6 +58,17 @@ pub fn default_shapes(shape: &[u64], itemsize: usize) -> (Vec<u64>, Vec<u64>) {
 pub fn builder(meta: &NdMeta, cparams: CParams) -> Result<SChunkBuilder> {
     let itemsize = super::dtype_itemsize(&meta.dtype)?;
     let layout = Layout::new(meta, itemsize).map_err(to_param)?;
+    builder_of(meta, cparams, itemsize, &layout)
+}
+
+/// [`builder`] for items of `itemsize` bytes laid out as `layout` (of
+/// `meta`, checked by the caller).
+pub(super) fn builder_of(
+    meta: &NdMeta,
+    cparams: CParams,
+    itemsize: usize,
+    layout: &Layout,
+) -> Result<SChunkBuilder> {
     let raw = meta.encode()?;
     let mut b = SChunk::builder()
         .cparams(
