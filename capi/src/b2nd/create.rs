@@ -86,6 +86,22 @@ pub(super) unsafe fn create_shaped(
             return err::MAX_BUFSIZE_EXCEEDED;
         }
     }
+    // The storage's path as C sees it now: C code may set
+    // `ctx->b2_storage->urlpath` after b2nd_create_ctx (C-Blosc2's test
+    // `b2nd/test_b2nd_expand_dims` sets it to NULL for an array in memory).
+    let urlpath = if ctx.storage.urlpath.is_null() {
+        None
+    } else {
+        // SAFETY: a non-null storage urlpath is the context's own string
+        // or a NUL-terminated string the caller set (C's contract).
+        match unsafe { str_arg(ctx.storage.urlpath) } {
+            Some(u) => Some(u.to_owned()),
+            None => {
+                eprintln!("{what}: a urlpath that is not UTF-8");
+                return err::INVALID_PARAM;
+            }
+        }
+    };
     let made = (|| -> oxiblosc::Result<SChunk> {
         let itemsize = ndarray::dtype_itemsize(&meta.dtype)?;
         let layout = Layout::new(&meta, itemsize)?;
@@ -123,7 +139,7 @@ pub(super) unsafe fn create_shaped(
                 b = b.meta(name, content);
             }
         }
-        let mut sc = match &ctx.urlpath {
+        let mut sc = match &urlpath {
             None => b.build_memory()?,
             Some(u) if ctx.storage.contiguous => b.create_file(u)?,
             Some(u) => b.create_dir(u)?,
@@ -174,7 +190,7 @@ pub(super) unsafe fn create_shaped(
     };
     let mut cparams = ctx.cparams;
     cparams.typesize = sc.typesize() as i32;
-    let h = handle_of(sc, cparams, ctx.dparams, ctx.urlpath.as_deref());
+    let h = handle_of(sc, cparams, ctx.dparams, urlpath.as_deref());
     if h.is_null() {
         return err::FAILURE;
     }

@@ -370,6 +370,7 @@ unsafe fn shape_arg<T: Copy + Into<i64>>(p: *const T, n: usize) -> Option<Vec<u6
 
 mod context;
 mod create;
+mod dims;
 mod meta;
 mod reshape;
 mod select;
@@ -378,6 +379,7 @@ mod storage;
 
 pub use context::*;
 pub use create::*;
+pub use dims::*;
 pub use meta::*;
 pub use reshape::*;
 pub use slice::*;

@@ -154,3 +154,108 @@ pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
         c_int::from(m.shape != before.shape)
     })
 }
+
+/// Append `src`'s items to `dst` along `axis` under both frame locks;
+/// an error code on failure (`dst` unchanged).
+fn concatenate_into(dst: &mut Array, src: &Array, axis: usize) -> c_int {
+    let mut inner = 0;
+    let rc = with_array(dst, true, |sc, meta| {
+        let r = with_locked(src.c.sc, false, |ssc| -> oxiblosc::Result<()> {
+            let (_, smeta) = ndarray::find_meta(ssc)?.ok_or_else(|| {
+                Error::InvalidParam("the array concatenated has no b2nd metalayer".into())
+            })?;
+            ndarray::concatenate(sc, meta, ssc, &smeta, axis)
+        });
+        r.unwrap_or_else(|rc| {
+            inner = rc;
+            Err(Error::InvalidParam("the array concatenated is busy".into()))
+        })
+    });
+    if inner < 0 { inner } else { rc }
+}
+
+/// `b2nd_concatenate`: `src2`'s items after `src1`'s along `axis` (the
+/// same item size and shape in every other dimension), in a copy of
+/// `src1` made with `ctx` (`copy`; freed again on failure) or in `src1`
+/// itself (then `*array` is `src1`). Where both have the same chunk and
+/// block shapes and `src1` ends at a chunk boundary, `src2`'s chunks are
+/// copied as they are. The change is one: on failure `src1` is unchanged.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_concatenate(
+    ctx: *mut b2nd_context_t,
+    src1: *const b2nd_array_t,
+    src2: *const b2nd_array_t,
+    axis: i8,
+    copy: bool,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if src1.is_null() || src2.is_null() || array.is_null() {
+            return err::NULL_POINTER;
+        }
+        let Ok(axis) = usize::try_from(axis) else {
+            return err::INVALID_PARAM;
+        };
+        if copy {
+            let mut made: *mut b2nd_array_t = std::ptr::null_mut();
+            // SAFETY: C's contract: ctx from b2nd_create_ctx; src1 live.
+            let rc = unsafe { super::slice::b2nd_copy(ctx, src1, &mut made) };
+            if rc < 0 {
+                return rc;
+            }
+            // SAFETY: b2nd_copy succeeded: made is a live array of ours,
+            // src2 a live array (C's contract), not `made`.
+            let (Some(m), Some(a2)) = (unsafe { self::array(made) }, unsafe { self::array(src2) })
+            else {
+                return err::FAILURE;
+            };
+            let rc = concatenate_into(m, a2, axis);
+            if rc < 0 {
+                // SAFETY: made is ours and not handed out.
+                unsafe { super::storage::b2nd_free(made) };
+                return rc;
+            }
+            // SAFETY: array is non-null (checked above) and writable.
+            unsafe { *array = made };
+            return 0;
+        }
+        // SAFETY: src1 is a live array from this library (non-null).
+        let Some(a1) = (unsafe { self::array(src1) }) else {
+            return err::NULL_POINTER;
+        };
+        let rc = if std::ptr::eq(src1, src2) {
+            // The array after itself: its items read first (within the
+            // output limit), then appended.
+            let n = a1.meta.ndim();
+            if axis >= n {
+                return err::INVALID_PARAM;
+            }
+            let shape = a1.meta.shape.clone();
+            let (data, _) = match super::slice::read_box(a1, &vec![0; n], &shape) {
+                Ok(x) => x,
+                Err(rc) => return rc,
+            };
+            with_array(a1, true, |sc, meta| {
+                if data.is_empty() {
+                    let mut s = meta.shape.clone();
+                    s[axis] = s[axis].saturating_mul(2);
+                    ndarray::resize(sc, meta, &s, None)
+                } else {
+                    ndarray::append(sc, meta, &data, axis)
+                }
+            })
+        } else {
+            // SAFETY: src2 is a live array from this library, not src1.
+            let Some(a2) = (unsafe { self::array(src2) }) else {
+                return err::NULL_POINTER;
+            };
+            concatenate_into(a1, a2, axis)
+        };
+        if rc < 0 {
+            return rc;
+        }
+        // SAFETY: array is non-null (checked above) and writable.
+        unsafe { *array = src1 as *mut b2nd_array_t };
+        0
+    })
+}

@@ -49,7 +49,11 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
 
 /// The whole box `start..stop` of `a` in C order, in a new buffer (the
 /// box's shape with it); errors as `get_slice`.
-fn read_box(a: &mut Array, start: &[u64], stop: &[u64]) -> Result<(Vec<u8>, Vec<u64>), c_int> {
+pub(super) fn read_box(
+    a: &mut Array,
+    start: &[u64],
+    stop: &[u64],
+) -> Result<(Vec<u8>, Vec<u64>), c_int> {
     let mut out = Vec::new();
     let shape: Vec<u64> = start
         .iter()
@@ -268,4 +272,95 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
             ndarray::set_slice(sc, meta, &lo, &hi, &src[..need as usize], &bs)
         })
     })
+}
+
+/// `b2nd_copy_buffer2`: copy the box `src_start..src_stop` of `src`, a
+/// C-order array of `src_pad_shape` items of `itemsize` bytes, into `dst`
+/// (of `dst_pad_shape`) at `dst_start`. C-Blosc2 checks no bound; ours
+/// checks every one (`BLOSC2_ERROR_INVALID_PARAM`), each buffer taken to
+/// hold its shape's bytes.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn b2nd_copy_buffer2(
+    ndim: i8,
+    itemsize: i32,
+    src: *const c_void,
+    src_pad_shape: *const i64,
+    src_start: *const i64,
+    src_stop: *const i64,
+    dst: *mut c_void,
+    dst_pad_shape: *const i64,
+    dst_start: *const i64,
+) -> c_int {
+    guard(err::FAILURE, || {
+        let (Ok(n), Ok(is)) = (usize::try_from(ndim), usize::try_from(itemsize)) else {
+            return err::INVALID_PARAM;
+        };
+        if n > B2ND_MAX_DIM || is == 0 {
+            return err::INVALID_PARAM;
+        }
+        if src.is_null() || dst.is_null() {
+            return err::NULL_POINTER;
+        }
+        // SAFETY: each shape and coordinate holds ndim values (C's contract).
+        let (Some(ss), Some(lo), Some(hi), Some(ds), Some(at)) = (unsafe {
+            (
+                shape_arg(src_pad_shape, n),
+                shape_arg(src_start, n),
+                shape_arg(src_stop, n),
+                shape_arg(dst_pad_shape, n),
+                shape_arg(dst_start, n),
+            )
+        }) else {
+            return err::INVALID_PARAM;
+        };
+        let bytes = |shape: &[u64]| {
+            shape
+                .iter()
+                .try_fold(is as u64, |a, &d| a.checked_mul(d))
+                .and_then(|b| usize::try_from(b).ok())
+                .filter(|&b| b <= isize::MAX as usize)
+        };
+        let (Some(sn), Some(dn)) = (bytes(&ss), bytes(&ds)) else {
+            return err::INVALID_PARAM;
+        };
+        // SAFETY: src and dst hold their padded shapes' bytes (C's
+        // contract), dst not overlapping src.
+        let (s, d) = unsafe { (slice_in(src, sn), slice_out(dst, dn)) };
+        match ndarray::copy_box(is, s, &ss, &lo, &hi, d, &ds, &at) {
+            Ok(()) => 0,
+            Err(e) => code(&e),
+        }
+    })
+}
+
+/// `b2nd_copy_buffer`: [`b2nd_copy_buffer2`] with a one-byte item size
+/// (deprecated in C-Blosc2, kept for old code).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn b2nd_copy_buffer(
+    ndim: i8,
+    itemsize: u8,
+    src: *const c_void,
+    src_pad_shape: *const i64,
+    src_start: *const i64,
+    src_stop: *const i64,
+    dst: *mut c_void,
+    dst_pad_shape: *const i64,
+    dst_start: *const i64,
+) -> c_int {
+    // SAFETY: the caller's contract, as b2nd_copy_buffer2's.
+    unsafe {
+        b2nd_copy_buffer2(
+            ndim,
+            itemsize as i32,
+            src,
+            src_pad_shape,
+            src_start,
+            src_stop,
+            dst,
+            dst_pad_shape,
+            dst_start,
+        )
+    }
 }
