@@ -328,3 +328,47 @@ fn a_small_slice_allocates_its_blocks_not_the_chunk() {
     let want: Vec<u8> = (0..512).flat_map(|r| row(r)[12..16].to_vec()).collect();
     assert!(out == want);
 }
+
+/// The session-34 calls on an array of one 64 MiB zero chunk (a few bytes
+/// of index) read by a caller whose `DParams::max_output` is 1 MiB: each
+/// is refused for the limit, or works without a chunk-sized buffer, never
+/// allocating the chunk's 64 MiB. Before the check in `resize_with`, an
+/// insert or concatenation into such an array sized its new chunk's
+/// buffer by the metalayer whatever the limit.
+#[test]
+fn selections_views_and_concatenations_keep_the_output_limit() {
+    let n = 1u64 << 26;
+    let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
+    let mut sc = zeros(&meta, n, n as usize);
+    sc.set_dparams(DParams::default().max_output(1 << 20));
+    let bound = 4 << 20;
+    let limited = |r: &oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"));
+    counting::reset_largest();
+    let mut two = [7u8; 2];
+    let r = ndarray::get_items(&mut sc, &meta, &[5, n - 1], &mut two);
+    assert!(limited(&r), "get_items: {r:?}");
+    let sel: [&[u64]; 1] = [&[5, 9]];
+    let r = ndarray::get_orthogonal(&mut sc, &meta, &sel, &mut two, &[2]);
+    assert!(limited(&r), "get_orthogonal: {r:?}");
+    let r = ndarray::set_orthogonal(&mut sc, &meta, &sel, &[1, 2], &[2]);
+    assert!(limited(&r), "set_orthogonal: {r:?}");
+    // A view: the same chunk, copied compressed (a few bytes).
+    let wide = meta.expand_dims(&[true, false]).unwrap();
+    let view = ndarray::with_dims(&mut sc, &meta, &wide).map(|v| v.nchunks());
+    assert_eq!(view.unwrap(), 1);
+    // Concatenations: another array's zero chunk copied as it is (aligned),
+    // and items of an array of other chunks, refused for the limit.
+    let mut m = meta.clone();
+    let mut other = zeros(&meta, n, n as usize);
+    ndarray::concatenate(&mut sc, &mut m, &mut other, &meta, 0).unwrap();
+    assert_eq!(m.shape, [2 * n]);
+    let small = NdMeta::new(&[3], &[3], &[3], "|u1");
+    let mut s3 = ndarray::create(&small, CParams::default(), &[1, 2, 3]).unwrap();
+    let before = m.clone();
+    let r = ndarray::concatenate(&mut sc, &mut m, &mut s3, &small, 0);
+    assert!(limited(&r), "concatenate: {r:?}");
+    assert_eq!(m, before);
+    let r = ndarray::append(&mut sc, &mut m, &[1, 2, 3], 0);
+    assert!(limited(&r), "append: {r:?}");
+    assert!(counting::largest() <= bound, "{}", counting::largest());
+}

@@ -427,6 +427,10 @@ fn resize_with(
             )?));
             continue;
         }
+        // A chunk built from items is within the decoder's output limit,
+        // as a chunk read or patched is (the array may be zero chunks of
+        // a few bytes of index each, claiming gigabytes).
+        sc.dparams().check_output(new_layout.chunk_nbytes())?;
         buf.clear();
         buf.resize(new_layout.chunk_nbytes(), 0);
         if old_zero {
