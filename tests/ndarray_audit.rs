@@ -94,18 +94,29 @@ fn insert_into_an_empty_array_of_huge_dimensions_is_an_error() {
     assert_eq!(meta.shape, [0, 3, huge]);
 }
 
+/// An array of `n` (64 Mi) `|u1` items in one zero chunk (a few bytes of
+/// index), read with `DParams::max_output` 1 MiB.
+fn one_limited_zero_chunk() -> (u64, NdMeta, SChunk) {
+    let n = 1u64 << 26;
+    let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
+    let mut sc = zeros(&meta, n, n as usize);
+    sc.set_dparams(DParams::default().max_output(1 << 20));
+    (n, meta, sc)
+}
+
+/// Whether `r` is the refusal of a chunk over the output limit.
+fn limited(r: &oxiblosc::Result<()>) -> bool {
+    matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"))
+}
+
 /// A 64 MiB zero chunk (a few bytes in the index) read by a caller that
 /// set `DParams::max_output` to 1 MiB: the NDArray reads sized their chunk
 /// buffer (and `to_vec` the whole array) by the metalayer before the
 /// decoder checked the limit, allocating 64 MiB to refuse the chunk.
 #[test]
 fn reads_keep_the_output_limit_before_sizing_a_buffer() {
-    let n = 1u64 << 26;
-    let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
-    let mut sc = zeros(&meta, n, n as usize);
-    sc.set_dparams(DParams::default().max_output(1 << 20));
+    let (_, meta, mut sc) = one_limited_zero_chunk();
     let bound = 4 << 20;
-    let limited = |r: &oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"));
     counting::reset_largest();
     let mut one = [7u8];
     let r = ndarray::get_slice(&mut sc, &meta, &[5], &[6], &mut one, &[1]);
@@ -337,12 +348,8 @@ fn a_small_slice_allocates_its_blocks_not_the_chunk() {
 /// buffer by the metalayer whatever the limit.
 #[test]
 fn selections_views_and_concatenations_keep_the_output_limit() {
-    let n = 1u64 << 26;
-    let meta = NdMeta::new(&[n], &[n], &[1 << 16], "|u1");
-    let mut sc = zeros(&meta, n, n as usize);
-    sc.set_dparams(DParams::default().max_output(1 << 20));
+    let (n, meta, mut sc) = one_limited_zero_chunk();
     let bound = 4 << 20;
-    let limited = |r: &oxiblosc::Result<()>| matches!(r, Err(Error::InvalidParam(m)) if m.contains("output limit"));
     counting::reset_largest();
     let mut two = [7u8; 2];
     let r = ndarray::get_items(&mut sc, &meta, &[5, n - 1], &mut two);

@@ -5,23 +5,13 @@
 //! chunks copied as they are where the layouts allow it, bad input refused
 //! and a failed concatenation leaving the array as it was.
 
+mod support;
+use support::Rng;
+
 use oxiblosc::ndarray::{self, NdArray, NdMeta};
 use oxiblosc::schunk::{Fill, SChunk};
 use oxiblosc::{CParams, Codec};
 use proptest::prelude::*;
-
-/// A deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
 
 fn items(n: usize, itemsize: usize, seed: u64) -> Vec<u8> {
     (0..n * itemsize)
@@ -224,106 +214,40 @@ proptest! {
 #[test]
 fn copy_box_refuses_boxes_and_buffers_that_do_not_fit() {
     let src = [0u8; 12];
-    let mut dst = [0u8; 6];
-    let ok = ndarray::copy_box(
-        1,
-        &src,
-        &[3, 4],
-        &[1, 1],
-        &[3, 3],
-        &mut dst,
-        &[2, 3],
-        &[0, 1],
+    // (item size, source bytes, source shape, start, stop, destination
+    // shape, place), into a destination of 6 bytes.
+    type Case<'a> = (
+        usize,
+        usize,
+        &'a [u64],
+        &'a [u64],
+        &'a [u64],
+        &'a [u64],
+        &'a [u64],
     );
-    assert!(ok.is_ok());
-    // Stop past the source; start after stop; past the destination.
-    assert!(
-        ndarray::copy_box(
-            1,
-            &src,
-            &[3, 4],
-            &[1, 1],
-            &[3, 5],
-            &mut dst,
-            &[2, 3],
-            &[0, 0]
-        )
-        .is_err()
-    );
-    assert!(
-        ndarray::copy_box(
-            1,
-            &src,
-            &[3, 4],
-            &[2, 1],
-            &[1, 3],
-            &mut dst,
-            &[2, 3],
-            &[0, 0]
-        )
-        .is_err()
-    );
-    assert!(
-        ndarray::copy_box(
-            1,
-            &src,
-            &[3, 4],
-            &[1, 1],
-            &[3, 3],
-            &mut dst,
-            &[2, 3],
-            &[0, 2]
-        )
-        .is_err()
-    );
-    // Buffers shorter than their shapes; item size 0; lengths that differ.
-    assert!(
-        ndarray::copy_box(
-            2,
-            &src,
-            &[3, 4],
-            &[0, 0],
-            &[1, 1],
-            &mut dst,
-            &[2, 3],
-            &[0, 0]
-        )
-        .is_err()
-    );
-    assert!(
-        ndarray::copy_box(
-            1,
-            &src[..11],
-            &[3, 4],
-            &[0, 0],
-            &[1, 1],
-            &mut dst,
-            &[2, 3],
-            &[0, 0]
-        )
-        .is_err()
-    );
-    assert!(
-        ndarray::copy_box(
-            0,
-            &src,
-            &[3, 4],
-            &[0, 0],
-            &[1, 1],
-            &mut dst,
-            &[2, 3],
-            &[0, 0]
-        )
-        .is_err()
-    );
-    assert!(
-        ndarray::copy_box(1, &src, &[3, 4], &[0], &[1, 1], &mut dst, &[2, 3], &[0, 0]).is_err()
-    );
-    // Shapes whose bytes overflow.
-    let huge = [u64::MAX, 2];
-    assert!(
-        ndarray::copy_box(1, &src, &huge, &[0, 0], &[1, 1], &mut dst, &[2, 3], &[0, 0]).is_err()
-    );
+    let call = |(is, sn, ss, lo, hi, ds, at): Case| {
+        let mut dst = [0u8; 6];
+        ndarray::copy_box(is, &src[..sn], ss, lo, hi, &mut dst, ds, at)
+    };
+    assert!(call((1, 12, &[3, 4], &[1, 1], &[3, 3], &[2, 3], &[0, 1])).is_ok());
+    let bad: [Case; 9] = [
+        // Stop past the source; start after stop; past the destination.
+        (1, 12, &[3, 4], &[1, 1], &[3, 5], &[2, 3], &[0, 0]),
+        (1, 12, &[3, 4], &[2, 1], &[1, 3], &[2, 3], &[0, 0]),
+        (1, 12, &[3, 4], &[1, 1], &[3, 3], &[2, 3], &[0, 2]),
+        // Buffers shorter than their shapes; item size 0; lengths that
+        // differ.
+        (2, 12, &[3, 4], &[0, 0], &[1, 1], &[2, 3], &[0, 0]),
+        (1, 11, &[3, 4], &[0, 0], &[1, 1], &[2, 3], &[0, 0]),
+        (0, 12, &[3, 4], &[0, 0], &[1, 1], &[2, 3], &[0, 0]),
+        (1, 12, &[3, 4], &[0], &[1, 1], &[2, 3], &[0, 0]),
+        // Shapes whose bytes overflow; a place whose end overflows.
+        (1, 12, &[u64::MAX, 2], &[0, 0], &[1, 1], &[2, 3], &[0, 0]),
+        (1, 12, &[3, 4], &[0, 0], &[1, 1], &[2, 3], &[0, u64::MAX]),
+    ];
+    for (k, case) in bad.into_iter().enumerate() {
+        assert!(call(case).is_err(), "case {k}");
+    }
 }
 
 /// The C-order concatenation of `a` (shape `sa`) and `b` along `axis`.

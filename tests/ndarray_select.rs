@@ -4,28 +4,12 @@
 //! and empty selections, arrays of zero chunks, and bad input refused with
 //! errors (a refused write leaving the array as it was).
 
+mod support;
+use support::Rng;
+
 use oxiblosc::ndarray::{self, Layout, NdArray, NdMeta};
 use oxiblosc::schunk::{Fill, SChunk};
 use oxiblosc::{CParams, DParams, Error};
-
-/// A small deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
 
 /// The reference: a C-order array of `shape` with items of `is` bytes.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,35 +4,14 @@
 //! checks) or a wrapped value. The calls are made from Rust through the
 //! library's rlib, as `fuzz/fuzz_targets/capi_b2nd.rs` makes them.
 
-use std::ffi::CString;
+mod common;
+use common::new_ctx;
 
 use blosc2::b2nd::{
-    b2nd_array_t, b2nd_context_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx,
-    b2nd_get_slice_cbuffer, b2nd_set_slice_cbuffer, b2nd_zeros,
+    b2nd_array_t, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer, b2nd_set_slice_cbuffer,
+    b2nd_zeros,
 };
 use blosc2::v2::err;
-
-/// A context for an in-memory `|u1` array of these shapes (asserted made).
-fn new_ctx(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> *mut b2nd_context_t {
-    let dtype = CString::new("|u1").unwrap();
-    // SAFETY: the shapes hold ndim values, the dtype is NUL-terminated;
-    // NULL storage and metalayers are allowed.
-    let ctx = unsafe {
-        b2nd_create_ctx(
-            std::ptr::null(),
-            shape.len() as i8,
-            shape.as_ptr(),
-            chunks.as_ptr(),
-            blocks.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
-    assert!(!ctx.is_null(), "b2nd_create_ctx");
-    ctx
-}
 
 /// `b2nd_zeros` of an in-memory `|u1` array of these shapes: its return
 /// code and the array (null on failure).

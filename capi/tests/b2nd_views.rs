@@ -3,37 +3,17 @@
 //! library's rlib: their data, their error codes (as C-Blosc2 gives them,
 //! and where ours checks more), and what a failure leaves.
 
+mod common;
+use common::new_ctx;
+
 use std::ffi::CString;
 
 use blosc2::b2nd::{
-    b2nd_array_t, b2nd_concatenate, b2nd_context_t, b2nd_copy_buffer2, b2nd_create_ctx,
-    b2nd_expand_dims, b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_squeeze,
-    b2nd_squeeze_index, b2nd_to_cbuffer,
+    b2nd_array_t, b2nd_concatenate, b2nd_copy_buffer2, b2nd_create_ctx, b2nd_expand_dims,
+    b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_squeeze, b2nd_squeeze_index, b2nd_to_cbuffer,
 };
 use blosc2::schunk::blosc2_metalayer;
 use blosc2::v2::err;
-
-/// A context for an in-memory `|u1` array of these shapes.
-fn new_ctx(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> *mut b2nd_context_t {
-    let dtype = CString::new("|u1").unwrap();
-    // SAFETY: the shapes hold ndim values, the dtype is NUL-terminated;
-    // NULL storage and metalayers are allowed.
-    let ctx = unsafe {
-        b2nd_create_ctx(
-            std::ptr::null(),
-            shape.len() as i8,
-            shape.as_ptr(),
-            chunks.as_ptr(),
-            blocks.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
-    assert!(!ctx.is_null(), "b2nd_create_ctx");
-    ctx
-}
 
 /// An in-memory `|u1` array of these shapes holding `data`.
 fn array(shape: &[i64], chunks: &[i32], blocks: &[i32], data: &[u8]) -> *mut b2nd_array_t {

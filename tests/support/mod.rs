@@ -72,9 +72,14 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// A number in `0..n`.
+    /// A number in `0..n` (0 for `n` 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        if n == 0 { 0 } else { self.next() % n }
+    }
+
+    /// `n` random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
     }
 
     /// A number in `[0, 1)`.

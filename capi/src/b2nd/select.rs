@@ -186,37 +186,18 @@ pub unsafe extern "C" fn b2nd_get_orthogonal_selection(
     buffershape: *mut i64,
     buffersize: i64,
 ) -> c_int {
-    guard(err::FAILURE, || {
-        // SAFETY: array is null or a live array from this library.
-        let Some(a) = (unsafe { self::array(array) }) else {
-            return err::NULL_POINTER;
-        };
-        let Ok(size) = usize::try_from(buffersize) else {
-            return err::INVALID_PARAM;
-        };
-        // SAFETY: buffer holds buffersize writable bytes (C's contract;
-        // an empty slice when it is NULL, refused below if it must hold
-        // items).
-        let dst = unsafe { slice_out(buffer, size) };
-        let mut refused = None;
-        let rc = with_array(a, false, |sc, meta| {
-            // SAFETY: the pointers hold ndim values each (C's contract).
-            let sel = unsafe {
-                Selection::read(
-                    &meta.shape,
-                    sc.typesize(),
-                    selection as *const *const i64,
-                    selection_size,
-                    buffershape,
-                    buffer,
-                    size,
-                )
-            }
-            .map_err(|rc| refuse(&mut refused, rc))?;
-            ndarray::get_orthogonal(sc, meta, &sel.refs(), &mut dst[..sel.need], &sel.bshape)
-        });
-        refused.unwrap_or(rc)
-    })
+    // SAFETY: the caller's contract; the buffer is written.
+    unsafe {
+        orthogonal(
+            array,
+            false,
+            selection,
+            selection_size,
+            buffer,
+            buffershape,
+            buffersize,
+        )
+    }
 }
 
 /// `b2nd_set_orthogonal_selection`: write an orthogonal selection (laid out
@@ -234,6 +215,36 @@ pub unsafe extern "C" fn b2nd_set_orthogonal_selection(
     buffershape: *mut i64,
     buffersize: i64,
 ) -> c_int {
+    // SAFETY: the caller's contract; the buffer is only read.
+    unsafe {
+        orthogonal(
+            array,
+            true,
+            selection,
+            selection_size,
+            buffer as *mut c_void,
+            buffershape,
+            buffersize,
+        )
+    }
+}
+
+/// The two orthogonal calls: read the selection into `buffer` or, with
+/// `write`, write it from there (under an exclusive frame lock).
+///
+/// # Safety
+/// As the calls: `array` null or live; the selection pointers hold ndim
+/// values each; `buffer` holds `buffersize` bytes, writable unless
+/// `write`.
+unsafe fn orthogonal(
+    array: *const b2nd_array_t,
+    write: bool,
+    selection: *mut *mut i64,
+    selection_size: *mut i64,
+    buffer: *mut c_void,
+    buffershape: *mut i64,
+    buffersize: i64,
+) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: array is null or a live array from this library.
         let Some(a) = (unsafe { self::array(array) }) else {
@@ -242,12 +253,8 @@ pub unsafe extern "C" fn b2nd_set_orthogonal_selection(
         let Ok(size) = usize::try_from(buffersize) else {
             return err::INVALID_PARAM;
         };
-        // SAFETY: buffer holds buffersize readable bytes (C's contract;
-        // an empty slice when it is NULL, refused below if it must hold
-        // items).
-        let src = unsafe { slice_in(buffer, size) };
         let mut refused = None;
-        let rc = with_array(a, true, |sc, meta| {
+        let rc = with_array(a, write, |sc, meta| {
             // SAFETY: the pointers hold ndim values each (C's contract).
             let sel = unsafe {
                 Selection::read(
@@ -261,7 +268,17 @@ pub unsafe extern "C" fn b2nd_set_orthogonal_selection(
                 )
             }
             .map_err(|rc| refuse(&mut refused, rc))?;
-            ndarray::set_orthogonal(sc, meta, &sel.refs(), &src[..sel.need], &sel.bshape)
+            if write {
+                // SAFETY: buffer holds buffersize readable bytes (C's
+                // contract; an empty slice when it is NULL, refused above
+                // if it must hold items).
+                let src = unsafe { slice_in(buffer, size) };
+                ndarray::set_orthogonal(sc, meta, &sel.refs(), &src[..sel.need], &sel.bshape)
+            } else {
+                // SAFETY: buffer holds buffersize writable bytes (as above).
+                let dst = unsafe { slice_out(buffer, size) };
+                ndarray::get_orthogonal(sc, meta, &sel.refs(), &mut dst[..sel.need], &sel.bshape)
+            }
         });
         refused.unwrap_or(rc)
     })

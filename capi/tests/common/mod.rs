@@ -167,3 +167,26 @@ pub fn compile_with(name: &str, flags: &[&str], libdir: &Path, lib: &str, work: 
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A `b2nd_create_ctx` for an in-memory `|u1` array of these shapes
+/// (asserted made).
+pub fn new_ctx(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> *mut blosc2::b2nd::b2nd_context_t {
+    let dtype = std::ffi::CString::new("|u1").unwrap();
+    // SAFETY: the shapes hold ndim values, the dtype is NUL-terminated;
+    // NULL storage and metalayers are allowed.
+    let ctx = unsafe {
+        blosc2::b2nd::b2nd_create_ctx(
+            std::ptr::null(),
+            shape.len() as i8,
+            shape.as_ptr(),
+            chunks.as_ptr(),
+            blocks.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null(), "b2nd_create_ctx");
+    ctx
+}
