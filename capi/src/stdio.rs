@@ -64,6 +64,27 @@ const _: () = {
     assert!(std::mem::offset_of!(blosc2_stdio_mmap, map_flags) == 88);
 };
 
+/// `blosc2_get_blosc2_stdio_mmap_defaults`: C-Blosc2's
+/// `BLOSC2_STDIO_MMAP_DEFAULTS` (mode `r`, a first mapping of 1 GiB,
+/// nothing mapped or open: descriptor and flags -1).
+#[unsafe(no_mangle)]
+pub extern "C" fn blosc2_get_blosc2_stdio_mmap_defaults() -> blosc2_stdio_mmap {
+    blosc2_stdio_mmap {
+        mode: c"r".as_ptr(),
+        initial_mapping_size: 1 << 30,
+        needs_free: false,
+        addr: std::ptr::null_mut(),
+        urlpath: std::ptr::null_mut(),
+        file_size: 0,
+        mapping_size: 0,
+        is_memory_only: false,
+        file: std::ptr::null_mut(),
+        fd: -1,
+        access_flags: -1,
+        map_flags: -1,
+    }
+}
+
 /// `size * nitems` and `position + size * nitems` when all are
 /// non-negative and nothing overflows.
 fn span(size: i64, nitems: i64, position: i64) -> Option<(usize, usize)> {

@@ -273,3 +273,24 @@ fn b2nd_constructors_match_c_blosc2() {
     run_ok_with(&work, "bm_c", &["read", o], None);
     run_ok_with(&work, "bm_ours", &["read", c], Some(&lib_dir()));
 }
+
+/// `blosc2_unidim_to_multidim` / `blosc2_multidim_to_unidim` (every item
+/// of three shapes and some past the end, round trips), `blosc2_rename_urlpath`
+/// (a file, a directory, a missing path, NULL) and
+/// `blosc2_get_blosc2_stdio_mmap_defaults`: our library prints what
+/// C-Blosc2 3.3.5's prints (`c-interop/index_utils.c`).
+#[test]
+fn index_and_file_utilities_match_c_blosc2() {
+    let _serial = serial();
+    let work = build_pair("index_utils", "index-utils", "iu");
+    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
+    std::fs::create_dir_all(&ours_dir).unwrap();
+    std::fs::create_dir_all(&c_dir).unwrap();
+    std::fs::copy(work.join("iu_ours"), ours_dir.join("iu")).unwrap();
+    std::fs::copy(work.join("iu_c"), c_dir.join("iu")).unwrap();
+    let ours = run_ok_with(&ours_dir, "iu", &[], Some(&lib_dir()));
+    let theirs = run_ok_with(&c_dir, "iu", &[], None);
+    assert_eq!(ours, theirs, "ours:\n{ours}\nC-Blosc2:\n{theirs}");
+    assert!(ours.contains("rename dir: 0"), "{ours}");
+    assert!(ours.contains("4/22: 2 0 3 0 -> 22"), "{ours}");
+}

@@ -1,5 +1,6 @@
 //! The `b2nd` metalayer through C: `b2nd_serialize_meta`,
-//! `b2nd_deserialize_meta` (over `oxiblosc::ndarray::NdMeta`).
+//! `b2nd_deserialize_meta` (over `oxiblosc::ndarray::NdMeta`) and
+//! `b2nd_print_meta`.
 
 use super::*;
 
@@ -101,5 +102,56 @@ pub unsafe extern "C" fn b2nd_deserialize_meta(
             }
         }
         smeta_len
+    })
+}
+
+/// The text `b2nd_print_meta` prints for `m`: C-Blosc2's labels and
+/// order (`Ndim`, `shape`, `chunkshape`, `dtype`, `blockshape`), the
+/// values of each list separated by `", "`.
+pub(super) fn meta_text(m: &NdMeta) -> String {
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "b2nd metalayer parameters:\n Ndim:       {}\n shape:      {}\n chunkshape: {}\n \
+         dtype: {}\n blockshape: {}\n",
+        m.ndim(),
+        list(&m.shape),
+        list(&m.chunkshape),
+        m.dtype,
+        list(&m.blockshape)
+    )
+}
+
+/// `b2nd_print_meta`: print the array's metalayer (as the frame holds it
+/// now) on C's standard output, through C's `printf` so that it keeps its
+/// place among the program's own output; `BLOSC2_ERROR_METALAYER_NOT_FOUND`
+/// when the frame holds none.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn b2nd_print_meta(array: *const b2nd_array_t) -> c_int {
+    guard(err::FAILURE, || {
+        // SAFETY: array is null or a live array from this library.
+        let Some(a) = (unsafe { self::array(array) }) else {
+            return err::NULL_POINTER;
+        };
+        let mut text = None;
+        let r = with_locked(a.c.sc, false, |sc| match ndarray::find_meta(sc) {
+            Ok(Some((_, m))) => {
+                text = Some(meta_text(&m));
+                0
+            }
+            Ok(None) => err::METALAYER_NOT_FOUND,
+            Err(e) => code(&e),
+        });
+        let rc = r.unwrap_or_else(|e| e);
+        if let Some(t) = text {
+            let t = CString::new(t.replace('\0', "")).unwrap_or_default();
+            // SAFETY: a "%s" format and one NUL-terminated string.
+            unsafe { libc::printf(c"%s".as_ptr(), t.as_ptr()) };
+        }
+        rc
     })
 }

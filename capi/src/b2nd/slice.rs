@@ -364,3 +364,71 @@ pub unsafe extern "C" fn b2nd_copy_buffer(
         )
     }
 }
+
+/// `blosc2_unidim_to_multidim`: the C-order index of item `i` of an array
+/// of `shape` (`ndim` values) into `index`: `i / stride[0]` first (not
+/// reduced by `shape[0]`, as C-Blosc2 gives it), then each dimension's
+/// place. Where C-Blosc2 divides by zero (a dimension of length 0 after
+/// the first) or asserts (`ndim` over `B2ND_MAX_DIM`), ours writes 0 for
+/// the dimensions it cannot place, or nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_unidim_to_multidim(
+    ndim: u8,
+    shape: *mut i64,
+    i: i64,
+    index: *mut i64,
+) {
+    guard((), || {
+        let n = ndim as usize;
+        if n == 0 || n > B2ND_MAX_DIM || shape.is_null() || index.is_null() {
+            return;
+        }
+        // SAFETY: shape and index hold ndim values (C's contract).
+        let (shape, index) = unsafe {
+            (
+                std::slice::from_raw_parts(shape as *const i64, n),
+                std::slice::from_raw_parts_mut(index, n),
+            )
+        };
+        let mut strides = [1i64; B2ND_MAX_DIM];
+        for j in (0..n - 1).rev() {
+            strides[j] = shape[j + 1].wrapping_mul(strides[j + 1]);
+        }
+        for j in 0..n {
+            let s = strides[j];
+            let rest = if j == 0 {
+                Some(i)
+            } else {
+                i.checked_rem(strides[j - 1])
+            };
+            index[j] = rest.and_then(|r| r.checked_div(s)).unwrap_or(0);
+        }
+    })
+}
+
+/// `blosc2_multidim_to_unidim`: `*i = Σ index[j] · strides[j]` over the
+/// `ndim` dimensions (0 for none; wrapping where C would overflow).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_multidim_to_unidim(
+    index: *const i64,
+    ndim: i8,
+    strides: *const i64,
+    i: *mut i64,
+) {
+    guard((), || {
+        if i.is_null() {
+            return;
+        }
+        let n = usize::try_from(ndim).unwrap_or(0);
+        let mut sum = 0i64;
+        if n > 0 && !index.is_null() && !strides.is_null() {
+            for j in 0..n {
+                // SAFETY: index and strides hold ndim values (C's contract).
+                let (x, s) = unsafe { (*index.add(j), *strides.add(j)) };
+                sum = sum.wrapping_add(x.wrapping_mul(s));
+            }
+        }
+        // SAFETY: i is non-null and writable (C's contract).
+        unsafe { *i = sum };
+    })
+}

@@ -29,6 +29,48 @@ pub unsafe extern "C" fn blosc2_remove_urlpath(path: *const c_char) -> c_int {
     })
 }
 
+/// `blosc2_rename_urlpath`: rename a frame file or a sparse frame's
+/// directory (0; `BLOSC2_ERROR_FAILURE` when `old_urlpath` is missing or
+/// the rename fails; nothing for a NULL path, as C-Blosc2).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn blosc2_rename_urlpath(
+    old_urlpath: *mut c_char,
+    new_urlpath: *mut c_char,
+) -> c_int {
+    guard(err::FAILURE, || {
+        if old_urlpath.is_null() || new_urlpath.is_null() {
+            return 0;
+        }
+        // SAFETY: both are NUL-terminated strings (C's contract).
+        let (from, to) = unsafe {
+            (
+                std::ffi::CStr::from_ptr(old_urlpath),
+                std::ffi::CStr::from_ptr(new_urlpath),
+            )
+        };
+        use std::os::unix::ffi::OsStrExt;
+        let (from, to) = (
+            Path::new(std::ffi::OsStr::from_bytes(from.to_bytes())),
+            Path::new(std::ffi::OsStr::from_bytes(to.to_bytes())),
+        );
+        if std::fs::symlink_metadata(from).is_err() {
+            eprintln!("blosc2_rename_urlpath: cannot access {}", from.display());
+            return err::FAILURE;
+        }
+        match std::fs::rename(from, to) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!(
+                    "blosc2_rename_urlpath: {} to {}: {e}",
+                    from.display(),
+                    to.display()
+                );
+                err::FAILURE
+            }
+        }
+    })
+}
+
 /// Remove a directory tree.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_remove_dir(path: *const c_char) -> c_int {

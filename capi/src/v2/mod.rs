@@ -63,6 +63,7 @@ pub mod err {
     pub const POSTFILTER: i32 = -27;
     pub const NULL_POINTER: i32 = -32;
     pub const INVALID_INDEX: i32 = -33;
+    pub const METALAYER_NOT_FOUND: i32 = -34;
     pub const MAX_BUFSIZE_EXCEEDED: i32 = -35;
 }
 

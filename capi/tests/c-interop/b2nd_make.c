@@ -8,7 +8,10 @@
    either way; not NaNs of 2-byte items, which b2nd.h says are an error
    and C-Blosc2 3.3.5 makes, nor a NULL fill value, which its b2nd_full
    dereferences: ours refuses both, capi/src/b2nd/tests.rs). `b2nd_make read
-   DIR` opens the files with b2nd_open and checks their items again. Built
+   DIR` opens the files with b2nd_open and checks their items again. Then,
+   of the in-memory array: b2nd_print_meta, b2nd_expand_dims and
+   b2nd_squeeze views, b2nd_concatenate of it after itself, a sparse and an
+   orthogonal selection, their shapes and items printed. Built
    against our libblosc2 and C-Blosc2's: each reads what the other wrote,
    and the two print the same lines. Prints OK last when every check
    holds. */
@@ -18,6 +21,7 @@
 #include <string.h>
 #include "blosc2.h"
 #include "b2nd.h"
+#include <stdbool.h>
 
 #define R 10
 #define C 7
@@ -102,6 +106,47 @@ int main(int argc, char **argv) {
     double out[R * C];
     printf("to_cbuffer short: %s\n", b2nd_to_cbuffer(a, out, sizeof(out) - 8) < 0 ? "error" : "ok");
     ok &= check("from_cbuffer", a);
+    /* The metalayer printed; views, a concatenation and selections of the
+       same array, their shapes and items printed (the same lines from
+       both libraries). */
+    printf("print_meta rc=%d\n", b2nd_print_meta(a));
+    bool axis[3] = {false, true, false};
+    b2nd_array_t *v = NULL, *w = NULL, *cat = NULL;
+    int rc = b2nd_expand_dims(a, &v, axis, 3);
+    printf("expand_dims rc=%d ndim=%d shape=%lld,%lld,%lld\n", rc, v->ndim,
+           (long long)v->shape[0], (long long)v->shape[1], (long long)v->shape[2]);
+    ok &= check("from_cbuffer", v);
+    rc = b2nd_squeeze(v, &w);
+    printf("squeeze rc=%d ndim=%d shape=%lld,%lld\n", rc, w->ndim, (long long)w->shape[0],
+           (long long)w->shape[1]);
+    ok &= check("from_cbuffer", w);
+    bool bad[3] = {false, true, true};
+    b2nd_array_t *none = NULL;
+    printf("squeeze_index of a long dimension: %d\n", b2nd_squeeze_index(v, &none, bad));
+    b2nd_free(w);
+    b2nd_free(v);
+    rc = b2nd_concatenate(ctx, a, a, 1, true, &cat);
+    printf("concatenate rc=%d shape=%lld,%lld nchunks=%lld\n", rc, (long long)cat->shape[0],
+           (long long)cat->shape[1], (long long)cat->sc->nchunks);
+    double row[2 * C];
+    int64_t lo[2] = {3, 0}, hi[2] = {4, 2 * C}, bs[2] = {1, 2 * C};
+    rc = b2nd_get_slice_cbuffer(cat, lo, hi, row, bs, sizeof(row));
+    printf("its row 3 rc=%d:", rc);
+    for (int i = 0; i < 2 * C; i++) printf(" %g", row[i]);
+    printf("\n");
+    b2nd_free(cat);
+    int64_t coords[5] = {0, 5, R * C - 1, 5, 33};
+    double got[5];
+    rc = b2nd_get_sparse_cbuffer(a, 5, coords, got, sizeof(got));
+    printf("sparse rc=%d: %g %g %g %g %g\n", rc, got[0], got[1], got[2], got[3], got[4]);
+    int64_t s0[3] = {R - 1, 0, 4}, s1[2] = {C - 1, 1};
+    int64_t *sel[2] = {s0, s1};
+    int64_t sizes[2] = {3, 2}, oshape[2] = {3, 2};
+    double orth[6];
+    rc = b2nd_get_orthogonal_selection(a, sel, sizes, orth, oshape, sizeof(orth));
+    printf("orthogonal rc=%d:", rc);
+    for (int i = 0; i < 6; i++) printf(" %g", orth[i]);
+    printf("\n");
     b2nd_free(a);
     b2nd_free_ctx(ctx);
   } else {
