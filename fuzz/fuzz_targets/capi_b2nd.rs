@@ -15,14 +15,21 @@
 //! Since session 33 every check also reads the array whole through
 //! `b2nd_to_cbuffer` (a buffer one item short is refused), and at the end
 //! `b2nd_to_cframe` / `b2nd_from_cframe` (copied and borrowed) give an
-//! array that reads as the model.
+//! array that reads as the model. Since session 34, after the calls:
+//! `b2nd_get_sparse_cbuffer` and `b2nd_get/set_orthogonal_selection` of
+//! items picked from the model (an index past the end refused with
+//! `BLOSC2_ERROR_INVALID_INDEX`), `b2nd_expand_dims` and `b2nd_squeeze`
+//! views and `b2nd_concatenate` of the array after itself (into a copy)
+//! read as the model.
 #![no_main]
 use std::ffi::{CString, c_char, c_void};
 
 use blosc2::b2nd::{
-    b2nd_append, b2nd_array_t, b2nd_create_ctx, b2nd_free, b2nd_free_ctx, b2nd_from_cframe,
-    b2nd_get_slice_cbuffer, b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize,
-    b2nd_set_slice_cbuffer, b2nd_to_cbuffer, b2nd_to_cframe, b2nd_zeros,
+    b2nd_append, b2nd_array_t, b2nd_concatenate, b2nd_create_ctx, b2nd_expand_dims, b2nd_free,
+    b2nd_free_ctx, b2nd_from_cframe, b2nd_get_orthogonal_selection, b2nd_get_slice_cbuffer,
+    b2nd_get_sparse_cbuffer, b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize,
+    b2nd_set_orthogonal_selection, b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer,
+    b2nd_to_cframe, b2nd_zeros,
 };
 use blosc2::schunk::blosc2_storage;
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
@@ -150,6 +157,18 @@ fuzz_target!(|inp: Input| {
                 &format!("{what}, second handle"),
             );
         }
+    }
+    selections_and_views(a, &mut model, &chunks, &blocks);
+    if !other.is_null() {
+        // SAFETY: the live second handle.
+        unsafe { b2nd_refresh(other) };
+        check(
+            other,
+            &model,
+            &chunks,
+            &blocks,
+            "after the selections, second handle",
+        );
     }
     // Its frame, in memory, as an array again: copied, then borrowed.
     let (mut frame, mut len, mut needs_free) = (std::ptr::null_mut::<u8>(), 0i64, false);
@@ -308,4 +327,181 @@ fn check(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64], what: 
         let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr() as *mut c_void, short as i64) };
         assert_eq!(r, err::INVALID_PARAM, "{what}: a short b2nd_to_cbuffer");
     }
+}
+
+/// Sparse and orthogonal selections read as the model (one orthogonal
+/// write applied to it too), views and a concatenation of the array after
+/// itself read as it.
+fn selections_and_views(a: *mut b2nd_array_t, m: &mut Model, chunks: &[u64], blocks: &[u64]) {
+    let n = m.shape.len();
+    let is = m.is;
+    let total = nitems(&m.shape);
+    if total > 0 {
+        // Items by flat coordinates, some repeated.
+        let coords: Vec<i64> = (0..7u64)
+            .map(|k| ((k * 7919 + u64::from(m.data[k as usize % m.data.len()])) % total) as i64)
+            .collect();
+        let mut out = vec![0xEEu8; coords.len() * is];
+        // SAFETY: a live array, coords of ncoords values, out of its bytes.
+        let r = unsafe {
+            b2nd_get_sparse_cbuffer(
+                a,
+                coords.len() as i64,
+                coords.as_ptr(),
+                out.as_mut_ptr() as *mut c_void,
+                out.len() as i64,
+            )
+        };
+        assert_eq!(r, 0, "b2nd_get_sparse_cbuffer");
+        for (k, &c) in coords.iter().enumerate() {
+            let c = c as usize;
+            assert!(
+                out[k * is..(k + 1) * is] == m.data[c * is..(c + 1) * is],
+                "sparse item {c}"
+            );
+        }
+        let past = [total as i64];
+        // SAFETY: as above, one coordinate.
+        let r = unsafe {
+            b2nd_get_sparse_cbuffer(
+                a,
+                1,
+                past.as_ptr(),
+                out.as_mut_ptr() as *mut c_void,
+                is as i64,
+            )
+        };
+        assert_eq!(r, err::INVALID_INDEX, "a sparse coordinate past the end");
+        // An orthogonal selection: last, first and middle index of each
+        // dimension, read, then written with new items.
+        let sel: Vec<Vec<i64>> = m
+            .shape
+            .iter()
+            .map(|&s| vec![s as i64 - 1, 0, (s / 2) as i64])
+            .collect();
+        let mut ptrs: Vec<*mut i64> = sel.iter().map(|v| v.as_ptr() as *mut i64).collect();
+        let mut sizes = vec![3i64; n];
+        let mut bshape = vec![3i64; n];
+        let k = 3usize.pow(n as u32);
+        let mut buf = vec![0xEEu8; k * is];
+        // SAFETY: ndim lists of 3 indices, a buffer of 3^ndim items.
+        let r = unsafe {
+            b2nd_get_orthogonal_selection(
+                a,
+                ptrs.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                buf.as_mut_ptr() as *mut c_void,
+                bshape.as_mut_ptr(),
+                buf.len() as i64,
+            )
+        };
+        assert_eq!(r, 0, "b2nd_get_orthogonal_selection");
+        let strides: Vec<usize> = (0..n)
+            .map(|d| m.shape[d + 1..].iter().product::<u64>() as usize)
+            .collect();
+        let at = |j: usize| -> usize {
+            let (mut rem, mut f) = (j, 0);
+            for d in (0..n).rev() {
+                f += sel[d][rem % 3] as usize * strides[d];
+                rem /= 3;
+            }
+            f
+        };
+        for j in 0..k {
+            let f = at(j);
+            assert!(
+                buf[j * is..(j + 1) * is] == m.data[f * is..(f + 1) * is],
+                "orthogonal item {j}"
+            );
+        }
+        let new: Vec<u8> = (0..k * is).map(|i| (i * 13 + 5) as u8).collect();
+        // SAFETY: as above, the buffer read.
+        let r = unsafe {
+            b2nd_set_orthogonal_selection(
+                a,
+                ptrs.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                new.as_ptr() as *const c_void,
+                bshape.as_mut_ptr(),
+                new.len() as i64,
+            )
+        };
+        assert_eq!(r, 0, "b2nd_set_orthogonal_selection");
+        // Repeated places: the later one in the buffer wins.
+        for j in 0..k {
+            let f = at(j);
+            m.data[f * is..(f + 1) * is].copy_from_slice(&new[j * is..(j + 1) * is]);
+        }
+        check(a, m, chunks, blocks, "after an orthogonal write");
+    }
+    // A view with a new first dimension, and that view squeezed.
+    let mut axis = vec![true];
+    axis.extend(std::iter::repeat_n(false, n));
+    let mut v: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live array, ndim + 1 flags, a writable out pointer.
+    let r = unsafe { b2nd_expand_dims(a, &mut v, axis.as_ptr(), (n + 1) as u8) };
+    assert_eq!(r, 0, "b2nd_expand_dims");
+    let mut w: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: the live view, a writable out pointer.
+    let r = unsafe { b2nd_squeeze(v, &mut w) };
+    assert_eq!(r, 0, "b2nd_squeeze");
+    for (view, what) in [(v, "expand_dims"), (w, "squeeze")] {
+        let mut out = vec![0xEEu8; m.data.len()];
+        // SAFETY: a live view and a buffer of out.len() bytes.
+        let r = unsafe { b2nd_to_cbuffer(view, out.as_mut_ptr() as *mut c_void, out.len() as i64) };
+        assert_eq!(r, 0, "{what}: b2nd_to_cbuffer");
+        assert!(out == m.data, "{what}: the view's items");
+        // SAFETY: the view, freed once.
+        unsafe { b2nd_free(view) };
+    }
+    // The array after itself along its first dimension, into a copy.
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = is as i32;
+    cp.nthreads = 1;
+    let storage = blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: std::ptr::null_mut(),
+        io: std::ptr::null_mut(),
+    };
+    let (sh, cs, bs) = (
+        i64s(&m.shape),
+        chunks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+        blocks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+    );
+    // SAFETY: the shapes hold ndim values; NULL dtype and metalayers.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            &storage,
+            n as i8,
+            sh.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null(), "b2nd_create_ctx for the concatenation");
+    let mut c: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live context and array (twice), a writable out pointer.
+    let r = unsafe { b2nd_concatenate(ctx, a, a, 0, true, &mut c) };
+    // SAFETY: the context, freed once.
+    unsafe { b2nd_free_ctx(ctx) };
+    if n == 0 {
+        assert_eq!(r, err::INVALID_PARAM, "b2nd_concatenate of 0 dimensions");
+        return;
+    }
+    assert_eq!(r, 0, "b2nd_concatenate");
+    let mut twice = m.data.clone();
+    twice.extend_from_slice(&m.data);
+    let mut out = vec![0xEEu8; twice.len()];
+    // SAFETY: the new array and a buffer of out.len() bytes.
+    let r = unsafe { b2nd_to_cbuffer(c, out.as_mut_ptr() as *mut c_void, out.len() as i64) };
+    assert_eq!(r, 0, "the concatenation's b2nd_to_cbuffer");
+    assert!(out == twice, "the concatenation's items");
+    // SAFETY: the new array, freed once.
+    unsafe { b2nd_free(c) };
 }

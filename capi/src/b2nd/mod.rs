@@ -382,6 +382,7 @@ pub use create::*;
 pub use dims::*;
 pub use meta::*;
 pub use reshape::*;
+pub use select::*;
 pub use slice::*;
 pub use storage::*;
 
