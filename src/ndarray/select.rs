@@ -15,133 +15,31 @@
 
 use super::layout::Layout;
 use super::meta::{MAX_DIM, NdMeta};
-use super::slice::{check_chunk, layout_of, patch_chunks, short_chunk, zero_chunk};
+use super::slice::{ChunkReader, layout_of, patch_chunks};
 use crate::error::{Error, Result};
 use crate::schunk::SChunk;
 
-/// Reads items out of the chunks of one array, a chunk at a time: the
-/// buffers of `get_slice`'s chunk reads, sized once the first chunk that
-/// is not zeros, checked to the end of its streams, backs the metalayer's
-/// chunk size (see `check_chunk`).
-struct Gather {
-    /// Bytes per item.
+/// Read the items `(chunk_item, dst_item)` of chunk `ci` (item offsets in
+/// the decoded chunk and in `dst`, all in bounds) into `dst` through `r`,
+/// decoding only the blocks they are in.
+fn read_items(
+    r: &mut ChunkReader,
+    sc: &mut SChunk,
+    ci: u64,
+    items: impl Iterator<Item = (usize, usize)> + Clone,
+    dst: &mut [u8],
     is: usize,
-    /// Bytes per chunk (the metalayer's).
-    want: usize,
-    /// Bytes and items per block.
-    bn: usize,
-    bi: usize,
-    nblocks: usize,
-    /// The blocks a chunk's requested items are not in.
-    mask: Vec<bool>,
-    /// Where each kept block sits in `part`.
-    rank: Vec<usize>,
-    /// The kept blocks as runs `(first, count)`.
-    runs: Vec<(usize, usize)>,
-    /// The kept blocks, one after the other.
-    part: Vec<u8>,
-    /// A whole chunk, when its blocks cannot be decoded alone.
-    whole: Vec<u8>,
-}
-
-impl Gather {
-    fn new(layout: &Layout) -> Gather {
-        let is = layout.itemsize();
-        let want = layout.chunk_nbytes();
-        let bn = layout.block_nbytes().max(1);
-        Gather {
-            is,
-            want,
-            bn,
-            bi: (bn / is).max(1),
-            nblocks: want.div_ceil(bn),
-            mask: Vec::new(),
-            rank: Vec::new(),
-            runs: Vec::new(),
-            part: Vec::new(),
-            whole: Vec::new(),
-        }
-    }
-
-    /// Copy the items `(chunk_item, dst_item)` of `items` (item offsets in
-    /// the decoded chunk `ci` and in `dst`, all in bounds) from the chunk
-    /// into `dst`, decoding only the blocks they are in.
-    fn read(
-        &mut self,
-        sc: &mut SChunk,
-        ci: u64,
-        items: impl Iterator<Item = (usize, usize)> + Clone,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        let (is, want, bn, bi) = (self.is, self.want, self.bn, self.bi);
-        if zero_chunk(sc, ci, want)? {
-            // Zeros by the chunk's index entry: nothing decoded.
-            for (_, o) in items {
-                dst[o * is..(o + 1) * is].fill(0);
-            }
-            return Ok(());
-        }
-        if self.mask.is_empty() {
-            check_chunk(sc, ci, want)?;
-            self.mask = vec![true; self.nblocks];
-            self.rank = vec![0; self.nblocks];
-        }
-        self.mask.fill(true);
+) -> Result<()> {
+    if !r.begin(sc, ci)? {
         for (c, _) in items.clone() {
-            self.mask[c / bi] = false;
+            r.mark(c, 1);
         }
-        self.runs.clear();
-        let mut kept = 0;
-        for (b, &out) in self.mask.iter().enumerate() {
-            if out {
-                continue;
-            }
-            self.rank[b] = kept;
-            kept += 1;
-            match self.runs.last_mut() {
-                Some((first, count)) if *first + *count == b => *count += 1,
-                _ => self.runs.push((b, 1)),
-            }
-        }
-        if kept < self.nblocks {
-            if self.part.len() < kept * bn {
-                self.part.resize(kept * bn, 0);
-            }
-            let got = sc.decompress_chunk_block_runs_into(
-                ci as usize,
-                bn,
-                &self.runs,
-                &mut self.part[..kept * bn],
-            )?;
-            match got {
-                Some(n) if n != want => return Err(short_chunk(ci, n, want)),
-                Some(_) => {
-                    for (c, o) in items {
-                        let at = self.rank[c / bi] * bi + c % bi;
-                        dst[o * is..(o + 1) * is]
-                            .copy_from_slice(&self.part[at * is..(at + 1) * is]);
-                    }
-                    return Ok(());
-                }
-                // Blocks not whole items of the chunk's type size: whole.
-                None => {}
-            }
-        }
-        if self.whole.is_empty() {
-            self.whole = vec![0u8; want];
-        }
-        // A stored chunk of other blocks is refused; a special one is
-        // decoded whole.
-        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &self.mask, &mut self.whole)?;
-        // A shorter chunk would leave the previous chunk's bytes in `whole`.
-        if n != want {
-            return Err(short_chunk(ci, n, want));
-        }
-        for (c, o) in items {
-            dst[o * is..(o + 1) * is].copy_from_slice(&self.whole[c * is..(c + 1) * is]);
-        }
-        Ok(())
+        r.decode(sc, ci)?;
     }
+    for (c, o) in items {
+        r.copy(c, 1, &mut dst[o * is..(o + 1) * is]);
+    }
+    Ok(())
 }
 
 /// Read the items at the flat C-order coordinates `coords` (each below the
@@ -203,9 +101,10 @@ pub fn get_items(sc: &mut SChunk, meta: &NdMeta, coords: &[u64], dst: &mut [u8])
         at.push((ci, c, o));
     }
     at.sort_unstable();
-    let mut g = Gather::new(&layout);
+    let mut r = ChunkReader::new(&layout);
     for group in at.chunk_by(|a, b| a.0 == b.0) {
-        g.read(sc, group[0].0, group.iter().map(|&(_, c, o)| (c, o)), dst)?;
+        let items = group.iter().map(|&(_, c, o)| (c, o));
+        read_items(&mut r, sc, group[0].0, items, dst, is)?;
     }
     Ok(())
 }
@@ -424,11 +323,12 @@ pub fn get_orthogonal(
     }
     let layout = layout_of(sc, meta)?;
     let sel = Orthogonal::new(meta, selection, bshape);
-    let mut g = Gather::new(&layout);
+    let mut r = ChunkReader::new(&layout);
     let mut items = Vec::new();
+    let is = layout.itemsize();
     for ci in sel.chunks(&layout) {
         sel.items(&layout, ci, &mut items);
-        g.read(sc, ci, items.iter().copied(), dst)?;
+        read_items(&mut r, sc, ci, items.iter().copied(), dst, is)?;
     }
     Ok(())
 }

@@ -165,91 +165,172 @@ pub fn get_slice(
         )));
     }
     let layout = layout_of(sc, meta)?;
-    let want = layout.chunk_nbytes();
-    let bn = layout.block_nbytes().max(1);
-    let bi = bn / is.max(1);
-    let nblocks = want.div_ceil(bn);
-    // Per call, sized once the first chunk of the box that is not zeros,
-    // checked to the end of its streams, declares the metalayer's chunk
-    // size (see `check_chunk`): the mask of blocks the box meets, where
-    // each met block sits in `part` (its blocks decoded one after the
-    // other), and, when the box meets every block, the whole chunk.
-    let (mut mask, mut rank, mut runs) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut part, mut whole) = (Vec::new(), Vec::new());
+    let mut r = ChunkReader::new(&layout);
     for ci in chunks_of_box(meta, &layout, start, stop) {
-        if zero_chunk(sc, ci, want)? {
-            // Its items are zeros: written without decoding the chunk (an
-            // array of zeros may have chunks of megabytes).
-            layout.for_each_box_span(ci, start, stop, bshape, |_, b, n| {
-                dst[b * is..(b + n) * is].fill(0);
-            });
-            continue;
+        if !r.begin(sc, ci)? {
+            // Only the blocks the box touches are decoded (C-Blosc2 masks
+            // the others out the same way).
+            layout.for_each_box_span(ci, start, stop, bshape, |c, _, n| r.mark(c, n));
+            r.decode(sc, ci)?;
         }
-        if mask.is_empty() {
-            check_chunk(sc, ci, want)?;
-            mask = vec![true; nblocks];
-            rank = vec![0usize; nblocks];
-        }
-        // Only the blocks the box touches are decoded (C-Blosc2 masks the
-        // others out the same way).
-        mask.fill(true);
-        layout.for_each_box_span(ci, start, stop, bshape, |c, _, n| {
-            mask[c * is / bn..=((c + n) * is - 1) / bn].fill(false);
+        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
+            r.copy(c, n, &mut dst[b * is..(b + n) * is]);
         });
-        runs.clear();
+    }
+    Ok(())
+}
+
+/// Where the items [`ChunkReader`] copies come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// The chunk is zeros by its index entry (nothing decoded).
+    Zeros,
+    /// The marked blocks, decoded one after the other into `part`.
+    Part,
+    /// The whole chunk, in `whole`.
+    Whole,
+}
+
+/// Reads items out of an NDArray's chunks, one chunk at a time, decoding
+/// only the blocks the items are in: [`ChunkReader::begin`] a chunk,
+/// [`ChunkReader::mark`] the items wanted, [`ChunkReader::decode`], then
+/// [`ChunkReader::copy`] them out (a chunk of zeros by its index entry is
+/// not decoded at all). The buffers are sized once the first chunk that
+/// is not zeros, checked to the end of its streams, backs the metalayer's
+/// chunk size (see [`check_chunk`]): a block each of the blocks wanted,
+/// not a chunk (a box of one row of a chunk of megabytes decodes and clears
+/// one block, as C-Blosc2's b2nd does), unless the chunk's type size does
+/// not divide its blocks into items. What [`get_slice`] and the selections
+/// (`select.rs`) read with.
+pub(super) struct ChunkReader {
+    /// Bytes per item.
+    is: usize,
+    /// Bytes per chunk (the metalayer's).
+    want: usize,
+    /// Bytes and items per block.
+    bn: usize,
+    bi: usize,
+    nblocks: usize,
+    /// The blocks not wanted (true) of the chunk begun.
+    mask: Vec<bool>,
+    /// Where each wanted block sits in `part`.
+    rank: Vec<usize>,
+    /// The wanted blocks as runs `(first, count)`.
+    runs: Vec<(usize, usize)>,
+    part: Vec<u8>,
+    whole: Vec<u8>,
+    held: Held,
+}
+
+impl ChunkReader {
+    pub(super) fn new(layout: &Layout) -> ChunkReader {
+        let is = layout.itemsize().max(1);
+        let bn = layout.block_nbytes().max(1);
+        ChunkReader {
+            is,
+            want: layout.chunk_nbytes(),
+            bn,
+            bi: (bn / is).max(1),
+            nblocks: layout.chunk_nbytes().div_ceil(bn),
+            mask: Vec::new(),
+            rank: Vec::new(),
+            runs: Vec::new(),
+            part: Vec::new(),
+            whole: Vec::new(),
+            held: Held::Zeros,
+        }
+    }
+
+    /// Begin chunk `ci`: true when it is zeros by its index entry (then
+    /// [`ChunkReader::copy`] gives zeros, nothing is marked or decoded).
+    pub(super) fn begin(&mut self, sc: &mut SChunk, ci: u64) -> Result<bool> {
+        if zero_chunk(sc, ci, self.want)? {
+            self.held = Held::Zeros;
+            return Ok(true);
+        }
+        if self.mask.is_empty() {
+            check_chunk(sc, ci, self.want)?;
+            self.mask = vec![true; self.nblocks];
+            self.rank = vec![0; self.nblocks];
+        }
+        self.mask.fill(true);
+        Ok(false)
+    }
+
+    /// Want the items `c..c + n` of the chunk begun (in bounds).
+    #[inline]
+    pub(super) fn mark(&mut self, c: usize, n: usize) {
+        let (is, bn) = (self.is, self.bn);
+        self.mask[c * is / bn..=((c + n) * is - 1) / bn].fill(false);
+    }
+
+    /// Decode the blocks marked of chunk `ci` (begun, not zeros).
+    pub(super) fn decode(&mut self, sc: &mut SChunk, ci: u64) -> Result<()> {
+        let (want, bn) = (self.want, self.bn);
+        self.runs.clear();
         let mut kept = 0;
-        for (b, &out) in mask.iter().enumerate() {
+        for (b, &out) in self.mask.iter().enumerate() {
             if out {
                 continue;
             }
-            rank[b] = kept;
+            self.rank[b] = kept;
             kept += 1;
-            match runs.last_mut() {
+            match self.runs.last_mut() {
                 Some((first, count)) if *first + *count == b => *count += 1,
-                _ => runs.push((b, 1)),
+                _ => self.runs.push((b, 1)),
             }
         }
-        if kept < nblocks {
-            // Some blocks: decoded into `part` (a block each, not a chunk:
-            // a box of one row of a chunk of megabytes decodes and clears
-            // one block, as C-Blosc2's b2nd does), unless the chunk's type
-            // size does not divide them into items.
-            if part.len() < kept * bn {
-                part.resize(kept * bn, 0);
+        if kept < self.nblocks {
+            if self.part.len() < kept * bn {
+                self.part.resize(kept * bn, 0);
             }
             let got = sc.decompress_chunk_block_runs_into(
                 ci as usize,
                 bn,
-                &runs,
-                &mut part[..kept * bn],
+                &self.runs,
+                &mut self.part[..kept * bn],
             )?;
             match got {
                 Some(n) if n != want => return Err(short_chunk(ci, n, want)),
                 Some(_) => {
-                    layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
-                        let at = rank[c / bi] * bi + c % bi;
-                        dst[b * is..(b + n) * is].copy_from_slice(&part[at * is..(at + n) * is]);
-                    });
-                    continue;
+                    self.held = Held::Part;
+                    return Ok(());
                 }
+                // Blocks that are not whole items of the chunk's type size:
+                // the whole chunk.
                 None => {}
             }
         }
-        if whole.is_empty() {
-            whole = vec![0u8; want];
+        if self.whole.is_empty() {
+            self.whole = vec![0u8; want];
         }
         // A stored chunk of other blocks is refused (as `NdArray` reads
         // refuse it); a special one is decoded whole.
-        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &mask, &mut whole)?;
+        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &self.mask, &mut self.whole)?;
         // A shorter chunk would leave the previous chunk's bytes in `whole`.
         if n != want {
             return Err(short_chunk(ci, n, want));
         }
-        layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
-            dst[b * is..(b + n) * is].copy_from_slice(&whole[c * is..(c + n) * is]);
-        });
+        self.held = Held::Whole;
+        Ok(())
     }
-    Ok(())
+
+    /// Copy the items `c..c + n` of the chunk (marked and decoded, or
+    /// zeros) into `out` (their `n` items' bytes). Items marked together
+    /// that follow on in the chunk follow on in `part` too (their blocks
+    /// were all kept, one after the other).
+    #[inline]
+    pub(super) fn copy(&self, c: usize, n: usize, out: &mut [u8]) {
+        let is = self.is;
+        match self.held {
+            Held::Zeros => out.fill(0),
+            Held::Part => {
+                let at = self.rank[c / self.bi] * self.bi + c % self.bi;
+                out.copy_from_slice(&self.part[at * is..(at + n) * is]);
+            }
+            Held::Whole => out.copy_from_slice(&self.whole[c * is..(c + n) * is]),
+        }
+    }
 }
 
 /// Whether chunk `ci` is zeros by its index entry alone (as `b2nd_zeros`,
@@ -275,7 +356,7 @@ pub(super) fn zero_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<bool> 
 /// bytes, the metalayer's chunk size, within the decoder's output limit:
 /// what a buffer sized by the metalayer waits for (a metalayer that is not
 /// the super-chunk's is refused before anything is sized by it).
-pub(super) fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
+fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
     sc.dparams().check_output(want)?;
     let chunk = sc.get_chunk(ci as usize)?;
     let h = crate::chunk::validate(&chunk)?;
@@ -303,7 +384,7 @@ pub(super) fn chunk_cparams(sc: &SChunk, layout: &Layout) -> crate::CParams {
 }
 
 /// The error for chunk `ci` of `n` bytes where the metalayer gives `want`.
-pub(super) fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
+fn short_chunk(ci: u64, n: usize, want: usize) -> Error {
     Error::Corrupt(format!(
         "chunk {ci} holds {n} bytes, the NDArray's metalayer gives {want}"
     ))
