@@ -18,7 +18,30 @@
 //!   of a band of 10 columns through every row;
 //! - `set_slice small`: `b2nd_set_slice_cbuffer` of the small box (the same
 //!   values every call: the box's own with their sign flipped), on an
-//!   array built for that row.
+//!   array built for that row;
+//! - `get_sparse spread` / `block`: `b2nd_get_sparse_cbuffer` of 1,000
+//!   flat C-order coordinates drawn (with repeats, unsorted) from the whole
+//!   array, or from the one block holding the small box;
+//! - `get_orthogonal rows` / `grid`: `b2nd_get_orthogonal_selection` of
+//!   100 distinct rows in random order with every column (`a[idx]`), or
+//!   with 2 of the 3 columns (points) or 20 of the 2,000 (images), also in
+//!   random order (`a.oindex[rows, cols]`);
+//! - `set_orthogonal small`: `b2nd_set_orthogonal_selection` of 10 rows x
+//!   2 or 10 columns inside one chunk (values as `set_slice small`), on an
+//!   array built for that row;
+//! - `concatenate`: `b2nd_concatenate` of the array with itself along axis
+//!   0, `copy = true`, into the workload's context (its chunks and blocks,
+//!   in memory), then `b2nd_free` of the result: the aligned case for
+//!   points and image-tiles (a length a multiple of the chunk's), the
+//!   unaligned one for image (2,000 rows in chunks of 504);
+//! - `expand_dims`: `b2nd_expand_dims` to (1, rows, columns), then
+//!   `b2nd_free`; `squeeze`: `b2nd_squeeze` of such an array (made once per
+//!   side before timing), then `b2nd_free`. C-Blosc2's are views sharing
+//!   the chunk list (O(1)); ours copy the compressed chunks into a new
+//!   in-memory array.
+//!
+//! The coordinates and indices come from a fixed seed per workload and
+//! row ([`Rng`]): the same on every run.
 //!
 //! The arrays live in memory as python-blosc2's `blosc2.asarray` makes them
 //! without a `urlpath`: `contiguous = false` (`blosc2.Storage` defaults to
@@ -35,8 +58,12 @@
 //!
 //! Before timing, each row checks its calls: every get returns the bytes
 //! computed here from the source buffer; an array made by `from_cbuffer`
-//! reads back the buffer; after a `set_slice` each array reads back the
-//! expected whole buffer (so both the same). A side whose call fails is
+//! reads back the buffer; after a `set_slice` or `set_orthogonal` each
+//! array reads back the expected whole buffer (so both the same); an array
+//! made by `concatenate`, `expand_dims` or `squeeze` has the shape, chunks
+//! and blocks expected in its `b2nd_array_t` and reads back the expected
+//! bytes (`b2nd_to_cbuffer`), and the concatenated array still reads back
+//! the buffer. A side whose call fails is
 //! not timed; its row fails the run. A library without
 //! `b2nd_from_cbuffer` gets the arrays of the other rows from `b2nd_zeros`
 //! and a `b2nd_set_slice_cbuffer` of the whole array (said in the header).
@@ -47,6 +74,7 @@
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use crate::capi::{self, CCodec, CFilter, Cparams, Dparams, Lib, func};
 use crate::chunks::output_path;
@@ -115,6 +143,76 @@ type SetSlice = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 
+/// `int b2nd_get_sparse_cbuffer(const b2nd_array_t *array, int64_t
+/// ncoords, const int64_t *coords, void *buffer, int64_t buffersize)`.
+type GetSparse = unsafe extern "C" fn(*const c_void, i64, *const i64, *mut c_void, i64) -> c_int;
+/// `int b2nd_get_orthogonal_selection(const b2nd_array_t *array, int64_t
+/// **selection, int64_t *selection_size, void *buffer, int64_t
+/// *buffershape, int64_t buffersize)`.
+type GetOrtho = unsafe extern "C" fn(
+    *const c_void,
+    *mut *mut i64,
+    *mut i64,
+    *mut c_void,
+    *mut i64,
+    i64,
+) -> c_int;
+/// `int b2nd_set_orthogonal_selection(b2nd_array_t *array, int64_t
+/// **selection, int64_t *selection_size, const void *buffer, int64_t
+/// *buffershape, int64_t buffersize)`.
+type SetOrtho = unsafe extern "C" fn(
+    *mut c_void,
+    *mut *mut i64,
+    *mut i64,
+    *const c_void,
+    *mut i64,
+    i64,
+) -> c_int;
+/// `int b2nd_concatenate(b2nd_context_t *ctx, const b2nd_array_t *src1,
+/// const b2nd_array_t *src2, int8_t axis, bool copy, b2nd_array_t
+/// **array)`.
+type Concatenate = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_void,
+    *const c_void,
+    i8,
+    bool,
+    *mut *mut c_void,
+) -> c_int;
+/// `int b2nd_expand_dims(const b2nd_array_t *array, b2nd_array_t **view,
+/// const bool *axis, const uint8_t final_dims)`.
+type ExpandDims = unsafe extern "C" fn(*const c_void, *mut *mut c_void, *const bool, u8) -> c_int;
+/// `int b2nd_squeeze(b2nd_array_t *array, b2nd_array_t **view)`.
+type Squeeze = unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> c_int;
+
+/// `B2ND_MAX_DIM`.
+const MAX_DIM: usize = 16;
+
+/// The head of `b2nd_array_t` (`b2nd.h`), field for field up to `ndim`:
+/// both libraries lay the struct out so (ours asserts the same offsets in
+/// `capi/src/b2nd/mod.rs`). Read to check the shape of the arrays
+/// `b2nd_concatenate`, `b2nd_expand_dims` and `b2nd_squeeze` make.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ArrayHead {
+    sc: *mut c_void,
+    shape: [i64; MAX_DIM],
+    chunkshape: [i32; MAX_DIM],
+    extshape: [i64; MAX_DIM],
+    blockshape: [i32; MAX_DIM],
+    extchunkshape: [i64; MAX_DIM],
+    nitems: i64,
+    chunknitems: i32,
+    extnitems: i64,
+    blocknitems: i32,
+    extchunknitems: i64,
+    ndim: i8,
+}
+
+const _: () = assert!(std::mem::offset_of!(ArrayHead, blockshape) == 328);
+const _: () = assert!(std::mem::offset_of!(ArrayHead, nitems) == 520);
+const _: () = assert!(std::mem::offset_of!(ArrayHead, ndim) == 560);
+
 /// The `b2nd.h` calls of one library (the optional ones `None` when the
 /// library lacks the symbol).
 struct B2ndApi {
@@ -127,6 +225,12 @@ struct B2ndApi {
     from_cbuffer: Option<FromCbuffer>,
     to_cbuffer: Option<ToCbuffer>,
     zeros: Option<Zeros>,
+    get_sparse: Option<GetSparse>,
+    get_ortho: Option<GetOrtho>,
+    set_ortho: Option<SetOrtho>,
+    concatenate: Option<Concatenate>,
+    expand_dims: Option<ExpandDims>,
+    squeeze: Option<Squeeze>,
 }
 
 impl B2ndApi {
@@ -137,7 +241,8 @@ impl B2ndApi {
         // blosc2.h / b2nd.h 3.x function of that name, whose prototype the
         // target type spells out (`void blosc2_init(void)`, and the
         // prototypes on `CreateCtx`, `FreeFn`, `GetSlice`, `SetSlice`,
-        // `FromCbuffer`, `ToCbuffer`, `Zeros`); data and function pointers
+        // `FromCbuffer`, `ToCbuffer`, `Zeros`, `GetSparse`, `GetOrtho`,
+        // `SetOrtho`, `Concatenate`, `ExpandDims`, `Squeeze`); data and function pointers
         // have the same size wherever dlsym exists.
         unsafe {
             let init: unsafe extern "C" fn() = std::mem::transmute(lib.sym("blosc2_init")?);
@@ -152,6 +257,12 @@ impl B2ndApi {
                 from_cbuffer: opt("b2nd_from_cbuffer").map(|p| func(p)),
                 to_cbuffer: opt("b2nd_to_cbuffer").map(|p| func(p)),
                 zeros: opt("b2nd_zeros").map(|p| func(p)),
+                get_sparse: opt("b2nd_get_sparse_cbuffer").map(|p| func(p)),
+                get_ortho: opt("b2nd_get_orthogonal_selection").map(|p| func(p)),
+                set_ortho: opt("b2nd_set_orthogonal_selection").map(|p| func(p)),
+                concatenate: opt("b2nd_concatenate").map(|p| func(p)),
+                expand_dims: opt("b2nd_expand_dims").map(|p| func(p)),
+                squeeze: opt("b2nd_squeeze").map(|p| func(p)),
             })
         }
     }
@@ -162,15 +273,22 @@ impl B2ndApi {
         if self.from_cbuffer.is_none() {
             v.push("b2nd_from_cbuffer");
         }
-        if self.to_cbuffer.is_none() {
-            v.push("b2nd_to_cbuffer");
-        }
+        let more = [
+            (self.to_cbuffer.is_none(), "b2nd_to_cbuffer"),
+            (self.get_sparse.is_none(), "b2nd_get_sparse_cbuffer"),
+            (self.get_ortho.is_none(), "b2nd_get_orthogonal_selection"),
+            (self.set_ortho.is_none(), "b2nd_set_orthogonal_selection"),
+            (self.concatenate.is_none(), "b2nd_concatenate"),
+            (self.expand_dims.is_none(), "b2nd_expand_dims"),
+            (self.squeeze.is_none(), "b2nd_squeeze"),
+        ];
+        v.extend(more.into_iter().filter(|m| m.0).map(|m| m.1));
         v
     }
 
     /// A `b2nd_create_ctx` for `layout`: in memory, not contiguous, BLOSCLZ
     /// clevel 5 shuffle, `nthreads` to compress and decompress.
-    fn ctx<'a>(&'a self, layout: &'a Layout, nthreads: usize) -> Result<NdCtx<'a>, String> {
+    fn ctx(&self, layout: &Layout, nthreads: usize) -> Result<NdCtx<'_>, String> {
         let n = layout.shape.len();
         if n == 0
             || n > 16
@@ -226,7 +344,7 @@ impl B2ndApi {
         Ok(NdCtx {
             api: self,
             ptr,
-            layout,
+            layout: Rc::new(layout.clone()),
             _params: (storage, cparams, dparams, dtype),
         })
     }
@@ -237,7 +355,7 @@ impl B2ndApi {
 struct NdCtx<'a> {
     api: &'a B2ndApi,
     ptr: *mut c_void,
-    layout: &'a Layout,
+    layout: Rc<Layout>,
     _params: (Box<Storage>, Box<Cparams>, Box<Dparams>, CString),
 }
 
@@ -249,10 +367,18 @@ impl Drop for NdCtx<'_> {
     }
 }
 
-/// A `b2nd_array_t` of one library, freed (`b2nd_free`) on drop.
+/// A `b2nd_array_t` of one library, freed (`b2nd_free`) on drop, with the
+/// layout it should have (its context's, or for an array a call made from
+/// others, the one expected of that call).
+///
+/// An array `b2nd_expand_dims` or `b2nd_squeeze` made is a view in
+/// C-Blosc2 (sharing the chunks of the array it was made from), so it is
+/// dropped before that array: the rows keep such arrays in locals of the
+/// function that times them, while the arrays they come from live in `run`.
 struct NdArray<'c> {
     ctx: &'c NdCtx<'c>,
     ptr: *mut c_void,
+    layout: Rc<Layout>,
 }
 
 impl Drop for NdArray<'_> {
@@ -295,14 +421,31 @@ impl<'c> NdCtx<'c> {
         self.made(out, rc, || format!("b2nd_from_cbuffer(buffersize {size})"))
     }
 
-    /// An array `b2nd_*` returned `rc` and `ptr` for.
+    /// An array `b2nd_*` returned `rc` and `ptr` for, of this context's
+    /// layout.
     fn made(
         &'c self,
         ptr: *mut c_void,
         rc: c_int,
         call: impl Fn() -> String,
     ) -> Result<NdArray<'c>, String> {
-        let a = (!ptr.is_null()).then_some(NdArray { ctx: self, ptr });
+        self.made_as(ptr, rc, Rc::clone(&self.layout), call)
+    }
+
+    /// An array `b2nd_*` returned `rc` and `ptr` for, expected of `layout`
+    /// (not checked here: [`NdArray::check_head`]).
+    fn made_as(
+        &'c self,
+        ptr: *mut c_void,
+        rc: c_int,
+        layout: Rc<Layout>,
+        call: impl Fn() -> String,
+    ) -> Result<NdArray<'c>, String> {
+        let a = (!ptr.is_null()).then_some(NdArray {
+            ctx: self,
+            ptr,
+            layout,
+        });
         match (rc, a) {
             (0, Some(a)) => Ok(a),
             (0, None) => Err(format!("{} returned 0 and no array", call())),
@@ -330,11 +473,44 @@ impl<'c> NdCtx<'c> {
         a.set_slice(&NdBox::whole(&self.layout.shape), src)?;
         Ok(a)
     }
+
+    /// `b2nd_concatenate(ctx, a1, a2, axis, copy = true, &out)`: a new
+    /// array made with this context, `a2`'s items after `a1`'s along
+    /// `axis`; `layout` is the one expected of it.
+    fn concatenate(
+        &'c self,
+        a1: &NdArray<'_>,
+        a2: &NdArray<'_>,
+        axis: usize,
+        layout: &Rc<Layout>,
+    ) -> Result<NdArray<'c>, String> {
+        let f = self
+            .api
+            .concatenate
+            .ok_or_else(|| format!("{} has no b2nd_concatenate", self.api.path))?;
+        if !std::ptr::eq(a1.ctx.api, self.api) || !std::ptr::eq(a2.ctx.api, self.api) {
+            return Err("arrays of another library".into());
+        }
+        let n = a1.layout().shape.len();
+        if axis >= n || a2.layout().shape.len() != n {
+            return Err(format!("axis {axis} of {n} dimensions"));
+        }
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `int b2nd_concatenate(b2nd_context_t *ctx, const
+        // b2nd_array_t *src1, const b2nd_array_t *src2, int8_t axis, bool
+        // copy, b2nd_array_t **array)`: a live context and two live arrays
+        // of this library (checked above), an axis below their ndim, copy
+        // (so src1 is only read), a writable pointer for the new array.
+        let rc = unsafe { f(self.ptr, a1.ptr, a2.ptr, axis as i8, true, &mut out) };
+        self.made_as(out, rc, Rc::clone(layout), || {
+            format!("b2nd_concatenate(axis {axis}, copy true)")
+        })
+    }
 }
 
-impl NdArray<'_> {
+impl<'c> NdArray<'c> {
     fn layout(&self) -> &Layout {
-        self.ctx.layout
+        &self.layout
     }
 
     /// The `buffershape` and `buffersize` of box `b` after checking that it
@@ -416,6 +592,205 @@ impl NdArray<'_> {
                 b.start, b.stop
             )),
         }
+    }
+
+    /// The shape, chunks and blocks the library's `b2nd_array_t` holds
+    /// (`Err` when they are not the expected [`NdArray::layout`]).
+    fn check_head(&self) -> Result<(), String> {
+        // SAFETY: `ptr` is a live `b2nd_array_t*` of this library, whose
+        // first fields `ArrayHead` declares as `b2nd.h` does; it is copied
+        // out (no reference into memory the library owns is kept).
+        let h = unsafe { self.ptr.cast::<ArrayHead>().read() };
+        let n = usize::try_from(h.ndim)
+            .ok()
+            .filter(|&n| n <= MAX_DIM)
+            .ok_or_else(|| format!("made an array of ndim {}", h.ndim))?;
+        let l = self.layout();
+        let got = (&h.shape[..n], &h.chunkshape[..n], &h.blockshape[..n]);
+        if got != (&l.shape[..], &l.chunks[..], &l.blocks[..]) {
+            return Err(format!(
+                "made an array of shape {:?}, chunks {:?}, blocks {:?}; expected {:?}, {:?}, {:?}",
+                got.0, got.1, got.2, l.shape, l.chunks, l.blocks
+            ));
+        }
+        Ok(())
+    }
+
+    /// `b2nd_get_sparse_cbuffer` of the items at the flat C-order
+    /// coordinates `coords` into the first bytes of `dst`.
+    fn get_sparse(&self, coords: &[i64], dst: &mut [u8]) -> Result<(), String> {
+        let f = self
+            .ctx
+            .api
+            .get_sparse
+            .ok_or_else(|| format!("{} has no b2nd_get_sparse_cbuffer", self.ctx.api.path))?;
+        let nitems = len_i64(self.layout().nbytes() / self.layout().itemsize)?;
+        if let Some(c) = coords.iter().find(|&&c| !(0..nitems).contains(&c)) {
+            return Err(format!("coordinate {c} of {nitems} items"));
+        }
+        let need = coords.len() * self.layout().itemsize;
+        if need > dst.len() {
+            return Err(format!("{need} bytes of items, buffer {}", dst.len()));
+        }
+        let (n, size) = (len_i64(coords.len())?, len_i64(need)?);
+        // SAFETY: `int b2nd_get_sparse_cbuffer(const b2nd_array_t *array,
+        // int64_t ncoords, const int64_t *coords, void *buffer, int64_t
+        // buffersize)`: a live array of this library; `coords` holds
+        // ncoords values, each in [0, nitems) (checked), and `dst` has
+        // buffersize = ncoords items' writable bytes (checked).
+        let rc = unsafe { f(self.ptr, n, coords.as_ptr(), dst.as_mut_ptr().cast(), size) };
+        if rc < 0 {
+            return Err(format!(
+                "b2nd_get_sparse_cbuffer(ncoords {n}, buffersize {size}) returned {rc}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The arguments of an orthogonal selection call after checking `sel`
+    /// against the array and that `have` bytes hold it: the index list
+    /// pointers, `selection_size`, `buffershape` (both the lists' lengths:
+    /// a buffer exactly the selection's, as C-Blosc2 requires) and
+    /// `buffersize`.
+    #[allow(clippy::type_complexity)]
+    fn ortho_args(
+        &self,
+        sel: &Ortho,
+        have: usize,
+    ) -> Result<([*mut i64; MAX_DIM], [i64; MAX_DIM], [i64; MAX_DIM], i64), String> {
+        let shape = &self.layout().shape;
+        let n = shape.len();
+        if sel.lists.len() != n {
+            return Err(format!(
+                "a selection of {} lists for {n} dimensions",
+                sel.lists.len()
+            ));
+        }
+        let mut ptrs = [std::ptr::null_mut(); MAX_DIM];
+        let mut sizes = [0i64; MAX_DIM];
+        for (d, l) in sel.lists.iter().enumerate() {
+            if let Some(i) = l.iter().find(|&&i| !(0..shape[d]).contains(&i)) {
+                return Err(format!(
+                    "index {i} along dimension {d} of length {}",
+                    shape[d]
+                ));
+            }
+            // Read, never written, by both libraries (C-Blosc2's
+            // `orthogonal_selection` copies them into sorted lists; the
+            // prototype just lacks the `const`).
+            ptrs[d] = l.as_ptr().cast_mut();
+            sizes[d] = len_i64(l.len())?;
+        }
+        let need = sel.items() * self.layout().itemsize;
+        if need > have {
+            return Err(format!("a selection of {need} bytes, buffer {have}"));
+        }
+        Ok((ptrs, sizes, sizes, len_i64(need)?))
+    }
+
+    /// `b2nd_get_orthogonal_selection` of `sel` into the first bytes of
+    /// `dst` (C order over the selection).
+    fn get_ortho(&self, sel: &Ortho, dst: &mut [u8]) -> Result<(), String> {
+        let f =
+            self.ctx.api.get_ortho.ok_or_else(|| {
+                format!("{} has no b2nd_get_orthogonal_selection", self.ctx.api.path)
+            })?;
+        let (mut ptrs, mut sizes, mut bshape, size) = self.ortho_args(sel, dst.len())?;
+        // SAFETY: `int b2nd_get_orthogonal_selection(const b2nd_array_t
+        // *array, int64_t **selection, int64_t *selection_size, void
+        // *buffer, int64_t *buffershape, int64_t buffersize)`: a live array
+        // of this library; selection holds ndim pointers, each to its
+        // selection_size indices inside the array's dimension, and
+        // buffershape ndim values (all checked by `ortho_args`, read
+        // only); `dst` has buffersize (the selection's bytes) writable
+        // bytes.
+        let rc = unsafe {
+            f(
+                self.ptr,
+                ptrs.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                dst.as_mut_ptr().cast(),
+                bshape.as_mut_ptr(),
+                size,
+            )
+        };
+        if rc < 0 {
+            return Err(format!(
+                "b2nd_get_orthogonal_selection({}, buffersize {size}) returned {rc}",
+                sel.label()
+            ));
+        }
+        Ok(())
+    }
+
+    /// `b2nd_set_orthogonal_selection` of `sel` from the first bytes of
+    /// `src` (C order over the selection).
+    fn set_ortho(&mut self, sel: &Ortho, src: &[u8]) -> Result<(), String> {
+        let f =
+            self.ctx.api.set_ortho.ok_or_else(|| {
+                format!("{} has no b2nd_set_orthogonal_selection", self.ctx.api.path)
+            })?;
+        let (mut ptrs, mut sizes, mut bshape, size) = self.ortho_args(sel, src.len())?;
+        // SAFETY: `int b2nd_set_orthogonal_selection(b2nd_array_t *array,
+        // int64_t **selection, int64_t *selection_size, const void
+        // *buffer, int64_t *buffershape, int64_t buffersize)`: as
+        // `get_ortho`, with `src` holding buffersize readable bytes.
+        let rc = unsafe {
+            f(
+                self.ptr,
+                ptrs.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                src.as_ptr().cast(),
+                bshape.as_mut_ptr(),
+                size,
+            )
+        };
+        if rc < 0 {
+            return Err(format!(
+                "b2nd_set_orthogonal_selection({}, buffersize {size}) returned {rc}",
+                sel.label()
+            ));
+        }
+        Ok(())
+    }
+
+    /// `b2nd_expand_dims` with the `final_dims = flags.len()` flags
+    /// `flags`; `layout` is the one expected of the new array.
+    fn expand_dims(&self, flags: &[bool], layout: &Rc<Layout>) -> Result<NdArray<'c>, String> {
+        let f = self
+            .ctx
+            .api
+            .expand_dims
+            .ok_or_else(|| format!("{} has no b2nd_expand_dims", self.ctx.api.path))?;
+        let old = self.layout().shape.len();
+        if flags.len() > MAX_DIM || flags.iter().filter(|&&f| !f).count() != old {
+            return Err(format!("flags {flags:?} for {old} dimensions"));
+        }
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `int b2nd_expand_dims(const b2nd_array_t *array,
+        // b2nd_array_t **view, const bool *axis, const uint8_t
+        // final_dims)`: a live array of this library, a writable pointer,
+        // `flags` holding final_dims bools of which ndim are false
+        // (checked).
+        let rc = unsafe { f(self.ptr, &mut out, flags.as_ptr(), flags.len() as u8) };
+        self.ctx.made_as(out, rc, Rc::clone(layout), || {
+            format!("b2nd_expand_dims({flags:?})")
+        })
+    }
+
+    /// `b2nd_squeeze`; `layout` is the one expected of the new array.
+    fn squeeze(&mut self, layout: &Rc<Layout>) -> Result<NdArray<'c>, String> {
+        let f = self
+            .ctx
+            .api
+            .squeeze
+            .ok_or_else(|| format!("{} has no b2nd_squeeze", self.ctx.api.path))?;
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `int b2nd_squeeze(b2nd_array_t *array, b2nd_array_t
+        // **view)`: a live array of this library, a writable pointer.
+        let rc = unsafe { f(self.ptr, &mut out) };
+        self.ctx
+            .made_as(out, rc, Rc::clone(layout), || "b2nd_squeeze".to_owned())
     }
 
     /// `b2nd_to_cbuffer` of the whole array into the first bytes of `dst`.
@@ -550,7 +925,240 @@ struct Layout {
 
 impl Layout {
     fn nbytes(&self) -> usize {
-        self.shape.iter().map(|&d| d as usize).product::<usize>() * self.itemsize
+        self.items() * self.itemsize
+    }
+
+    fn items(&self) -> usize {
+        self.shape.iter().map(|&d| d as usize).product::<usize>()
+    }
+
+    /// `(2000, 2000)`.
+    fn shape_label(&self) -> String {
+        let dims: Vec<String> = self.shape.iter().map(i64::to_string).collect();
+        format!("({})", dims.join(", "))
+    }
+
+    /// The layout of two such arrays concatenated along `axis`.
+    fn concatenated(&self, axis: usize) -> Layout {
+        let mut l = self.clone();
+        l.shape[axis] *= 2;
+        l
+    }
+
+    /// What `b2nd_expand_dims` with `flags` makes of it: a dimension of
+    /// length 1 (chunks and blocks of 1) where a flag is true.
+    fn expanded(&self, flags: &[bool]) -> Layout {
+        let mut l = Layout {
+            shape: Vec::new(),
+            chunks: Vec::new(),
+            blocks: Vec::new(),
+            ..self.clone()
+        };
+        let mut old = 0;
+        for &new in flags {
+            let (s, c, b) = if new {
+                (1, 1, 1)
+            } else {
+                old += 1;
+                (
+                    self.shape[old - 1],
+                    self.chunks[old - 1],
+                    self.blocks[old - 1],
+                )
+            };
+            l.shape.push(s);
+            l.chunks.push(c);
+            l.blocks.push(b);
+        }
+        l
+    }
+
+    /// What `b2nd_squeeze` makes of it: without the dimensions of length 1.
+    fn squeezed(&self) -> Layout {
+        let keep: Vec<usize> = (0..self.shape.len())
+            .filter(|&d| self.shape[d] != 1)
+            .collect();
+        Layout {
+            shape: keep.iter().map(|&d| self.shape[d]).collect(),
+            chunks: keep.iter().map(|&d| self.chunks[d]).collect(),
+            blocks: keep.iter().map(|&d| self.blocks[d]).collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// splitmix64: the coordinates and indices of the selections, the same on
+/// every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// In `lo..hi` (not empty; the modulo's bias is immaterial here).
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo) as u64) as i64
+    }
+
+    /// `k` distinct values of `lo..hi`, in the order drawn (not sorted).
+    fn distinct(&mut self, k: usize, lo: i64, hi: i64) -> Vec<i64> {
+        assert!(k as i64 <= hi - lo, "{k} of {lo}..{hi}");
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(k);
+        while out.len() < k {
+            let v = self.range(lo, hi);
+            if seen.insert(v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+}
+
+/// An orthogonal selection: a list of indices along each dimension (the
+/// items selected are every combination, in C order over the lists), with
+/// the range each was drawn from (for the label).
+#[derive(Clone, Debug)]
+struct Ortho {
+    lists: Vec<Vec<i64>>,
+    from: Vec<(i64, i64)>,
+}
+
+impl Ortho {
+    /// `lo..hi` whole and in order along a dimension.
+    fn all(lo: i64, hi: i64) -> (Vec<i64>, (i64, i64)) {
+        ((lo..hi).collect(), (lo, hi))
+    }
+
+    /// `k` distinct indices of `lo..hi` in random order.
+    fn some(rng: &mut Rng, k: usize, lo: i64, hi: i64) -> (Vec<i64>, (i64, i64)) {
+        (rng.distinct(k, lo, hi), (lo, hi))
+    }
+
+    fn new(dims: Vec<(Vec<i64>, (i64, i64))>) -> Ortho {
+        let (lists, from) = dims.into_iter().unzip();
+        Ortho { lists, from }
+    }
+
+    fn items(&self) -> usize {
+        self.lists.iter().map(Vec::len).product()
+    }
+
+    /// `[100 of 0:2000, 0:2000]`: a dimension taken whole and in order as
+    /// a slice, else how many indices of which range.
+    fn label(&self) -> String {
+        let dims: Vec<String> = self
+            .lists
+            .iter()
+            .zip(&self.from)
+            .map(|(l, &(lo, hi))| {
+                if l.iter().copied().eq(lo..hi) {
+                    format!("{lo}:{hi}")
+                } else {
+                    format!("{} of {lo}:{hi}", l.len())
+                }
+            })
+            .collect();
+        format!("[{}]", dims.join(", "))
+    }
+
+    /// The offsets (in items) of the selected items in the C-order buffer
+    /// of an array of `shape`, in C order over the selection.
+    fn offsets(&self, shape: &[i64]) -> Vec<usize> {
+        let n = shape.len();
+        let mut strides = vec![1usize; n];
+        for d in (0..n.saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1] as usize;
+        }
+        let mut out = vec![0usize];
+        for (l, &stride) in self.lists.iter().zip(&strides) {
+            out = out
+                .iter()
+                .flat_map(|&o| l.iter().map(move |&i| o + i as usize * stride))
+                .collect();
+        }
+        out
+    }
+
+    /// The selection's bytes of the C-order buffer `src`.
+    fn extract(&self, src: &[u8], shape: &[i64], itemsize: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.items() * itemsize);
+        for o in self.offsets(shape) {
+            out.extend_from_slice(&src[o * itemsize..(o + 1) * itemsize]);
+        }
+        out
+    }
+
+    /// Writes `data` (the selection's bytes) into the C-order `dst`.
+    fn insert(&self, dst: &mut [u8], shape: &[i64], itemsize: usize, data: &[u8]) {
+        for (o, v) in self.offsets(shape).into_iter().zip(data.chunks(itemsize)) {
+            dst[o * itemsize..(o + 1) * itemsize].copy_from_slice(v);
+        }
+    }
+}
+
+/// What a row reads, writes or makes.
+#[derive(Clone, Debug)]
+enum Target {
+    /// A box (`get_slice`, `set_slice`; the whole array for
+    /// `from_cbuffer` and `to_cbuffer`).
+    Box(NdBox),
+    /// Flat C-order coordinates, drawn from inside a box.
+    Coords { coords: Vec<i64>, within: NdBox },
+    /// An orthogonal selection.
+    Ortho(Ortho),
+    /// The array concatenated with itself along an axis.
+    Concat { axis: usize },
+    /// `b2nd_expand_dims` with these flags.
+    Expand(Vec<bool>),
+    /// `b2nd_squeeze` of the array expanded with these flags.
+    Squeeze(Vec<bool>),
+}
+
+impl Target {
+    /// The table's `box` column.
+    fn label(&self, l: &Layout) -> String {
+        match self {
+            Target::Box(b) => b.label(),
+            Target::Coords { coords, within } => {
+                format!("{} in {}", coords.len(), within.label())
+            }
+            Target::Ortho(o) => o.label(),
+            Target::Concat { axis } => {
+                let (n, c) = (l.shape[*axis], i64::from(l.chunks[*axis]));
+                let how = if n % c == 0 {
+                    "aligned".to_owned()
+                } else {
+                    format!("unaligned, {n} % {c} = {}", n % c)
+                };
+                format!("2 x {} axis {axis}, {how}", l.shape_label())
+            }
+            Target::Expand(f) => {
+                format!("{} -> {}", l.shape_label(), l.expanded(f).shape_label())
+            }
+            Target::Squeeze(f) => {
+                let e = l.expanded(f);
+                format!("{} -> {}", e.shape_label(), e.squeezed().shape_label())
+            }
+        }
+    }
+
+    /// The bytes the call reads, writes or (`concatenate`) makes; an
+    /// `expand_dims` or `squeeze` the array's.
+    fn bytes(&self, l: &Layout) -> usize {
+        l.itemsize
+            * match self {
+                Target::Box(b) => b.items(),
+                Target::Coords { coords, .. } => coords.len(),
+                Target::Ortho(o) => o.items(),
+                Target::Concat { .. } => 2 * l.items(),
+                Target::Expand(_) | Target::Squeeze(_) => l.items(),
+            }
     }
 }
 
@@ -658,6 +1266,83 @@ impl Workload {
             Op::GetBand => NdBox::new(&[0, 0], &[200, 2000]),
             Op::GetColumns if points => return None,
             Op::GetColumns => NdBox::new(&[0, 1000], &[2000, 1010]),
+            _ => return None,
+        })
+    }
+
+    /// The block the small box lies in: points chunk 1 block 0, image
+    /// chunk 2 block 0 (8 whole rows), image-tiles chunk (2, 2) block
+    /// (0, 0).
+    fn one_block(self) -> NdBox {
+        match self {
+            Workload::Points => NdBox::new(&[500_000, 0], &[510_000, 3]),
+            Workload::Image => NdBox::new(&[1008, 0], &[1016, 2000]),
+            Workload::ImageTiles => NdBox::new(&[1000, 1000], &[1100, 1100]),
+        }
+    }
+
+    /// What an operation reads, writes or makes (`None`: not on this
+    /// workload). The coordinates and indices are drawn by [`Rng`] from a
+    /// seed of the workload and the operation: the same on every run.
+    fn target(self, op: Op) -> Option<Target> {
+        let l = self.layout();
+        let mut rng = Rng(0x6F78_6962_6C6F_7363 ^ (((self as u64) << 8) | op as u64));
+        let points = self == Workload::Points;
+        let rows = l.shape[0];
+        let cols = l.shape[1];
+        Some(match op {
+            Op::FromCbuffer
+            | Op::ToCbuffer
+            | Op::GetSmall
+            | Op::GetBand
+            | Op::GetColumns
+            | Op::SetSmall => Target::Box(self.region(op)?),
+            // 1,000 items anywhere (most blocks of the array touched), or
+            // all in the small box's block.
+            Op::SparseSpread | Op::SparseBlock => {
+                let within = if op == Op::SparseSpread {
+                    NdBox::whole(&l.shape)
+                } else {
+                    self.one_block()
+                };
+                let coords = (0..1000)
+                    .map(|_| {
+                        (0..l.shape.len()).fold(0, |flat, d| {
+                            flat * l.shape[d] + rng.range(within.start[d], within.stop[d])
+                        })
+                    })
+                    .collect();
+                Target::Coords { coords, within }
+            }
+            // `a[idx]` / `a.oindex[idx, :]`: 100 rows anywhere, whole.
+            Op::GetOrthoRows => Target::Ortho(Ortho::new(vec![
+                Ortho::some(&mut rng, 100, 0, rows),
+                Ortho::all(0, cols),
+            ])),
+            // `a.oindex[rows, cols]`: 100 rows anywhere, 2 of the 3
+            // columns of points, 20 of the 2,000 of the images.
+            Op::GetOrthoGrid => {
+                let k = if points { 2 } else { 20 };
+                let r = Ortho::some(&mut rng, 100, 0, rows);
+                Target::Ortho(Ortho::new(vec![r, Ortho::some(&mut rng, k, 0, cols)]))
+            }
+            // 10 rows x 2 (points) or 10 columns inside chunk 1 (points,
+            // image) or (1, 1) (image-tiles): one chunk written, as
+            // `set_slice small`.
+            Op::SetOrtho => {
+                let (c0, c1) = (i64::from(l.chunks[0]), i64::from(l.chunks[1]));
+                let r = Ortho::some(&mut rng, 10, c0, 2 * c0);
+                let c = match self {
+                    Workload::Points => Ortho::some(&mut rng, 2, 0, cols),
+                    Workload::Image => Ortho::some(&mut rng, 10, 0, cols),
+                    Workload::ImageTiles => Ortho::some(&mut rng, 10, c1, 2 * c1),
+                };
+                Target::Ortho(Ortho::new(vec![r, c]))
+            }
+            Op::Concat => Target::Concat { axis: 0 },
+            // `a[np.newaxis]`.
+            Op::ExpandDims => Target::Expand(vec![true, false, false]),
+            Op::Squeeze => Target::Squeeze(vec![true, false, false]),
         })
     }
 }
@@ -671,16 +1356,32 @@ enum Op {
     GetBand,
     GetColumns,
     SetSmall,
+    SparseSpread,
+    SparseBlock,
+    GetOrthoRows,
+    GetOrthoGrid,
+    SetOrtho,
+    Concat,
+    ExpandDims,
+    Squeeze,
 }
 
 impl Op {
-    const ALL: [Op; 6] = [
+    const ALL: [Op; 14] = [
         Op::FromCbuffer,
         Op::ToCbuffer,
         Op::GetSmall,
         Op::GetBand,
         Op::GetColumns,
         Op::SetSmall,
+        Op::SparseSpread,
+        Op::SparseBlock,
+        Op::GetOrthoRows,
+        Op::GetOrthoGrid,
+        Op::SetOrtho,
+        Op::Concat,
+        Op::ExpandDims,
+        Op::Squeeze,
     ];
 
     fn name(self) -> &'static str {
@@ -691,6 +1392,14 @@ impl Op {
             Op::GetBand => "get_slice band",
             Op::GetColumns => "get_slice columns",
             Op::SetSmall => "set_slice small",
+            Op::SparseSpread => "get_sparse spread",
+            Op::SparseBlock => "get_sparse block",
+            Op::GetOrthoRows => "get_orthogonal rows",
+            Op::GetOrthoGrid => "get_orthogonal grid",
+            Op::SetOrtho => "set_orthogonal small",
+            Op::Concat => "concatenate",
+            Op::ExpandDims => "expand_dims",
+            Op::Squeeze => "squeeze",
         }
     }
 }
@@ -735,7 +1444,8 @@ impl Options {
 struct Measured {
     workload: Workload,
     op: Op,
-    region: NdBox,
+    /// [`Target::label`].
+    label: String,
     bytes: usize,
     samples: [Option<Sample>; 2],
     check: Result<(), String>,
@@ -823,7 +1533,7 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         .flat_map(|&w| {
             Op::ALL
                 .into_iter()
-                .filter(move |&op| w.region(op).is_some())
+                .filter(move |&op| w.target(op).is_some())
                 .map(move |op| (w, op))
         })
         .collect();
@@ -841,23 +1551,23 @@ pub fn run(opts: &Options) -> Result<bool, String> {
             return Err(format!("C-Blosc2 cannot make the {} array: {e}", w.name()));
         }
         for op in Op::ALL {
-            let Some(region) = w.region(op) else {
+            let Some(target) = w.target(op) else {
                 continue;
             };
+            let label = target.label(&layout);
             eprintln!(
-                "[{}/{}] {} {} {}",
+                "[{}/{}] {} {} {label}",
                 results.len() + 1,
                 rows.len(),
                 w.name(),
                 op.name(),
-                region.label()
             );
-            let (samples, check) = measure_row(op, &region, &src, &ctxs, &arrays, &cfg);
+            let (samples, check) = measure_row(op, &target, &src, &ctxs, &arrays, &cfg);
             results.push(Measured {
                 workload: w,
                 op,
-                bytes: region.items() * layout.itemsize,
-                region,
+                bytes: target.bytes(&layout),
+                label,
                 samples,
                 check,
             });
@@ -881,6 +1591,7 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         s.as_ref()
             .map_or("-".into(), |s| format!("{:.0}%", s.spread() * 100.0))
     };
+    // (ratio, whether the row is a view in C-Blosc2).
     let mut ratios = Vec::new();
     let mut all_ok = true;
     for m in &results {
@@ -888,8 +1599,8 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         let ratio = match (o, c) {
             (Some(o), Some(c)) => {
                 let r = o.speedup_over(c);
-                ratios.push(r);
-                format!("{r:.2}")
+                ratios.push((r, matches!(m.op, Op::ExpandDims | Op::Squeeze)));
+                fmt_ratio(r)
             }
             _ => "-".into(),
         };
@@ -897,7 +1608,7 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         table.push(vec![
             m.workload.name().into(),
             m.op.name().into(),
-            m.region.label(),
+            m.label.clone(),
             bytes_label(m.bytes),
             us(o),
             us(c),
@@ -915,14 +1626,25 @@ pub fn run(opts: &Options) -> Result<bool, String> {
         "µs: median time per call. C/ours: C's time over ours (above 1, ours is faster; the \
          median of the per-round ratios). spread: (slowest - fastest round) / median."
     );
-    if !ratios.is_empty() {
-        let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-        let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = ratios.iter().copied().fold(0.0, f64::max);
+    let all: Vec<f64> = ratios.iter().map(|r| r.0).collect();
+    let copies: Vec<f64> = ratios.iter().filter(|r| !r.1).map(|r| r.0).collect();
+    let mut lines = vec![(all, "rows timed on both sides")];
+    if copies.len() < lines[0].0.len() {
+        lines.push((
+            copies,
+            "rows without expand_dims and squeeze (O(1) views in C-Blosc2)",
+        ));
+    }
+    for (v, what) in lines.iter().filter(|l| !l.0.is_empty()) {
+        let geo = (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp();
+        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = v.iter().copied().fold(0.0, f64::max);
         println!(
-            "C/ours over the {} rows timed on both sides: geomean {geo:.2}, min {min:.2}, max \
-             {max:.2}",
-            ratios.len()
+            "C/ours over the {} {what}: geomean {}, min {}, max {}",
+            v.len(),
+            fmt_ratio(geo),
+            fmt_ratio(min),
+            fmt_ratio(max)
         );
     }
     if let Some(csv) = &opts.csv {
@@ -934,159 +1656,403 @@ pub fn run(opts: &Options) -> Result<bool, String> {
     Ok(all_ok)
 }
 
+/// The first failure of a row's checks.
+struct Check(Result<(), String>);
+
+impl Check {
+    /// Keeps `what` (of side `s`) unless a failure came first.
+    fn fail(&mut self, s: usize, what: String) {
+        if self.0.is_ok() {
+            self.0 = Err(format!("{}: {what}", WHO[s]));
+        }
+    }
+
+    /// Fails side `s` unless its `got` is `want`.
+    fn same(&mut self, s: usize, what: &str, got: &[u8], want: &[u8], item: usize) {
+        if got != want {
+            self.fail(s, differs(what, got, want, item));
+        }
+    }
+
+    /// Fails side `s` unless `a`'s `b2nd_array_t` has the shape, chunks
+    /// and blocks expected of it and `b2nd_to_cbuffer` of it gives `want`.
+    fn reads(&mut self, s: usize, what: &str, a: &NdArray<'_>, want: &[u8], item: usize) {
+        if let Err(e) = a.check_head() {
+            return self.fail(s, format!("{what}: {e}"));
+        }
+        let mut out = vec![0xA5u8; want.len()];
+        match a.to_cbuffer(&mut out) {
+            Ok(()) => self.same(s, &format!("{what} reads back"), &out, want, item),
+            Err(e) => self.fail(s, format!("reading back {what}: {e}")),
+        }
+    }
+}
+
+/// The row's result: the samples of the sides timed, the check.
+type RowResult = ([Option<Sample>; 2], Result<(), String>);
+
 /// Checks one row on both sides, then times the sides whose calls worked.
 fn measure_row(
     op: Op,
-    region: &NdBox,
+    target: &Target,
     src: &[u8],
     ctxs: &[NdCtx<'_>; 2],
     arrays: &[Result<NdArray<'_>, String>; 2],
     cfg: &Config,
-) -> ([Option<Sample>; 2], Result<(), String>) {
-    let layout = ctxs[0].layout;
-    let (shape, item) = (&layout.shape, layout.itemsize);
-    let whole = NdBox::whole(shape);
-    let n = src.len();
-    let mut check = Ok(());
-    let mut fail = |s: usize, what: String| {
-        if check.is_ok() {
-            check = Err(format!("{}: {what}", WHO[s]));
-        }
-    };
-    // Whether each side's call worked in the check (only those are timed).
-    let mut works = [false; 2];
-    let samples = match op {
-        Op::FromCbuffer => {
-            for s in 0..2 {
-                match ctxs[s].array_from(src) {
-                    Ok(a) => {
-                        works[s] = true;
-                        let mut out = vec![0xA5u8; n];
-                        match a.get_slice(&whole, &mut out) {
-                            Ok(()) if out == src => {}
-                            Ok(()) => fail(s, differs("its array reads back", &out, src, item)),
-                            Err(e) => fail(s, format!("reading its array back: {e}")),
-                        }
-                    }
-                    Err(e) => fail(s, e),
-                }
-            }
-            let side = |s: usize| {
-                works[s].then(|| {
-                    let ctx = &ctxs[s];
-                    Contestant::new(move || {
-                        drop(ctx.array_from(src).expect("b2nd_from_cbuffer"));
-                    })
-                })
-            };
-            time_sides(cfg, side(0), side(1))
-        }
-        Op::ToCbuffer => {
-            for s in 0..2 {
-                let mut out = vec![0xA5u8; n];
-                match arrays[s].as_ref().map(|a| a.to_cbuffer(&mut out)) {
-                    Ok(Ok(())) => {
-                        works[s] = true;
-                        if out != src {
-                            fail(s, differs("b2nd_to_cbuffer wrote", &out, src, item));
-                        }
-                    }
-                    Ok(Err(e)) => fail(s, e),
-                    Err(e) => fail(s, format!("no array ({e})")),
-                }
-            }
-            let side = |s: usize| {
-                let a = arrays[s].as_ref().ok().filter(|_| works[s])?;
-                let mut out = vec![0u8; n];
-                Some(Contestant::new(move || {
-                    a.to_cbuffer(&mut out).expect("b2nd_to_cbuffer");
-                }))
-            };
-            time_sides(cfg, side(0), side(1))
-        }
-        Op::GetSmall | Op::GetBand | Op::GetColumns => {
-            let want = region.extract(src, shape, item);
-            for s in 0..2 {
-                let mut out = vec![0xA5u8; want.len()];
-                match arrays[s].as_ref().map(|a| a.get_slice(region, &mut out)) {
-                    Ok(Ok(())) => {
-                        works[s] = true;
-                        if out != want {
-                            fail(
-                                s,
-                                differs("b2nd_get_slice_cbuffer wrote", &out, &want, item),
-                            );
-                        }
-                    }
-                    Ok(Err(e)) => fail(s, e),
-                    Err(e) => fail(s, format!("no array ({e})")),
-                }
-            }
-            let side = |s: usize| {
-                let a = arrays[s].as_ref().ok().filter(|_| works[s])?;
-                let mut out = vec![0u8; want.len()];
-                Some(Contestant::new(move || {
-                    a.get_slice(region, &mut out)
-                        .expect("b2nd_get_slice_cbuffer");
-                }))
-            };
-            time_sides(cfg, side(0), side(1))
-        }
-        Op::SetSmall => {
-            // The box's values with their sign bit flipped (little-endian
-            // floats: the top bit of each item's last byte).
-            let mut new = region.extract(src, shape, item);
-            for v in new.chunks_mut(item) {
-                v[item - 1] ^= 0x80;
-            }
-            let mut want = src.to_vec();
-            region.insert(&mut want, shape, item, &new);
-            // Arrays of their own: the read rows' stay as built.
-            let mut fresh = [ctxs[0].build(src), ctxs[1].build(src)];
-            let mut back: [Option<Vec<u8>>; 2] = [None, None];
-            for s in 0..2 {
-                let a = match &mut fresh[s] {
-                    Ok(a) => a,
-                    Err(e) => {
-                        fail(s, format!("no array ({e})"));
-                        continue;
-                    }
-                };
-                if let Err(e) = a.set_slice(region, &new) {
-                    fail(s, e);
-                    continue;
-                }
-                works[s] = true;
-                let mut out = vec![0xA5u8; n];
-                match a.get_slice(&whole, &mut out) {
-                    Ok(()) if out == want => back[s] = Some(out),
-                    Ok(()) => fail(
-                        s,
-                        differs("after set_slice it reads back", &out, &want, item),
-                    ),
-                    Err(e) => fail(s, format!("reading back after set_slice: {e}")),
-                }
-            }
-            if let [Some(a), Some(b)] = &back
-                && a != b
-            {
-                fail(0, "reads back other bytes than C after set_slice".into());
-            }
-            let [f0, f1] = &mut fresh;
-            let new = &new;
-            let set = |a: &mut NdArray<'_>| {
-                a.set_slice(region, new).expect("b2nd_set_slice_cbuffer");
-            };
-            let c0 = f0.as_mut().ok().filter(|_| works[0]);
-            let c1 = f1.as_mut().ok().filter(|_| works[1]);
-            time_sides(
+) -> RowResult {
+    let layout = &*ctxs[0].layout;
+    let (shape, item) = (&layout.shape[..], layout.itemsize);
+    match (op, target) {
+        (Op::FromCbuffer, _) => from_row(src, ctxs, cfg),
+        (Op::ToCbuffer, _) => get_row(cfg, arrays, src, item, "b2nd_to_cbuffer", |a, out| {
+            a.to_cbuffer(out)
+        }),
+        (Op::GetSmall | Op::GetBand | Op::GetColumns, Target::Box(b)) => {
+            let want = b.extract(src, shape, item);
+            get_row(
                 cfg,
-                c0.map(|a| Contestant::new(move || set(a))),
-                c1.map(|a| Contestant::new(move || set(a))),
+                arrays,
+                &want,
+                item,
+                "b2nd_get_slice_cbuffer",
+                |a, out| a.get_slice(b, out),
             )
         }
+        (Op::SetSmall, Target::Box(b)) => {
+            // The box's values with their sign bit flipped (little-endian
+            // floats: the top bit of each item's last byte).
+            let new = flipped(&b.extract(src, shape, item), item);
+            let mut want = src.to_vec();
+            b.insert(&mut want, shape, item, &new);
+            set_row(cfg, ctxs, src, &want, "set_slice", |a| a.set_slice(b, &new))
+        }
+        (Op::SparseSpread | Op::SparseBlock, Target::Coords { coords, .. }) => {
+            let mut want = Vec::with_capacity(coords.len() * item);
+            for &c in coords {
+                let c = c as usize * item;
+                want.extend_from_slice(&src[c..c + item]);
+            }
+            get_row(
+                cfg,
+                arrays,
+                &want,
+                item,
+                "b2nd_get_sparse_cbuffer",
+                |a, out| a.get_sparse(coords, out),
+            )
+        }
+        (Op::GetOrthoRows | Op::GetOrthoGrid, Target::Ortho(sel)) => {
+            let want = sel.extract(src, shape, item);
+            get_row(
+                cfg,
+                arrays,
+                &want,
+                item,
+                "b2nd_get_orthogonal_selection",
+                |a, out| a.get_ortho(sel, out),
+            )
+        }
+        (Op::SetOrtho, Target::Ortho(sel)) => {
+            let new = flipped(&sel.extract(src, shape, item), item);
+            let mut want = src.to_vec();
+            sel.insert(&mut want, shape, item, &new);
+            set_row(cfg, ctxs, src, &want, "set_orthogonal_selection", |a| {
+                a.set_ortho(sel, &new)
+            })
+        }
+        (Op::Concat, &Target::Concat { axis }) => concat_row(axis, src, ctxs, arrays, cfg),
+        (Op::ExpandDims, Target::Expand(flags)) => expand_row(flags, src, layout, arrays, cfg),
+        (Op::Squeeze, Target::Squeeze(flags)) => squeeze_row(flags, src, layout, arrays, cfg),
+        (op, t) => ([None, None], Err(format!("{} of {t:?}", op.name()))),
+    }
+}
+
+/// Every item of `v` (items of `item` bytes, little-endian floats) with its
+/// sign bit flipped.
+fn flipped(v: &[u8], item: usize) -> Vec<u8> {
+    let mut new = v.to_vec();
+    for x in new.chunks_mut(item) {
+        x[item - 1] ^= 0x80;
+    }
+    new
+}
+
+/// `from_cbuffer`: each side's `b2nd_from_cbuffer` of `src` reads back
+/// `src`; timed with the `b2nd_free` of the new array.
+fn from_row(src: &[u8], ctxs: &[NdCtx<'_>; 2], cfg: &Config) -> RowResult {
+    let item = ctxs[0].layout.itemsize;
+    let whole = NdBox::whole(&ctxs[0].layout.shape);
+    let mut check = Check(Ok(()));
+    // Whether each side's call worked in the check (only those are timed).
+    let mut works = [false; 2];
+    for s in 0..2 {
+        match ctxs[s].array_from(src) {
+            Ok(a) => {
+                works[s] = true;
+                let mut out = vec![0xA5u8; src.len()];
+                match a.get_slice(&whole, &mut out) {
+                    Ok(()) => check.same(s, "its array reads back", &out, src, item),
+                    Err(e) => check.fail(s, format!("reading its array back: {e}")),
+                }
+            }
+            Err(e) => check.fail(s, e),
+        }
+    }
+    let side = |s: usize| {
+        works[s].then(|| {
+            let ctx = &ctxs[s];
+            Contestant::new(move || {
+                drop(ctx.array_from(src).expect("b2nd_from_cbuffer"));
+            })
+        })
     };
-    (samples, check)
+    (time_sides(cfg, side(0), side(1)), check.0)
+}
+
+/// A read into a buffer: `get` of each side's array writes `want` (into a
+/// buffer of `want.len()` bytes, filled with 0xA5 before the check).
+fn get_row<F>(
+    cfg: &Config,
+    arrays: &[Result<NdArray<'_>, String>; 2],
+    want: &[u8],
+    item: usize,
+    call: &str,
+    get: F,
+) -> RowResult
+where
+    F: Fn(&NdArray<'_>, &mut [u8]) -> Result<(), String>,
+{
+    let mut check = Check(Ok(()));
+    let mut works = [false; 2];
+    for s in 0..2 {
+        let mut out = vec![0xA5u8; want.len()];
+        match arrays[s].as_ref().map(|a| get(a, &mut out)) {
+            Ok(Ok(())) => {
+                works[s] = true;
+                check.same(s, &format!("{call} wrote"), &out, want, item);
+            }
+            Ok(Err(e)) => check.fail(s, e),
+            Err(e) => check.fail(s, format!("no array ({e})")),
+        }
+    }
+    let get = &get;
+    let side = |s: usize| {
+        let a = arrays[s].as_ref().ok().filter(|_| works[s])?;
+        let mut out = vec![0u8; want.len()];
+        Some(Contestant::new(move || get(a, &mut out).expect(call)))
+    };
+    (time_sides(cfg, side(0), side(1)), check.0)
+}
+
+/// A write: `set` on an array of each side's own, made from `src` for the
+/// row (the read rows' stay as built), after which it reads back `want`
+/// (so both the same); timed on those arrays, writing the same values
+/// every call.
+fn set_row<F>(
+    cfg: &Config,
+    ctxs: &[NdCtx<'_>; 2],
+    src: &[u8],
+    want: &[u8],
+    call: &str,
+    set: F,
+) -> RowResult
+where
+    F: Fn(&mut NdArray<'_>) -> Result<(), String>,
+{
+    let item = ctxs[0].layout.itemsize;
+    let whole = NdBox::whole(&ctxs[0].layout.shape);
+    let mut check = Check(Ok(()));
+    let mut works = [false; 2];
+    let mut fresh = [ctxs[0].build(src), ctxs[1].build(src)];
+    let mut back: [Option<Vec<u8>>; 2] = [None, None];
+    for s in 0..2 {
+        let a = match &mut fresh[s] {
+            Ok(a) => a,
+            Err(e) => {
+                check.fail(s, format!("no array ({e})"));
+                continue;
+            }
+        };
+        if let Err(e) = set(a) {
+            check.fail(s, e);
+            continue;
+        }
+        works[s] = true;
+        let mut out = vec![0xA5u8; want.len()];
+        match a.get_slice(&whole, &mut out) {
+            Ok(()) if out == want => back[s] = Some(out),
+            Ok(()) => check.fail(
+                s,
+                differs(&format!("after {call} it reads back"), &out, want, item),
+            ),
+            Err(e) => check.fail(s, format!("reading back after {call}: {e}")),
+        }
+    }
+    if let [Some(a), Some(b)] = &back
+        && a != b
+    {
+        check.fail(0, format!("reads back other bytes than C after {call}"));
+    }
+    let set = &set;
+    let [f0, f1] = &mut fresh;
+    let c0 = f0.as_mut().ok().filter(|_| works[0]);
+    let c1 = f1.as_mut().ok().filter(|_| works[1]);
+    let samples = time_sides(
+        cfg,
+        c0.map(|a| Contestant::new(move || set(a).expect(call))),
+        c1.map(|a| Contestant::new(move || set(a).expect(call))),
+    );
+    (samples, check.0)
+}
+
+/// `concatenate`: `b2nd_concatenate` of each side's array with itself
+/// along `axis`, `copy = true`, into a new array of the side's context
+/// (the array's chunks and blocks, in memory); it has the shape, chunks
+/// and blocks expected and reads back `src` twice over, and the array
+/// still reads back `src`. Timed with the `b2nd_free` of the new array.
+fn concat_row(
+    axis: usize,
+    src: &[u8],
+    ctxs: &[NdCtx<'_>; 2],
+    arrays: &[Result<NdArray<'_>, String>; 2],
+    cfg: &Config,
+) -> RowResult {
+    let layout = &*ctxs[0].layout;
+    let item = layout.itemsize;
+    let joined = Rc::new(layout.concatenated(axis));
+    let mut want = vec![0u8; joined.nbytes()];
+    let first = NdBox::whole(&layout.shape);
+    let mut second = first.clone();
+    second.start[axis] += layout.shape[axis];
+    second.stop[axis] += layout.shape[axis];
+    first.insert(&mut want, &joined.shape, item, src);
+    second.insert(&mut want, &joined.shape, item, src);
+    let mut check = Check(Ok(()));
+    let mut works = [false; 2];
+    for s in 0..2 {
+        let a = match &arrays[s] {
+            Ok(a) => a,
+            Err(e) => {
+                check.fail(s, format!("no array ({e})"));
+                continue;
+            }
+        };
+        match ctxs[s].concatenate(a, a, axis, &joined) {
+            Ok(r) => {
+                works[s] = true;
+                check.reads(s, "its concatenation", &r, &want, item);
+            }
+            Err(e) => check.fail(s, e),
+        }
+        let mut out = vec![0xA5u8; src.len()];
+        match a.to_cbuffer(&mut out) {
+            Ok(()) => check.same(
+                s,
+                "after b2nd_concatenate its source reads back",
+                &out,
+                src,
+                item,
+            ),
+            Err(e) => check.fail(s, format!("reading back after b2nd_concatenate: {e}")),
+        }
+    }
+    let joined = &joined;
+    let side = |s: usize| {
+        let a = arrays[s].as_ref().ok().filter(|_| works[s])?;
+        let ctx = &ctxs[s];
+        Some(Contestant::new(move || {
+            drop(
+                ctx.concatenate(a, a, axis, joined)
+                    .expect("b2nd_concatenate"),
+            );
+        }))
+    };
+    (time_sides(cfg, side(0), side(1)), check.0)
+}
+
+/// `expand_dims`: `b2nd_expand_dims` of each side's array with `flags`
+/// has the shape, chunks and blocks expected and reads back `src`. Timed
+/// with the `b2nd_free` of the new array (a view in C-Blosc2, a copy of
+/// the compressed chunks in ours).
+fn expand_row(
+    flags: &[bool],
+    src: &[u8],
+    layout: &Layout,
+    arrays: &[Result<NdArray<'_>, String>; 2],
+    cfg: &Config,
+) -> RowResult {
+    let item = layout.itemsize;
+    let expanded = Rc::new(layout.expanded(flags));
+    let mut check = Check(Ok(()));
+    let mut works = [false; 2];
+    for s in 0..2 {
+        match arrays[s].as_ref().map(|a| a.expand_dims(flags, &expanded)) {
+            Ok(Ok(v)) => {
+                works[s] = true;
+                check.reads(s, "its expanded array", &v, src, item);
+            }
+            Ok(Err(e)) => check.fail(s, e),
+            Err(e) => check.fail(s, format!("no array ({e})")),
+        }
+    }
+    let expanded = &expanded;
+    let side = |s: usize| {
+        let a = arrays[s].as_ref().ok().filter(|_| works[s])?;
+        Some(Contestant::new(move || {
+            drop(a.expand_dims(flags, expanded).expect("b2nd_expand_dims"));
+        }))
+    };
+    (time_sides(cfg, side(0), side(1)), check.0)
+}
+
+/// `squeeze`: `b2nd_squeeze` of each side's array expanded with `flags`
+/// (by its own `b2nd_expand_dims`, before timing) has the shape, chunks
+/// and blocks expected and reads back `src`. Timed with the `b2nd_free` of
+/// the new array.
+fn squeeze_row(
+    flags: &[bool],
+    src: &[u8],
+    layout: &Layout,
+    arrays: &[Result<NdArray<'_>, String>; 2],
+    cfg: &Config,
+) -> RowResult {
+    let item = layout.itemsize;
+    let expanded = Rc::new(layout.expanded(flags));
+    let squeezed = Rc::new(expanded.squeezed());
+    let mut check = Check(Ok(()));
+    // Each side's expanded array, dropped (as the squeezed ones made of
+    // it) before this returns: in C-Blosc2 it is a view of `arrays[s]`.
+    let mut views = [None, None];
+    for s in 0..2 {
+        let e = match arrays[s].as_ref().map(|a| a.expand_dims(flags, &expanded)) {
+            Ok(Ok(e)) => e,
+            Ok(Err(e)) => {
+                check.fail(s, format!("the array to squeeze: {e}"));
+                continue;
+            }
+            Err(e) => {
+                check.fail(s, format!("no array ({e})"));
+                continue;
+            }
+        };
+        let mut e = e;
+        match e.squeeze(&squeezed) {
+            Ok(v) => {
+                check.reads(s, "its squeezed array", &v, src, item);
+                drop(v);
+                views[s] = Some(e);
+            }
+            Err(err) => check.fail(s, err),
+        }
+    }
+    let squeezed = &squeezed;
+    let [v0, v1] = views;
+    let samples = time_sides(
+        cfg,
+        v0.map(|mut e| Contestant::new(move || drop(e.squeeze(squeezed).expect("b2nd_squeeze")))),
+        v1.map(|mut e| Contestant::new(move || drop(e.squeeze(squeezed).expect("b2nd_squeeze")))),
+    );
+    (samples, check.0)
 }
 
 /// Times the sides given, interleaved; `None` for a side not given.
@@ -1139,6 +2105,16 @@ fn fmt_us(secs: f64) -> String {
     }
 }
 
+/// Two decimals, or two significant digits under 0.095 (`0.0028`, not
+/// `0.00`).
+fn fmt_ratio(r: f64) -> String {
+    if !(r > 0.0 && r < 0.095) {
+        return format!("{r:.2}");
+    }
+    let decimals = (1 - r.log10().floor() as i32).max(2) as usize;
+    format!("{r:.decimals$}")
+}
+
 /// `640 B`, `11.7 KiB`, `30.5 MiB`.
 fn bytes_label(n: usize) -> String {
     if n >= 1 << 20 {
@@ -1169,7 +2145,13 @@ mod tests {
             assert_eq!(w.generate().len(), l.nbytes(), "{}", w.name());
             for op in Op::ALL {
                 let Some(b) = w.region(op) else {
-                    assert_eq!((w, op), (Workload::Points, Op::GetColumns));
+                    assert!(
+                        (w, op) == (Workload::Points, Op::GetColumns)
+                            || !matches!(w.target(op), Some(Target::Box(_))),
+                        "{} {}",
+                        w.name(),
+                        op.name()
+                    );
                     continue;
                 };
                 for d in 0..l.shape.len() {
@@ -1186,6 +2168,111 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn selections_fit_and_stay_where_said() {
+        for w in Workload::ALL {
+            let l = w.layout();
+            let (c0, c1) = (i64::from(l.chunks[0]), i64::from(l.chunks[1]));
+            for op in Op::ALL {
+                let t = w.target(op);
+                assert_eq!(
+                    t.is_some(),
+                    w.region(op).is_some()
+                        || !matches!(
+                            op,
+                            Op::FromCbuffer
+                                | Op::ToCbuffer
+                                | Op::GetSmall
+                                | Op::GetBand
+                                | Op::GetColumns
+                                | Op::SetSmall
+                        )
+                );
+                // The same selections on every run (a fixed seed).
+                assert_eq!(format!("{t:?}"), format!("{:?}", w.target(op)));
+                match t {
+                    Some(Target::Coords { coords, within }) => {
+                        assert_eq!(coords.len(), 1000);
+                        let block = op == Op::SparseBlock;
+                        assert_eq!(
+                            within,
+                            if block {
+                                w.one_block()
+                            } else {
+                                NdBox::whole(&l.shape)
+                            }
+                        );
+                        for c in coords {
+                            let (r, col) = (c / l.shape[1], c % l.shape[1]);
+                            assert!(within.start[0] <= r && r < within.stop[0]);
+                            assert!(within.start[1] <= col && col < within.stop[1]);
+                        }
+                    }
+                    Some(Target::Ortho(o)) => {
+                        for (d, list) in o.lists.iter().enumerate() {
+                            let mut u = list.clone();
+                            u.sort();
+                            u.dedup();
+                            assert_eq!(u.len(), list.len(), "distinct");
+                            assert!(list.iter().all(|&i| 0 <= i && i < l.shape[d]));
+                        }
+                        if op == Op::SetOrtho {
+                            // One chunk: chunk 1 along dimension 0, and
+                            // (image-tiles) along dimension 1.
+                            assert!(o.lists[0].iter().all(|&i| i / c0 == 1));
+                            let cols: Vec<i64> = o.lists[1].iter().map(|&i| i / c1).collect();
+                            assert!(cols.iter().all(|&c| c == cols[0]));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // The block of `get_sparse block` holds the small box and is
+            // one block.
+            let (b, small) = (w.one_block(), w.region(Op::GetSmall).unwrap());
+            for d in 0..2 {
+                assert!(b.start[d] <= small.start[d] && small.stop[d] <= b.stop[d]);
+                let bl = i64::from(l.blocks[d]);
+                let c = i64::from(l.chunks[d]);
+                assert_eq!(b.start[d] % c % bl, 0);
+                assert_eq!(b.stop[d] - b.start[d], bl.min(l.shape[d]));
+            }
+        }
+    }
+
+    #[test]
+    fn ortho_and_layouts() {
+        // A 3 x 4 array of one-byte items 0..12: rows [2, 0] x columns [1, 3].
+        let src: Vec<u8> = (0..12).collect();
+        let o = Ortho::new(vec![(vec![2, 0], (0, 3)), Ortho::all(1, 3)]);
+        assert_eq!(o.extract(&src, &[3, 4], 1), vec![9, 10, 1, 2]);
+        assert_eq!(o.label(), "[2 of 0:3, 1:3]");
+        let mut dst = src.clone();
+        o.insert(&mut dst, &[3, 4], 1, &[90, 100, 10, 20]);
+        assert_eq!(dst, vec![0, 10, 20, 3, 4, 5, 6, 7, 8, 90, 100, 11]);
+        let l = Workload::Image.layout();
+        let e = l.expanded(&[true, false, false]);
+        assert_eq!(
+            (e.shape.clone(), e.chunks.clone()),
+            (vec![1, 2000, 2000], vec![1, 504, 2000])
+        );
+        assert_eq!(e.squeezed().shape, l.shape);
+        assert_eq!(l.concatenated(0).shape, vec![4000, 2000]);
+        let t = Target::Concat { axis: 0 };
+        assert_eq!(
+            t.label(&l),
+            "2 x (2000, 2000) axis 0, unaligned, 2000 % 504 = 488"
+        );
+        assert_eq!(
+            t.label(&Workload::ImageTiles.layout()),
+            "2 x (2000, 2000) axis 0, aligned"
+        );
+        assert_eq!(
+            Target::Squeeze(vec![true, false, false]).label(&l),
+            "(1, 2000, 2000) -> (2000, 2000)"
+        );
     }
 
     #[test]
@@ -1214,5 +2301,9 @@ mod tests {
         assert_eq!(bytes_label(12_000), "11.7 KiB");
         assert_eq!(fmt_us(12.34e-6), "12.3");
         assert_eq!(fmt_us(1234.4e-6), "1234");
+        assert_eq!(fmt_ratio(1.234), "1.23");
+        assert_eq!(fmt_ratio(0.0995), "0.10");
+        assert_eq!(fmt_ratio(0.05), "0.050");
+        assert_eq!(fmt_ratio(0.002_83), "0.0028");
     }
 }
