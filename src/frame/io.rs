@@ -83,10 +83,20 @@ impl FrameIo for Vec<u8> {
     fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
         let start = usize::try_from(pos).map_err(|_| eof())?;
         let end = start.checked_add(data.len()).ok_or_else(eof)?;
-        if end > <[u8]>::len(self) {
-            self.resize(end, 0);
+        let len = <[u8]>::len(self);
+        if end <= len {
+            self[start..end].copy_from_slice(data);
+            return Ok(());
         }
-        self[start..end].copy_from_slice(data);
+        // Past the end: the bytes that overlap copied, the rest appended
+        // (not zero-filled first and then copied over: an append of a
+        // concatenation's chunks wrote each of its bytes twice).
+        if start > len {
+            self.resize(start, 0);
+        }
+        let (over, rest) = data.split_at(self.len() - start);
+        self[start..].copy_from_slice(over);
+        self.extend_from_slice(rest);
         Ok(())
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
@@ -403,4 +413,27 @@ pub fn write_file(store: &dyn FileStore, path: &Path, bytes: &[u8], sync: bool) 
         f.sync()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FrameIo;
+
+    /// A write inside, across the end of, at the end of and past the end of
+    /// an in-memory frame: the bytes written where they go, a gap zeros.
+    #[test]
+    fn vec_writes_inside_across_and_past_the_end() {
+        let mut v: Vec<u8> = vec![1, 2, 3, 4];
+        v.write_all_at(1, &[9, 9]).unwrap();
+        assert_eq!(v, [1, 9, 9, 4]);
+        v.write_all_at(3, &[7, 7, 7]).unwrap();
+        assert_eq!(v, [1, 9, 9, 7, 7, 7]);
+        v.write_all_at(6, &[5]).unwrap();
+        assert_eq!(v, [1, 9, 9, 7, 7, 7, 5]);
+        v.write_all_at(9, &[8, 8]).unwrap();
+        assert_eq!(v, [1, 9, 9, 7, 7, 7, 5, 0, 0, 8, 8]);
+        v.write_all_at(2, &[]).unwrap();
+        assert_eq!(v.len(), 11);
+        assert!(v.write_all_at(u64::MAX, &[1]).is_err());
+    }
 }
