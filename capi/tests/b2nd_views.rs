@@ -8,12 +8,15 @@ use common::new_ctx;
 
 use std::ffi::CString;
 
+use blosc2::b2nd::b2nd_copy;
 use blosc2::b2nd::{
     b2nd_array_t, b2nd_concatenate, b2nd_copy_buffer2, b2nd_create_ctx, b2nd_expand_dims,
     b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_squeeze, b2nd_squeeze_index, b2nd_to_cbuffer,
 };
-use blosc2::schunk::blosc2_metalayer;
-use blosc2::v2::err;
+use blosc2::schunk::{
+    blosc2_metalayer, blosc2_schunk_get_chunk, blosc2_storage, blosc2_vlmeta_add, blosc2_vlmeta_get,
+};
+use blosc2::v2::{CPARAMS_DEFAULTS, err};
 
 /// An in-memory `|u1` array of these shapes holding `data`.
 fn array(shape: &[i64], chunks: &[i32], blocks: &[i32], data: &[u8]) -> *mut b2nd_array_t {
@@ -275,4 +278,107 @@ fn copy_buffer2_copies_a_box_and_checks_every_bound() {
         )
     };
     assert_eq!(r, err::NULL_POINTER);
+}
+
+/// Chunk `i` of the array's super-chunk, as `blosc2_schunk_get_chunk`
+/// gives it.
+fn chunk_of(a: *mut b2nd_array_t, i: i64) -> Vec<u8> {
+    let (mut p, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
+    // SAFETY: a live array's super-chunk, writable out pointers.
+    let n = unsafe { blosc2_schunk_get_chunk((*a).sc, i, &mut p, &mut needs_free) };
+    assert!(n > 0, "get_chunk {i}: {n}");
+    // SAFETY: n bytes at p, freed below when needs_free.
+    let v = unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec();
+    if needs_free {
+        // SAFETY: malloc'ed by the library.
+        unsafe { libc::free(p.cast()) };
+    }
+    v
+}
+
+/// `b2nd_copy` with the source's chunk and block shapes copies its
+/// compressed chunks as they are (as C-Blosc2 copies the super-chunk then),
+/// with its vlmetalayers, whatever codec the context names; with other
+/// shapes the items are compressed again.
+#[test]
+fn a_copy_with_the_same_shapes_keeps_the_compressed_chunks() {
+    let data: Vec<u8> = (0..120u32).map(|i| (i * 7 % 251) as u8).collect();
+    // The source in LZ4; the copies' contexts name the default, BLOSCLZ:
+    // chunks compressed again would be other bytes.
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.compcode = 1;
+    cp.typesize = 1;
+    let storage = blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: std::ptr::null_mut(),
+        io: std::ptr::null_mut(),
+    };
+    let dtype = CString::new("|u1").unwrap();
+    let (shape, chunks, blocks) = ([12i64, 10], [5i32, 4], [2i32, 3]);
+    // SAFETY: shapes of ndim values, a storage and dtype live for the call.
+    let src_ctx = unsafe {
+        b2nd_create_ctx(
+            &storage,
+            2,
+            shape.as_ptr(),
+            chunks.as_ptr(),
+            blocks.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live context, data of its bytes, a writable out pointer.
+    let r = unsafe { b2nd_from_cbuffer(src_ctx, &mut a, data.as_ptr().cast(), 120) };
+    assert_eq!(r, 0);
+    // SAFETY: the context, freed once.
+    unsafe { b2nd_free_ctx(src_ctx) };
+    let (name, mut v) = (CString::new("note").unwrap(), *b"kept");
+    // SAFETY: the live super-chunk, a name, 4 bytes.
+    let r = unsafe {
+        blosc2_vlmeta_add(
+            (*a).sc,
+            name.as_ptr(),
+            v.as_mut_ptr(),
+            4,
+            std::ptr::null_mut(),
+        )
+    };
+    assert!(r >= 0, "vlmeta_add {r}");
+    for (chunks, blocks, same) in [([5, 4], [2, 3], true), ([6, 4], [2, 3], false)] {
+        let ctx = new_ctx(&[12, 10], &chunks, &blocks);
+        let mut c: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a live context and array, a writable out pointer.
+        assert_eq!(unsafe { b2nd_copy(ctx, a, &mut c) }, 0);
+        assert_eq!(contents(c), (vec![12, 10], data.clone()));
+        // SAFETY: live arrays.
+        let n = unsafe { (*(*a).sc).nchunks };
+        if same {
+            assert_eq!(unsafe { (*(*c).sc).nchunks }, n);
+            for i in 0..n {
+                assert_eq!(chunk_of(c, i), chunk_of(a, i), "chunk {i}");
+            }
+        } else {
+            assert_ne!(chunk_of(c, 0), chunk_of(a, 0), "compressed again");
+        }
+        let (mut p, mut len) = (std::ptr::null_mut::<u8>(), 0i32);
+        // SAFETY: the copy's live super-chunk, writable out pointers.
+        let r = unsafe { blosc2_vlmeta_get((*c).sc, name.as_ptr(), &mut p, &mut len) };
+        assert!(r >= 0, "vlmeta_get of the copy ({chunks:?}): {r}");
+        // SAFETY: len bytes at p, malloc'ed by the library.
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts(p, len as usize) },
+            b"kept"
+        );
+        // SAFETY: as above.
+        unsafe { libc::free(p.cast()) };
+        free(c);
+        // SAFETY: the context, freed once.
+        unsafe { b2nd_free_ctx(ctx) };
+    }
+    free(a);
 }

@@ -149,6 +149,41 @@ fn placing(m: &NdMeta) -> Vec<(u64, u64, u64)> {
 /// errors (a chunk that does not back the metalayer is refused); the
 /// super-chunk's errors.
 pub fn with_dims(sc: &mut SChunk, meta: &NdMeta, new: &NdMeta) -> Result<SChunk> {
+    let cparams = sc.compress_params().clone();
+    with_dims_in(sc, meta, new, cparams, |b| b.build_memory())
+}
+
+/// [`with_dims`] into a super-chunk that `build` makes from the prepared
+/// builder (in memory, in a file or in a directory), whose later writes
+/// compress with `cparams` (its type size and block size the array's):
+/// its chunks are the source's, copied as they are, or, where they must be
+/// gathered, compressed with `cparams`. With `new` equal to `meta`, a copy
+/// of the array that decodes nothing, as C-Blosc2's `b2nd_copy` makes one
+/// when the chunk and block shapes do not change.
+///
+/// ```
+/// use oxiblosc::ndarray::{self, NdMeta, with_dims_in, get_slice};
+/// use oxiblosc::{CParams, Codec};
+/// let data: Vec<u8> = (0..35u8).collect();
+/// let meta = NdMeta::new(&[7, 5], &[3, 4], &[2, 3], "|u1");
+/// let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+/// let lz4 = CParams::default().codec(Codec::Lz4);
+/// let mut copy = with_dims_in(&mut sc, &meta, &meta, lz4, |b| b.build_memory()).unwrap();
+/// assert_eq!(copy.get_chunk(0).unwrap(), sc.get_chunk(0).unwrap());
+/// let mut all = [0u8; 35];
+/// get_slice(&mut copy, &meta, &[0, 0], &[7, 5], &mut all, &[7, 5]).unwrap();
+/// assert_eq!(&all[..], &data[..]);
+/// ```
+///
+/// # Errors
+/// As [`with_dims`]; `build`'s errors.
+pub fn with_dims_in(
+    sc: &mut SChunk,
+    meta: &NdMeta,
+    new: &NdMeta,
+    cparams: crate::CParams,
+    build: impl FnOnce(crate::schunk::SChunkBuilder) -> Result<SChunk>,
+) -> Result<SChunk> {
     let long = |m: &NdMeta| -> Vec<u64> { m.shape.iter().copied().filter(|&s| s != 1).collect() };
     if long(meta) != long(new) || meta.nitems() != new.nitems() {
         return Err(Error::InvalidParam(format!(
@@ -162,7 +197,7 @@ pub fn with_dims(sc: &mut SChunk, meta: &NdMeta, new: &NdMeta) -> Result<SChunk>
         Error::Corrupt(m) => Error::InvalidParam(m),
         o => o,
     })?;
-    let mut b = super::write::builder_of(new, sc.compress_params().clone(), is, &layout)?
+    let mut b = super::write::builder_of(new, cparams, is, &layout)?
         .dparams(sc.dparams().clone())
         .fsync(false);
     for m in sc.metalayers() {
@@ -170,7 +205,7 @@ pub fn with_dims(sc: &mut SChunk, meta: &NdMeta, new: &NdMeta) -> Result<SChunk>
             b = b.meta(&m.name, &m.content);
         }
     }
-    let mut out = b.build_memory()?;
+    let mut out = build(b)?;
     let names: Vec<String> = sc.vlmeta_names().into_iter().map(String::from).collect();
     for name in names {
         if let Some(v) = sc.vlmeta_get(&name)? {

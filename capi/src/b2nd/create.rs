@@ -4,6 +4,44 @@
 
 use super::*;
 
+impl b2nd_context_t {
+    /// The storage's path as C sees it now: C code may set
+    /// `ctx->b2_storage->urlpath` after b2nd_create_ctx (C-Blosc2's test
+    /// `b2nd/test_b2nd_expand_dims` sets it to NULL for an array in
+    /// memory); `BLOSC2_ERROR_INVALID_PARAM` for one that is not UTF-8.
+    ///
+    /// # Safety
+    /// The storage's urlpath is null, the context's own string, or a
+    /// NUL-terminated string the caller set (C's contract).
+    pub(super) unsafe fn urlpath(&self, what: &str) -> Result<Option<String>, c_int> {
+        if self.storage.urlpath.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: the caller's contract.
+        match unsafe { str_arg(self.storage.urlpath) } {
+            Some(u) => Ok(Some(u.to_owned())),
+            None => {
+                eprintln!("{what}: a urlpath that is not UTF-8");
+                Err(err::INVALID_PARAM)
+            }
+        }
+    }
+
+    /// The super-chunk `b` makes where the storage says: in memory, a
+    /// frame file (`contiguous`) or a directory at `urlpath`.
+    pub(super) fn build(
+        &self,
+        b: oxiblosc::schunk::SChunkBuilder,
+        urlpath: Option<&str>,
+    ) -> oxiblosc::Result<SChunk> {
+        match urlpath {
+            None => b.build_memory(),
+            Some(u) if self.storage.contiguous => b.create_file(u),
+            Some(u) => b.create_dir(u),
+        }
+    }
+}
+
 /// What a new array's chunks hold.
 pub(super) enum Init<'a> {
     /// Special chunks of this kind (`Fill::Value`'s item checked against
@@ -86,21 +124,10 @@ pub(super) unsafe fn create_shaped(
             return err::MAX_BUFSIZE_EXCEEDED;
         }
     }
-    // The storage's path as C sees it now: C code may set
-    // `ctx->b2_storage->urlpath` after b2nd_create_ctx (C-Blosc2's test
-    // `b2nd/test_b2nd_expand_dims` sets it to NULL for an array in memory).
-    let urlpath = if ctx.storage.urlpath.is_null() {
-        None
-    } else {
-        // SAFETY: a non-null storage urlpath is the context's own string
-        // or a NUL-terminated string the caller set (C's contract).
-        match unsafe { str_arg(ctx.storage.urlpath) } {
-            Some(u) => Some(u.to_owned()),
-            None => {
-                eprintln!("{what}: a urlpath that is not UTF-8");
-                return err::INVALID_PARAM;
-            }
-        }
+    // SAFETY: the caller's contract (ctx live).
+    let urlpath = match unsafe { ctx.urlpath(what) } {
+        Ok(u) => u,
+        Err(rc) => return rc,
     };
     let made = (|| -> oxiblosc::Result<SChunk> {
         let itemsize = ndarray::dtype_itemsize(&meta.dtype)?;
@@ -139,11 +166,7 @@ pub(super) unsafe fn create_shaped(
                 b = b.meta(name, content);
             }
         }
-        let mut sc = match &urlpath {
-            None => b.build_memory()?,
-            Some(u) if ctx.storage.contiguous => b.create_file(u)?,
-            Some(u) => b.create_dir(u)?,
-        };
+        let mut sc = ctx.build(b, urlpath.as_deref())?;
         for (name, value) in copied.map_or(&[][..], |c| &c.vlmetalayers[..]) {
             sc.vlmeta_set(name, value)?;
         }

@@ -133,6 +133,56 @@ pub unsafe extern "C" fn b2nd_copy(
         let Some(a) = (unsafe { self::array(src) }) else {
             return err::NULL_POINTER;
         };
+        // SAFETY: C's contract: ctx from b2nd_create_ctx (or null).
+        let Some(c) = (unsafe { ctx.as_ref() }) else {
+            return err::NULL_POINTER;
+        };
+        if array.is_null() {
+            return err::NULL_POINTER;
+        }
+        // The same chunk and block shapes (and item size, and no
+        // metalayers of the context's own): the compressed chunks are
+        // copied as they are, as C-Blosc2's b2nd_copy copies the
+        // super-chunk then; nothing is decoded.
+        if c.metalayers.is_empty()
+            && c.meta.chunkshape == a.meta.chunkshape
+            && c.meta.blockshape == a.meta.blockshape
+        {
+            // SAFETY: the context's storage urlpath (C's contract).
+            let urlpath = match unsafe { c.urlpath("b2nd_copy") } {
+                Ok(u) => u,
+                Err(rc) => return rc,
+            };
+            let cp = match to_cparams(&c.cparams) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
+            let mut made = None;
+            let rc = with_array(a, false, |sc, meta| {
+                if ndarray::dtype_itemsize(&c.meta.dtype).ok() != Some(sc.typesize()) {
+                    return Ok(());
+                }
+                let copy =
+                    ndarray::with_dims_in(sc, meta, meta, cp, |b| c.build(b, urlpath.as_deref()))?;
+                made = Some((copy, meta.clone()));
+                Ok(())
+            });
+            if rc < 0 {
+                eprintln!("b2nd_copy: error {rc}");
+                return rc;
+            }
+            if let Some((sc, meta)) = made {
+                let mut cparams = c.cparams;
+                cparams.typesize = sc.typesize() as i32;
+                let h = handle_of(sc, cparams, c.dparams, urlpath.as_deref());
+                if h.is_null() {
+                    return err::FAILURE;
+                }
+                // SAFETY: array is non-null (checked above) and writable.
+                unsafe { *array = Array::boxed(h, meta) };
+                return 0;
+            }
+        }
         // The source's other metalayers and its vlmetalayers go with the
         // copy, as C-Blosc2's b2nd_copy carries them.
         let mut copied = Copied {
