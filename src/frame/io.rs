@@ -26,6 +26,11 @@ pub trait FrameIo {
     /// # Errors
     /// The storage's I/O error.
     fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()>;
+    /// A hint that about `additional` bytes are about to be written past
+    /// the end (an in-memory frame grows its buffer once for them).
+    fn reserve(&mut self, additional: u64) {
+        let _ = additional;
+    }
     /// Make the storage end at `len` (relative to the frame start).
     ///
     /// # Errors
@@ -103,6 +108,12 @@ impl FrameIo for Vec<u8> {
         let len = usize::try_from(len).map_err(|_| eof())?;
         self.resize(len, 0);
         Ok(())
+    }
+    fn reserve(&mut self, additional: u64) {
+        // A hint: a failure to grow now is left to the writes.
+        if let Ok(n) = usize::try_from(additional) {
+            let _ = self.try_reserve(n);
+        }
     }
     fn sync(&mut self) -> io::Result<()> {
         Ok(())

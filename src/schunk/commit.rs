@@ -2,6 +2,8 @@
 //! `change_chunks` / `commit`, which write in the crash-safe order the module
 //! documentation of [`super`] describes.
 
+use std::borrow::Cow;
+
 use super::storage::DirFrame;
 use super::{Backend, SChunk, Storage, Tail};
 use crate::SpecialValue;
@@ -55,7 +57,7 @@ impl SChunk {
     /// `place` function that stores a chunk (or turns it into an index
     /// code) and returns its entry; it returns the entries whose stored
     /// bytes become garbage.
-    pub(super) fn change_chunks<F>(
+    pub(super) fn change_chunks<'a, F>(
         &mut self,
         new_cs: i32,
         nbytes: i64,
@@ -65,7 +67,7 @@ impl SChunk {
     where
         F: FnOnce(
             &mut Vec<i64>,
-            &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
+            &mut dyn FnMut(&'a [u8], &ChunkHeader) -> Result<i64>,
         ) -> Result<Vec<i64>>,
     {
         self.change_chunks_with(new_cs, nbytes, vlblocks, None, edit)
@@ -73,7 +75,7 @@ impl SChunk {
 
     /// [`SChunk::change_chunks`] that also writes `metas` (new metalayers
     /// of the same stored sizes) in the same commit write.
-    pub(super) fn change_chunks_with<F>(
+    pub(super) fn change_chunks_with<'a, F>(
         &mut self,
         new_cs: i32,
         nbytes: i64,
@@ -84,23 +86,25 @@ impl SChunk {
     where
         F: FnOnce(
             &mut Vec<i64>,
-            &mut dyn FnMut(&[u8], &ChunkHeader) -> Result<i64>,
+            &mut dyn FnMut(&'a [u8], &ChunkHeader) -> Result<i64>,
         ) -> Result<Vec<i64>>,
     {
         self.check_index_editable()?;
         let mut offs = self.offsets.to_vec();
-        let mut pending: Vec<Vec<u8>> = Vec::new();
+        // The new stored chunks, borrowed from the caller (a rebuild of
+        // megabytes of chunks copied none of them here).
+        let mut pending: Vec<Cow<'a, [u8]>> = Vec::new();
         // Placeholder entries for new stored chunks: -1 - k (never a valid
         // entry: special codes are below -2^62), replaced once
         // their location is known.
         const TAG: i64 = -1;
         let is_tag = |e: i64| e <= TAG && e > -(1 << 40);
         let garbage = {
-            let mut place = |bytes: &[u8], h: &ChunkHeader| -> Result<i64> {
+            let mut place = |bytes: &'a [u8], h: &ChunkHeader| -> Result<i64> {
                 if let Some(code) = self.index_code(new_cs, h) {
                     return code;
                 }
-                pending.push(bytes.to_vec());
+                pending.push(Cow::Borrowed(bytes));
                 Ok(TAG - (pending.len() as i64 - 1))
             };
             edit(&mut offs, &mut place)?
@@ -127,7 +131,7 @@ impl SChunk {
                 {
                     let size = self.header.chunksize as usize;
                     let chunk = frame::materialize_special(&self.header, size, kind)?;
-                    pending.push(chunk);
+                    pending.push(Cow::Owned(chunk));
                     *e = TAG - (pending.len() as i64 - 1);
                 }
             }
@@ -350,7 +354,7 @@ impl SChunk {
     pub(super) fn check_variable_sum(
         &mut self,
         offs: &[i64],
-        pending: &[Vec<u8>],
+        pending: &[Cow<'_, [u8]>],
         nbytes: i64,
     ) -> Result<()> {
         let Backend::Frame { io, .. } = &mut self.backend else {
@@ -395,10 +399,10 @@ impl SChunk {
     /// then the header `h` (with sizes filled in; with `meta.metas`, the
     /// metalayers too, in the same write). The state changes only when
     /// everything was written.
-    pub(super) fn commit<F>(
+    pub(super) fn commit<F, C: AsRef<[u8]>>(
         &mut self,
         mut h: FrameHeader,
-        new_chunks: Vec<Vec<u8>>,
+        new_chunks: Vec<C>,
         make: F,
         meta: MetaChange,
         dead: Vec<(u64, u64)>,
@@ -412,9 +416,9 @@ impl SChunk {
         // Metalayers changed along (`rebuild_chunks_with_meta`) are written
         // by the commit write itself: the change is old-or-new as a whole.
         let freed: u64 = dead.iter().map(|&(_, l)| l).sum();
-        let sizes: Vec<u64> = new_chunks.iter().map(|c| c.len() as u64).collect();
+        let sizes: Vec<u64> = new_chunks.iter().map(|c| c.as_ref().len() as u64).collect();
         let mut alloc = None;
-        let new_live: u64 = new_chunks.iter().map(|c| c.len() as u64).sum();
+        let new_live: u64 = sizes.iter().sum();
         let live = (self.live_cbytes + new_live).saturating_sub(freed);
         let vl_changed = vlmeta.is_some();
         let vl = vlmeta.unwrap_or_else(|| self.vlmetalayers.clone());
@@ -446,7 +450,10 @@ impl SChunk {
                 let hl = u64::from(h.header_len);
                 let mut sect = self.header.cbytes as u64;
                 let mut locs = Vec::with_capacity(new_chunks.len());
+                // One growth of the frame's buffer for all of them.
+                io.reserve(new_live);
                 for c in &new_chunks {
+                    let c = c.as_ref();
                     io.write_all_at(hl + sect, c)?;
                     locs.push(sect as i64);
                     sect += c.len() as u64;
@@ -503,12 +510,13 @@ impl SChunk {
                 if persistent {
                     let a = self.space.place(&sizes, old_cbytes, old_end);
                     for (c, &loc) in new_chunks.iter().zip(&a.locs) {
-                        cut!(io.write_all_at(hl + loc, c));
+                        cut!(io.write_all_at(hl + loc, c.as_ref()));
                         locs.push(loc as i64);
                     }
                     alloc = Some(a);
                 } else {
                     for c in &new_chunks {
+                        let c = c.as_ref();
                         io.write_all_at(hl + sect, c)?;
                         locs.push(sect as i64);
                         sect += c.len() as u64;
@@ -596,7 +604,7 @@ impl SChunk {
                     if id > i64::from(u32::MAX) {
                         return Err(invalid_param("chunk ids exhausted"));
                     }
-                    let r = dir.write_chunk(id as u64, c, fsync);
+                    let r = dir.write_chunk(id as u64, c.as_ref(), fsync);
                     locs.push(id);
                     if let Err(e) = r {
                         remove_chunk_files(&dir, &locs);

@@ -61,7 +61,7 @@ impl SChunk {
             }
             self.commit(
                 self.header.clone(),
-                Vec::new(),
+                Vec::<Vec<u8>>::new(),
                 |_| Ok(None),
                 MetaChange::default(),
                 Vec::new(),
@@ -205,7 +205,7 @@ impl SChunk {
         let step1 = remap(&self.offsets, start);
         self.commit(
             self.header.clone(),
-            Vec::new(),
+            Vec::<Vec<u8>>::new(),
             move |_| Ok(Some(step1)),
             MetaChange::default(),
             Vec::new(),
@@ -220,7 +220,7 @@ impl SChunk {
         )?;
         self.commit(
             self.header.clone(),
-            Vec::new(),
+            Vec::<Vec<u8>>::new(),
             move |_| Ok(Some(fin)),
             MetaChange::default(),
             Vec::new(),

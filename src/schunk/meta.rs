@@ -242,7 +242,7 @@ impl SChunk {
     fn commit_vlmeta(&mut self, vl: Vec<VlMetalayer>) -> Result<()> {
         self.commit(
             self.header.clone(),
-            Vec::new(),
+            Vec::<Vec<u8>>::new(),
             |_| Ok(None),
             MetaChange {
                 vlmeta: Some(vl),

@@ -229,9 +229,11 @@ impl SChunk {
                     )));
                 }
                 Rebuild::New(c) => {
-                    self.check_new_chunk(c)?;
-                    let c = frame::raw::widen_short_chunk(c)?.into_owned();
-                    let h = self.check_new_chunk(&c)?;
+                    let mut h = self.check_new_chunk(c)?;
+                    let c = frame::raw::widen_short_chunk(c)?;
+                    if let std::borrow::Cow::Owned(w) = &c {
+                        h = self.check_new_chunk(w)?;
+                    }
                     if h.is_vlblocks() {
                         return Err(invalid_param("VL-block chunks in a rebuilt list"));
                     }
@@ -285,7 +287,7 @@ impl SChunk {
             });
         let new_cs = if fixed { cs } else { 0 };
         let vl = self.header.general_flags & frame::raw::GFLAG_VLBLOCKS != 0 && total > 0;
-        self.change_chunks_with(new_cs, nbytes, vl, metas, move |offs, place| {
+        self.change_chunks_with(new_cs, nbytes, vl, metas, |offs, place| {
             // `offs` holds the old index (a copy): the new one is built
             // from it, run by run.
             let old = std::mem::take(offs);
@@ -438,7 +440,7 @@ impl SChunk {
         h.general_flags = (h.general_flags & 0x30) | 2;
         self.commit(
             h,
-            Vec::new(),
+            Vec::<Vec<u8>>::new(),
             move |_| {
                 Ok(Some(Offsets::Repeated {
                     value: code,
@@ -531,7 +533,8 @@ impl Rebuild {
 
 /// A checked step of [`SChunk::rebuild_chunks`]: old chunks kept, or a new
 /// chunk (widened to a Blosc2 header) and its header.
-enum Step {
+enum Step<'p> {
     Keep(std::ops::Range<usize>),
-    New(Vec<u8>, ChunkHeader),
+    /// A new chunk, borrowed from the plan (owned only when widened).
+    New(std::borrow::Cow<'p, [u8]>, ChunkHeader),
 }
