@@ -187,6 +187,17 @@ impl Layout {
         }
     }
 
+    /// What coordinate `x` (in bounds) of dimension `d` adds to an item's
+    /// offset inside its decoded chunk ([`Layout::locate`]'s second value
+    /// is the sum over the dimensions): the place of its block in the
+    /// chunk's block grid, and its place in the block.
+    pub(crate) fn chunk_offset_part(&self, d: usize, x: u64) -> u64 {
+        let p = x % self.chunkshape[d];
+        let grid_stride: u64 = self.blocks[d + 1..].iter().product();
+        p / self.blockshape[d] * grid_stride * self.block_items as u64
+            + p % self.blockshape[d] * self.block_strides[d]
+    }
+
     /// Where the item at logical coordinate `coord` lives: the chunk (its
     /// index in C order of the grid) and the item's offset in the decoded
     /// chunk (its block's index in C order of the block grid times the
@@ -527,6 +538,9 @@ mod tests {
                             rem /= s[d];
                         }
                         assert_eq!(l.locate(&x), Some((ci, c + j)), "{s:?} {c:?} {b:?} {x:?}");
+                        // The offset is the sum of the dimensions' parts.
+                        let sum: u64 = (0..s.len()).map(|d| l.chunk_offset_part(d, x[d])).sum();
+                        assert_eq!(sum as usize, c + j, "parts of {x:?}");
                         seen += 1;
                     }
                 });

@@ -19,25 +19,25 @@ use super::slice::{ChunkReader, layout_of, patch_chunks};
 use crate::error::{Error, Result};
 use crate::schunk::SChunk;
 
-/// Read the items `(chunk_item, dst_item)` of chunk `ci` (item offsets in
-/// the decoded chunk and in `dst`, all in bounds) into `dst` through `r`,
-/// decoding only the blocks they are in.
-fn read_items(
+/// Read the runs `(chunk_item, dst_item, n)` of chunk `ci` (`n` items
+/// that follow on in both the decoded chunk and `dst`, all in bounds) into
+/// `dst` through `r`, decoding only the blocks they are in.
+fn read_runs(
     r: &mut ChunkReader,
     sc: &mut SChunk,
     ci: u64,
-    items: impl Iterator<Item = (usize, usize)> + Clone,
+    runs: impl Iterator<Item = (usize, usize, usize)> + Clone,
     dst: &mut [u8],
     is: usize,
 ) -> Result<()> {
     if !r.begin(sc, ci)? {
-        for (c, _) in items.clone() {
-            r.mark(c, 1);
+        for (c, _, n) in runs.clone() {
+            r.mark(c, n);
         }
         r.decode(sc, ci)?;
     }
-    for (c, o) in items {
-        r.copy(c, 1, &mut dst[o * is..(o + 1) * is]);
+    for (c, o, n) in runs {
+        r.copy(c, n, &mut dst[o * is..(o + n) * is]);
     }
     Ok(())
 }
@@ -103,17 +103,20 @@ pub fn get_items(sc: &mut SChunk, meta: &NdMeta, coords: &[u64], dst: &mut [u8])
     at.sort_unstable();
     let mut r = ChunkReader::new(&layout);
     for group in at.chunk_by(|a, b| a.0 == b.0) {
-        let items = group.iter().map(|&(_, c, o)| (c, o));
-        read_items(&mut r, sc, group[0].0, items, dst, is)?;
+        let items = group.iter().map(|&(_, c, o)| (c, o, 1));
+        read_runs(&mut r, sc, group[0].0, items, dst, is)?;
     }
     Ok(())
 }
 
 /// One dimension of an orthogonal selection.
 struct Axis {
-    /// `(index, place in the selection)`, by index then place.
-    sorted: Vec<(u64, u64)>,
-    /// Runs of `sorted` in one chunk of the dimension: `(chunk
+    /// For each `(index, place in the selection)` of the dimension, by
+    /// index then place: what its index adds to an item's offset in
+    /// its chunk ([`Layout::chunk_offset_part`]) and its place to the
+    /// item's offset in the buffer.
+    parts: Vec<(u64, u64)>,
+    /// Runs of `parts` in one chunk of the dimension: `(chunk
     /// coordinate, start, end)`, by chunk coordinate.
     groups: Vec<(u64, usize, usize)>,
 }
@@ -122,13 +125,17 @@ struct Axis {
 /// dimension's indices grouped by chunk.
 struct Orthogonal {
     axes: Vec<Axis>,
-    /// The buffer's C-order strides (in items).
-    bstrides: Vec<u64>,
 }
 
 impl Orthogonal {
-    fn new(meta: &NdMeta, selection: &[&[u64]], bshape: &[u64]) -> Orthogonal {
+    fn new(meta: &NdMeta, layout: &Layout, selection: &[&[u64]], bshape: &[u64]) -> Orthogonal {
         let n = meta.ndim();
+        // Saturating: only used when every dimension selects an item, the
+        // buffer's items then checked to fit.
+        let mut bstrides = vec![1u64; n];
+        for d in (0..n.saturating_sub(1)).rev() {
+            bstrides[d] = bstrides[d + 1].saturating_mul(bshape[d + 1]);
+        }
         let axes = (0..n)
             .map(|d| {
                 let mut sorted: Vec<(u64, u64)> = selection[d]
@@ -145,16 +152,14 @@ impl Orthogonal {
                         _ => groups.push((cc, k, k + 1)),
                     }
                 }
-                Axis { sorted, groups }
+                let parts = sorted
+                    .iter()
+                    .map(|&(x, p)| (layout.chunk_offset_part(d, x), p * bstrides[d]))
+                    .collect();
+                Axis { parts, groups }
             })
             .collect();
-        // Saturating: only used when every dimension selects an item, the
-        // buffer's items then checked to fit.
-        let mut bstrides = vec![1u64; n];
-        for d in (0..n.saturating_sub(1)).rev() {
-            bstrides[d] = bstrides[d + 1].saturating_mul(bshape[d + 1]);
-        }
-        Orthogonal { axes, bstrides }
+        Orthogonal { axes }
     }
 
     /// The chunks holding selected items, in C order of the grid.
@@ -187,13 +192,19 @@ impl Orthogonal {
         }
     }
 
-    /// The selected items of chunk `ci` into `out`: `(chunk_item,
-    /// buffer_item)`, in C order of their places in the buffer among the
-    /// items of one array item (a repeated index's later place after its
-    /// earlier, so a write of them in this order leaves the later).
-    fn items(&self, layout: &Layout, ci: u64, out: &mut Vec<(usize, usize)>) {
+    /// The selected items of chunk `ci` into `out` as runs `(chunk_item,
+    /// buffer_item, n)` of items that follow on in both, in C order of
+    /// their places in the buffer among the items of one array item (a
+    /// repeated index's later place after its earlier, never in one run
+    /// with it, so a write of them in this order leaves the later).
+    fn runs(&self, layout: &Layout, ci: u64, out: &mut Vec<(usize, usize, usize)>) {
         out.clear();
         let n = self.axes.len();
+        if n == 0 {
+            // The one item of a 0-dimensional array.
+            out.push((0, 0, 1));
+            return;
+        }
         let grid = layout.grid();
         let (mut lo, mut hi) = ([0usize; MAX_DIM], [0usize; MAX_DIM]);
         let mut rem = ci;
@@ -206,20 +217,25 @@ impl Orthogonal {
             };
             (lo[d], hi[d]) = (groups[k].1, groups[k].2);
         }
+        let last = &self.axes[n - 1].parts[lo[n - 1]..hi[n - 1]];
         let mut k = lo;
-        let mut x = [0u64; MAX_DIM];
         loop {
-            let mut b = 0u64;
-            for d in 0..n {
-                let (v, p) = self.axes[d].sorted[k[d]];
-                x[d] = v;
-                b += p * self.bstrides[d];
+            // The offsets of the dimensions before the last.
+            let (mut c0, mut b0) = (0u64, 0u64);
+            for (axis, &kd) in self.axes[..n - 1].iter().zip(&k) {
+                let (c, b) = axis.parts[kd];
+                c0 += c;
+                b0 += b;
             }
-            if let Some((_, c)) = layout.locate(&x[..n]) {
-                out.push((c, b as usize));
+            for &(c, b) in last {
+                let (c, b) = ((c0 + c) as usize, (b0 + b) as usize);
+                match out.last_mut() {
+                    Some((pc, pb, m)) if *pc + *m == c && *pb + *m == b => *m += 1,
+                    _ => out.push((c, b, 1)),
+                }
             }
-            // The next item: an odometer over the groups' runs.
-            let mut d = n;
+            // The next row: an odometer over the other dimensions' runs.
+            let mut d = n - 1;
             loop {
                 if d == 0 {
                     return;
@@ -322,13 +338,13 @@ pub fn get_orthogonal(
         )));
     }
     let layout = layout_of(sc, meta)?;
-    let sel = Orthogonal::new(meta, selection, bshape);
+    let sel = Orthogonal::new(meta, &layout, selection, bshape);
     let mut r = ChunkReader::new(&layout);
     let mut items = Vec::new();
     let is = layout.itemsize();
     for ci in sel.chunks(&layout) {
-        sel.items(&layout, ci, &mut items);
-        read_items(&mut r, sc, ci, items.iter().copied(), dst, is)?;
+        sel.runs(&layout, ci, &mut items);
+        read_runs(&mut r, sc, ci, items.iter().copied(), dst, is)?;
     }
     Ok(())
 }
@@ -375,16 +391,16 @@ pub fn set_orthogonal(
     sc.check_writable()?;
     sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
-    let sel = Orthogonal::new(meta, selection, bshape);
+    let sel = Orthogonal::new(meta, &layout, selection, bshape);
     let chunks = sel.chunks(&layout);
     if chunks.is_empty() {
         return Ok(());
     }
     let mut items = Vec::new();
     patch_chunks(sc, &layout, &chunks, |ci, buf| {
-        sel.items(&layout, ci, &mut items);
-        for &(c, b) in &items {
-            buf[c * is..(c + 1) * is].copy_from_slice(&src[b * is..(b + 1) * is]);
+        sel.runs(&layout, ci, &mut items);
+        for &(c, b, m) in &items {
+            buf[c * is..(c + m) * is].copy_from_slice(&src[b * is..(b + m) * is]);
         }
         Ok(())
     })
