@@ -11,7 +11,8 @@ use std::ffi::CString;
 use blosc2::b2nd::b2nd_copy;
 use blosc2::b2nd::{
     b2nd_array_t, b2nd_concatenate, b2nd_copy_buffer2, b2nd_create_ctx, b2nd_expand_dims,
-    b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_squeeze, b2nd_squeeze_index, b2nd_to_cbuffer,
+    b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_from_cframe, b2nd_resize,
+    b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_squeeze_index, b2nd_to_cbuffer, b2nd_to_cframe,
 };
 use blosc2::schunk::{
     blosc2_metalayer, blosc2_schunk_get_chunk, blosc2_storage, blosc2_vlmeta_add, blosc2_vlmeta_get,
@@ -381,4 +382,111 @@ fn a_copy_with_the_same_shapes_keeps_the_compressed_chunks() {
         unsafe { b2nd_free_ctx(ctx) };
     }
     free(a);
+}
+
+/// A view shares the original's chunks (as C-Blosc2's): a write through
+/// either shows in the other, both may be freed in any order; it cannot
+/// change shape; a frame written of it holds its own shape; once the
+/// original is resized the view refuses calls. A squeeze that drops a
+/// dimension of length 1 with longer chunks makes an independent copy.
+#[test]
+fn views_share_the_chunks_of_the_original() {
+    let data: Vec<u8> = (0..60).collect();
+    let a = array(&[6, 10], &[4, 3], &[2, 2], &data);
+    let axis = [true, false, false];
+    let mut v: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live array, 3 flags, a writable out pointer.
+    assert_eq!(unsafe { b2nd_expand_dims(a, &mut v, axis.as_ptr(), 3) }, 0);
+    // SAFETY: live arrays.
+    assert_eq!(unsafe { (*v).sc }, unsafe { (*a).sc }, "one super-chunk");
+    let set = |arr: *mut b2nd_array_t, lo: &[i64], hi: &[i64], val: u8| {
+        let shape: Vec<i64> = lo.iter().zip(hi).map(|(l, h)| h - l).collect();
+        let n: i64 = shape.iter().product();
+        let buf = vec![val; n as usize];
+        // SAFETY: a live array; the box and the buffer's shape of ndim values.
+        unsafe {
+            b2nd_set_slice_cbuffer(
+                buf.as_ptr().cast(),
+                shape.as_ptr(),
+                n,
+                lo.as_ptr(),
+                hi.as_ptr(),
+                arr,
+            )
+        }
+    };
+    assert_eq!(set(a, &[0, 0], &[1, 2], 200), 0);
+    let mut want = data.clone();
+    want[..2].fill(200);
+    assert_eq!(contents(v), (vec![1, 6, 10], want.clone()));
+    assert_eq!(set(v, &[0, 5, 9], &[1, 6, 10], 201), 0);
+    want[59] = 201;
+    assert_eq!(contents(a), (vec![6, 10], want.clone()));
+    // Its shape is its own: no resize, no concatenation into it.
+    let ns = [1i64, 7, 10];
+    // SAFETY: a live view, a shape of ndim values.
+    assert_eq!(
+        unsafe { b2nd_resize(v, ns.as_ptr(), std::ptr::null()) },
+        err::INVALID_PARAM
+    );
+    let ctx = new_ctx(&[1, 6, 10], &[1, 4, 3], &[1, 2, 2]);
+    let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: live context and arrays, a writable out pointer.
+    assert_eq!(
+        unsafe { b2nd_concatenate(ctx, v, v, 1, false, &mut out) },
+        err::INVALID_PARAM
+    );
+    // Into a copy it works.
+    // SAFETY: as above.
+    assert_eq!(unsafe { b2nd_concatenate(ctx, v, v, 1, true, &mut out) }, 0);
+    let mut twice = Vec::new();
+    for _ in 0..2 {
+        twice.extend_from_slice(&want);
+    }
+    assert_eq!(contents(out), (vec![1, 12, 10], twice));
+    free(out);
+    // SAFETY: the context, freed once.
+    unsafe { b2nd_free_ctx(ctx) };
+    // A frame of the view holds the view's shape.
+    let (mut frame, mut len, mut needs_free) = (std::ptr::null_mut::<u8>(), 0i64, false);
+    // SAFETY: a live view, writable out pointers.
+    assert_eq!(
+        unsafe { b2nd_to_cframe(v, &mut frame, &mut len, &mut needs_free) },
+        0
+    );
+    let mut back: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: the frame of len bytes, copied.
+    assert_eq!(unsafe { b2nd_from_cframe(frame, len, true, &mut back) }, 0);
+    assert_eq!(contents(back), (vec![1, 6, 10], want.clone()));
+    free(back);
+    if needs_free {
+        // SAFETY: malloc'ed by the library.
+        unsafe { libc::free(frame.cast()) };
+    }
+    // The original resized: the view refuses calls.
+    let grown = [7i64, 10];
+    // SAFETY: a live array, a shape of ndim values.
+    assert_eq!(
+        unsafe { b2nd_resize(a, grown.as_ptr(), std::ptr::null()) },
+        0
+    );
+    let mut buf = vec![0u8; 60];
+    // SAFETY: a live view and a buffer of 60 bytes.
+    assert_eq!(
+        unsafe { b2nd_to_cbuffer(v, buf.as_mut_ptr().cast(), 60) },
+        err::INVALID_PARAM
+    );
+    free(a);
+    free(v);
+    // A squeeze of a dimension of length 1 whose chunks are longer: a copy.
+    let b = array(&[1, 8], &[2, 4], &[2, 2], &data[..8]);
+    let mut s: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live array, a writable out pointer.
+    assert_eq!(unsafe { b2nd_squeeze(b, &mut s) }, 0);
+    // SAFETY: live arrays.
+    assert_ne!(unsafe { (*s).sc }, unsafe { (*b).sc });
+    assert_eq!(set(b, &[0, 0], &[1, 1], 99), 0);
+    assert_eq!(contents(s), (vec![8], data[..8].to_vec()));
+    free(b);
+    free(s);
 }

@@ -112,6 +112,22 @@ impl NdMeta {
     }
 }
 
+/// Whether the NDArrays `a` and `b` describe place every item at the same
+/// byte of the same chunk: they differ at most in dimensions of length 1
+/// with chunks and blocks of 1. Then one super-chunk holds both (what
+/// [`with_dims`] copies as it is; the C ABI's views share it).
+///
+/// ```
+/// use oxiblosc::ndarray::{NdMeta, same_chunks};
+/// let m = NdMeta::new(&[7, 5], &[3, 4], &[2, 3], "|u1");
+/// assert!(same_chunks(&m, &m.expand_dims(&[true, false, false]).unwrap()));
+/// let long = NdMeta::new(&[1, 7], &[2, 3], &[2, 3], "|u1");
+/// assert!(!same_chunks(&long, &long.squeeze()));
+/// ```
+pub fn same_chunks(a: &NdMeta, b: &NdMeta) -> bool {
+    placing(a) == placing(b)
+}
+
 /// The dimensions that place items: all but those of length 1 with chunks
 /// and blocks of 1 (which change no offset in a chunk or the array).
 fn placing(m: &NdMeta) -> Vec<(u64, u64, u64)> {

@@ -29,7 +29,7 @@ mod slice;
 mod write;
 
 pub use buffer::copy_box;
-pub use dims::{with_dims, with_dims_in};
+pub use dims::{same_chunks, with_dims, with_dims_in};
 pub use layout::Layout;
 pub use meta::{
     B2ND_META, CATERVA_META, DEFAULT_DTYPE, MAX_DIM, MAX_DTYPE_LEN, META_VERSION, NdMeta,

@@ -2,15 +2,20 @@
 //! `b2nd_squeeze_index`, `b2nd_expand_dims`.
 //!
 //! C-Blosc2 makes these "views": a new array whose super-chunk points to
-//! the original's chunk list, freed with `b2nd_free` in any order. Ours is
-//! a new in-memory array holding the same compressed chunks, copied as they
-//! are ([`ndarray::with_dims`]; chunks are gathered and compressed again
-//! only when a removed dimension of length 1 had chunks or blocks longer
-//! than 1, where C's view would misplace the items). The difference shows
-//! only after a write: a change to either array does not show in the other.
-//! As in C, the view is in memory (no `urlpath`), with the original's
-//! compression parameters, and an array with metalayers other than `b2nd`
-//! is refused (`BLOSC2_ERROR_INVALID_PARAM`).
+//! the original's chunk list, freed with `b2nd_free` in any order. Ours
+//! too, in O(1): the view shares the original's super-chunk handle (freed
+//! with the last array holding it) with a shape of its own, so a write
+//! to either shows in the other. A view cannot change shape (resize,
+//! insert, append, delete, concatenate into it:
+//! `BLOSC2_ERROR_INVALID_PARAM`), and stops working
+//! (`BLOSC2_ERROR_INVALID_PARAM`) once the original is resized; a frame
+//! written of it (`b2nd_to_cframe`, `b2nd_save`, `b2nd_save_append`) holds
+//! the view's shape. Only where a removed dimension of length 1 had chunks
+//! or blocks longer than 1 (C's view would misplace the items there) is the
+//! view a new in-memory array of the items gathered again
+//! ([`ndarray::with_dims`]), with the original's compression parameters.
+//! As in C, an array with metalayers other than `b2nd` is refused
+//! (`BLOSC2_ERROR_INVALID_PARAM`).
 
 use super::*;
 
@@ -46,7 +51,12 @@ unsafe fn view_of(
             refused = rc;
             Error::InvalidParam("the new shape is refused".into())
         })?;
-        let sc = ndarray::with_dims(sc, meta, &new)?;
+        // The same chunks: a view sharing the super-chunk, as C's.
+        let sc = if ndarray::same_chunks(meta, &new) {
+            None
+        } else {
+            Some(ndarray::with_dims(sc, meta, &new)?)
+        };
         made = Some((sc, new));
         Ok(())
     });
@@ -56,6 +66,11 @@ unsafe fn view_of(
     let Some((sc, meta)) = made.filter(|_| rc >= 0) else {
         eprintln!("{what}: error {rc}");
         return rc;
+    };
+    let Some(sc) = sc else {
+        // SAFETY: view is non-null (checked above) and writable.
+        unsafe { *view = Array::boxed_view(a.c.sc, meta) };
+        return 0;
     };
     // The original's compression parameters (C copies them into the view).
     // SAFETY: a.c.sc is a live super-chunk handle of this library (with_array

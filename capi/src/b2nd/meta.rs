@@ -138,7 +138,12 @@ pub unsafe extern "C" fn b2nd_print_meta(array: *const b2nd_array_t) -> c_int {
             return err::NULL_POINTER;
         };
         let mut text = None;
+        let view = a.view.then(|| a.meta.clone());
         let r = with_locked(a.c.sc, false, |sc| match ndarray::find_meta(sc) {
+            Ok(Some(_)) if view.is_some() => {
+                text = view.as_ref().map(meta_text);
+                0
+            }
             Ok(Some((_, m))) => {
                 text = Some(meta_text(&m));
                 0

@@ -80,6 +80,40 @@ pub struct Array {
     c: b2nd_array_t,
     meta: NdMeta,
     dtype: CString,
+    /// A view (`b2nd_squeeze`, `b2nd_expand_dims`): the super-chunk is
+    /// another array's, shared (see [`share`]), and `meta` is the view's
+    /// own shape of the same chunks, not the frame's metalayer.
+    view: bool,
+}
+
+/// Super-chunk handles that views share, with the count of arrays beyond
+/// the first that hold each (keyed by address): `b2nd_free` frees a
+/// handle only when no other array holds it, whichever is freed first.
+static SHARED: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// One more array holds the handle `sc`.
+fn share(sc: *mut blosc2_schunk) {
+    let mut v = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    match v.iter_mut().find(|(p, _)| *p == sc as usize) {
+        Some((_, n)) => *n += 1,
+        None => v.push((sc as usize, 1)),
+    }
+}
+
+/// One array lets go of the handle `sc`: true when another still holds it
+/// (then it must not be freed).
+fn unshare(sc: *mut blosc2_schunk) -> bool {
+    let mut v = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    match v.iter().position(|(p, _)| *p == sc as usize) {
+        Some(i) => {
+            v[i].1 -= 1;
+            if v[i].1 == 0 {
+                v.swap_remove(i);
+            }
+            true
+        }
+        None => false,
+    }
 }
 
 /// `B2ND_MAX_METALAYERS` (`BLOSC2_MAX_METALAYERS - 1`).
@@ -292,6 +326,16 @@ impl Array {
     }
 
     fn boxed(sc: *mut blosc2_schunk, meta: NdMeta) -> *mut b2nd_array_t {
+        Self::boxed_as(sc, meta, false)
+    }
+
+    /// A view over `sc`, another array's handle (shared: see [`share`]).
+    fn boxed_view(sc: *mut blosc2_schunk, meta: NdMeta) -> *mut b2nd_array_t {
+        share(sc);
+        Self::boxed_as(sc, meta, true)
+    }
+
+    fn boxed_as(sc: *mut blosc2_schunk, meta: NdMeta, view: bool) -> *mut b2nd_array_t {
         let dtype = CString::new(meta.dtype.replace('\0', "")).unwrap_or_default();
         let mut a = Box::new(Array {
             // SAFETY: every field of b2nd_array_t is an integer, a raw
@@ -299,6 +343,7 @@ impl Array {
             c: unsafe { std::mem::zeroed() },
             meta,
             dtype,
+            view,
         });
         a.c.sc = sc;
         a.sync();
@@ -327,8 +372,16 @@ fn with_array(
     f: impl FnOnce(&mut SChunk, &mut NdMeta) -> oxiblosc::Result<()>,
 ) -> c_int {
     let meta = &mut a.meta;
+    let view = a.view;
     let r = with_locked(a.c.sc, write, |sc| {
         match ndarray::find_meta(sc) {
+            // A view keeps its own shape, while the frame's array still
+            // lays its items out in the same chunks.
+            Ok(Some((_, m))) if view => {
+                if !ndarray::same_chunks(&m, meta) {
+                    return err::INVALID_PARAM;
+                }
+            }
             Ok(Some((_, m))) => {
                 let dtype = std::mem::take(&mut meta.dtype);
                 *meta = m;

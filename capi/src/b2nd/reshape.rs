@@ -17,6 +17,10 @@ pub unsafe extern "C" fn b2nd_delete(
         let Some(a) = (unsafe { self::array(array) }) else {
             return err::NULL_POINTER;
         };
+        if a.view {
+            // A view's shape is its own, over another array's chunks.
+            return err::INVALID_PARAM;
+        }
         let n = a.meta.ndim();
         let (Ok(axis), Ok(start), Ok(len)) = (
             usize::try_from(axis),
@@ -60,6 +64,10 @@ pub unsafe extern "C" fn b2nd_resize(
         let Some(a) = (unsafe { self::array(array) }) else {
             return err::NULL_POINTER;
         };
+        if a.view {
+            // A view's shape is its own, over another array's chunks.
+            return err::INVALID_PARAM;
+        }
         let n = a.c.ndim.max(0) as usize;
         // SAFETY: new_shape holds ndim values (C's contract).
         let Some(shape) = (unsafe { shape_arg(new_shape, n) }) else {
@@ -94,6 +102,10 @@ pub unsafe extern "C" fn b2nd_insert(
         let Some(a) = (unsafe { self::array(array) }) else {
             return err::NULL_POINTER;
         };
+        if a.view {
+            // A view's shape is its own, over another array's chunks.
+            return err::INVALID_PARAM;
+        }
         if buffersize <= 0 || buffer.is_null() || axis < 0 || insert_start < 0 {
             return err::INVALID_PARAM;
         }
@@ -118,6 +130,10 @@ pub unsafe extern "C" fn b2nd_append(
         let Some(a) = (unsafe { self::array(array) }) else {
             return err::NULL_POINTER;
         };
+        if a.view {
+            // A view's shape is its own, over another array's chunks.
+            return err::INVALID_PARAM;
+        }
         if buffersize <= 0 || buffer.is_null() || axis < 0 {
             return err::INVALID_PARAM;
         }
@@ -161,9 +177,16 @@ fn concatenate_into(dst: &mut Array, src: &Array, axis: usize) -> c_int {
     let mut inner = 0;
     let rc = with_array(dst, true, |sc, meta| {
         let r = with_locked(src.c.sc, false, |ssc| -> oxiblosc::Result<()> {
-            let (_, smeta) = ndarray::find_meta(ssc)?.ok_or_else(|| {
+            let (_, mut smeta) = ndarray::find_meta(ssc)?.ok_or_else(|| {
                 Error::InvalidParam("the array concatenated has no b2nd metalayer".into())
             })?;
+            if src.view {
+                // A view: its own shape of the same chunks.
+                if !ndarray::same_chunks(&smeta, &src.meta) {
+                    return Err(Error::InvalidParam("a stale view".into()));
+                }
+                smeta = src.meta.clone();
+            }
             ndarray::concatenate(sc, meta, ssc, &smeta, axis)
         });
         r.unwrap_or_else(|rc| {
@@ -223,6 +246,10 @@ pub unsafe extern "C" fn b2nd_concatenate(
         let Some(a1) = (unsafe { self::array(src1) }) else {
             return err::NULL_POINTER;
         };
+        if a1.view {
+            // In place into a view: its shape is its own.
+            return err::INVALID_PARAM;
+        }
         let rc = if std::ptr::eq(src1, src2) {
             // The array after itself: its items read first (within the
             // output limit), then appended.

@@ -52,7 +52,8 @@ pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
         }
         // SAFETY: array was made by this library and is freed once.
         let a = unsafe { Box::from_raw(array as *mut Array) };
-        if !a.c.sc.is_null() {
+        // A handle a view shares is freed with the last array holding it.
+        if !a.c.sc.is_null() && !super::unshare(a.c.sc) {
             forget_lock(a.c.sc);
             // SAFETY: the super-chunk handle belongs to this array.
             unsafe { blosc2_schunk_free(a.c.sc) };
@@ -132,9 +133,14 @@ pub unsafe extern "C" fn b2nd_to_cframe(
         if cframe.is_null() || cframe_len.is_null() || needs_free.is_null() {
             return err::NULL_POINTER;
         }
-        // SAFETY: the array's super-chunk handle; the out pointers are
-        // non-null and writable (C's contract).
-        let n = unsafe { crate::schunk::blosc2_schunk_to_buffer(a.c.sc, cframe, needs_free) };
+        let n = match materialized(a, |h| {
+            // SAFETY: a live super-chunk handle; the out pointers are
+            // non-null and writable (C's contract).
+            unsafe { crate::schunk::blosc2_schunk_to_buffer(h, cframe, needs_free) }
+        }) {
+            Ok(n) => n,
+            Err(rc) => return rc,
+        };
         if n < 0 {
             return n as c_int;
         }
@@ -211,8 +217,13 @@ pub unsafe extern "C" fn b2nd_save(array: *const b2nd_array_t, urlpath: *mut c_c
             dparams: std::ptr::null_mut(),
             io: std::ptr::null_mut(),
         };
-        // SAFETY: the array's super-chunk handle and a complete storage.
-        let copy = unsafe { crate::schunk::blosc2_schunk_copy(a.c.sc, &mut storage) };
+        let copy = match materialized(a, |h| {
+            // SAFETY: a live super-chunk handle and a complete storage.
+            unsafe { crate::schunk::blosc2_schunk_copy(h, &mut storage) }
+        }) {
+            Ok(c) => c,
+            Err(rc) => return rc,
+        };
         if copy.is_null() {
             return err::FILE_WRITE;
         }
@@ -234,8 +245,45 @@ pub unsafe extern "C" fn b2nd_save_append(
         let Some(a) = (unsafe { self::array(array) }) else {
             return i64::from(err::NULL_POINTER);
         };
-        // SAFETY: the array's super-chunk handle; urlpath is null or a
-        // NUL-terminated string (checked by the callee).
-        unsafe { crate::schunk::blosc2_schunk_append_file(a.c.sc, urlpath) }
+        materialized(a, |h| {
+            // SAFETY: a live super-chunk handle; urlpath is null or a
+            // NUL-terminated string (checked by the callee).
+            unsafe { crate::schunk::blosc2_schunk_append_file(h, urlpath) }
+        })
+        .unwrap_or_else(i64::from)
     })
+}
+
+/// `f` of the array's super-chunk handle, or, for a view (whose frame
+/// holds the original array's metalayer), of a temporary in-memory
+/// super-chunk of the view's own shape (its compressed chunks copied):
+/// what a frame written of a view must hold.
+fn materialized<T>(a: &mut Array, f: impl FnOnce(*mut blosc2_schunk) -> T) -> Result<T, c_int> {
+    if !a.view {
+        return Ok(f(a.c.sc));
+    }
+    let mut made = None;
+    let rc = with_array(a, false, |sc, meta| {
+        let (_, base) =
+            ndarray::find_meta(sc)?.ok_or_else(|| Error::Corrupt("no b2nd metalayer".into()))?;
+        made = Some(ndarray::with_dims(sc, &base, meta)?);
+        Ok(())
+    });
+    let Some(sc) = made.filter(|_| rc >= 0) else {
+        return Err(rc);
+    };
+    // SAFETY: a.c.sc is the live handle with_array just used; its storage
+    // and parameters point into it.
+    let (cparams, dparams) = unsafe {
+        let st = &*(*a.c.sc).storage;
+        (*st.cparams, *st.dparams)
+    };
+    let h = handle_of(sc, cparams, dparams, None);
+    if h.is_null() {
+        return Err(err::FAILURE);
+    }
+    let r = f(h);
+    // SAFETY: the temporary handle, freed once.
+    unsafe { blosc2_schunk_free(h) };
+    Ok(r)
 }

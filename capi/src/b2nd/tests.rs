@@ -58,6 +58,7 @@ fn the_struct_of_a_large_array_holds_its_rounded_shapes() {
             c: unsafe { std::mem::zeroed() },
             meta,
             dtype: CString::new("|u1").unwrap(),
+            view: false,
         };
         a.sync();
         a.c
