@@ -379,3 +379,31 @@ fn selections_views_and_concatenations_keep_the_output_limit() {
     assert!(limited(&r), "append: {r:?}");
     assert!(counting::largest() <= bound, "{}", counting::largest());
 }
+
+/// A concatenation of arrays of zero chunks whose chunks do not line up
+/// (the fill read chunk by chunk): every new chunk is a zero chunk by the
+/// index, nothing decoded or compressed (it compressed every chunk of
+/// zeros: 75 s under ASan for a 2 GiB array in the fuzz target
+/// `ndarray_args`, slow-unit-3216e78c of session 34).
+#[test]
+fn concatenations_of_zero_chunks_stay_zero_chunks() {
+    let cs = 1u64 << 22;
+    let mut meta = NdMeta::new(&[3 * cs + 5], &[cs], &[1 << 16], "|u1");
+    let mut sc = zeros(&meta, 4 * cs, cs as usize);
+    let other = NdMeta::new(&[8 * cs], &[cs], &[1 << 16], "|u1");
+    let mut o = zeros(&other, 8 * cs, cs as usize);
+    counting::reset_largest();
+    ndarray::concatenate(&mut sc, &mut meta, &mut o, &other, 0).unwrap();
+    assert!(counting::largest() < 1 << 20, "{}", counting::largest());
+    assert_eq!(meta.shape, [11 * cs + 5]);
+    assert_eq!(sc.nchunks(), 12);
+    zero_chunks_by_index(&mut sc, 0..12);
+    // Items that are not zeros are still written.
+    let small = NdMeta::new(&[3], &[3], &[3], "|u1");
+    let mut s3 = ndarray::create(&small, CParams::default(), &[1, 2, 3]).unwrap();
+    ndarray::concatenate(&mut sc, &mut meta, &mut s3, &small, 0).unwrap();
+    let mut tail = [0u8; 4];
+    let end = 11 * cs + 8;
+    ndarray::get_slice(&mut sc, &meta, &[end - 4], &[end], &mut tail, &[4]).unwrap();
+    assert_eq!(tail, [0, 1, 2, 3]);
+}
