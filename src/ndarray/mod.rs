@@ -9,7 +9,8 @@
 //! [`fill`] or [`fill_from`]) writes one; [`npy`] reads and writes `.npy` headers.
 //!
 //! One file per concern: `meta.rs` (the metalayer), `layout.rs` (geometry
-//! and index math), `read.rs` ([`NdArray`]), `write.rs` (building one),
+//! and index math), `walk.rs` (the walks over a chunk's items), `read.rs`
+//! ([`NdArray`]), `write.rs` (building one),
 //! `npy.rs` (`.npy` headers and dtype sizes), `slice.rs` (reading and
 //! writing boxes), `reshape.rs` (resizing, inserting, appending and
 //! concatenating along an axis), `dims.rs` (dimensions of length 1 added
@@ -26,6 +27,7 @@ mod read;
 mod reshape;
 mod select;
 mod slice;
+mod walk;
 mod write;
 
 pub use buffer::copy_box;
