@@ -95,8 +95,8 @@ enum FillSrc<'a> {
     Array {
         sc: &'a mut SChunk,
         meta: &'a NdMeta,
-        /// Its chunks per dimension.
-        grid: Vec<u64>,
+        /// Its layout (boxed: the variant stays small).
+        layout: Box<Layout>,
         aligned: bool,
     },
 }
@@ -154,7 +154,10 @@ impl BoxFill<'_> {
     /// chunk they come from a zero chunk ([`zero_chunk`]). A buffer's items
     /// are not looked at (false).
     fn zeros_in(&mut self, cc: &[u64], cs: &[u64], shape: &[u64]) -> Result<bool> {
-        let FillSrc::Array { sc, meta, .. } = &mut self.src else {
+        let FillSrc::Array {
+            sc, meta, layout, ..
+        } = &mut self.src
+        else {
             return Ok(false);
         };
         let n = self.lo.len();
@@ -167,9 +170,8 @@ impl BoxFill<'_> {
         }
         let slo: Vec<u64> = (0..n).map(|d| flo[d] - self.lo[d]).collect();
         let shi: Vec<u64> = (0..n).map(|d| fhi[d] - self.lo[d]).collect();
-        let layout = layout_of(sc, meta)?;
         let want = layout.chunk_nbytes();
-        for ci in chunks_of_box(meta, &layout, &slo, &shi) {
+        for ci in chunks_of_box(meta, layout, &slo, &shi) {
             if !zero_chunk(sc, ci, want)? {
                 return Ok(false);
             }
@@ -190,7 +192,7 @@ impl BoxFill<'_> {
     ) -> Result<Option<Vec<u8>>> {
         let FillSrc::Array {
             sc,
-            grid,
+            layout: src_layout,
             aligned: true,
             ..
         } = &mut self.src
@@ -204,6 +206,7 @@ impl BoxFill<'_> {
         if !inside {
             return Ok(None);
         }
+        let grid = src_layout.grid();
         let si = (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - self.lo[d] / cs[d]));
         let chunk = sc.get_chunk(si as usize)?;
         let h = crate::chunk::validate(&chunk)?;
@@ -709,7 +712,7 @@ pub fn concatenate(
         src: FillSrc::Array {
             sc: src,
             meta: src_meta,
-            grid: src_layout.grid().to_vec(),
+            layout: Box::new(src_layout),
             aligned,
         },
     });
