@@ -3,6 +3,21 @@
 
 use super::*;
 
+/// The array a shape change applies to: `BLOSC2_ERROR_NULL_POINTER` for
+/// none, `BLOSC2_ERROR_INVALID_PARAM` for a view (its shape is its own,
+/// over another array's chunks).
+///
+/// # Safety
+/// `array` is null or a live array from this library.
+unsafe fn reshapeable<'a>(array: *mut b2nd_array_t) -> Result<&'a mut Array, c_int> {
+    // SAFETY: the caller's contract.
+    match unsafe { self::array(array) } {
+        None => Err(err::NULL_POINTER),
+        Some(a) if a.view => Err(err::INVALID_PARAM),
+        Some(a) => Ok(a),
+    }
+}
+
 /// `b2nd_delete`: remove `delete_len` items of `axis` from `delete_start`
 /// (a chunk boundary, or through the end: C-Blosc2's rule for shrinking).
 #[unsafe(no_mangle)]
@@ -14,13 +29,10 @@ pub unsafe extern "C" fn b2nd_delete(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: array is null or a live array from this library.
-        let Some(a) = (unsafe { self::array(array) }) else {
-            return err::NULL_POINTER;
+        let a = match unsafe { reshapeable(array) } {
+            Ok(a) => a,
+            Err(rc) => return rc,
         };
-        if a.view {
-            // A view's shape is its own, over another array's chunks.
-            return err::INVALID_PARAM;
-        }
         let n = a.meta.ndim();
         let (Ok(axis), Ok(start), Ok(len)) = (
             usize::try_from(axis),
@@ -61,13 +73,10 @@ pub unsafe extern "C" fn b2nd_resize(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: array is null or a live array from this library.
-        let Some(a) = (unsafe { self::array(array) }) else {
-            return err::NULL_POINTER;
+        let a = match unsafe { reshapeable(array) } {
+            Ok(a) => a,
+            Err(rc) => return rc,
         };
-        if a.view {
-            // A view's shape is its own, over another array's chunks.
-            return err::INVALID_PARAM;
-        }
         let n = a.c.ndim.max(0) as usize;
         // SAFETY: new_shape holds ndim values (C's contract).
         let Some(shape) = (unsafe { shape_arg(new_shape, n) }) else {
@@ -99,13 +108,10 @@ pub unsafe extern "C" fn b2nd_insert(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: array is null or a live array from this library.
-        let Some(a) = (unsafe { self::array(array) }) else {
-            return err::NULL_POINTER;
+        let a = match unsafe { reshapeable(array) } {
+            Ok(a) => a,
+            Err(rc) => return rc,
         };
-        if a.view {
-            // A view's shape is its own, over another array's chunks.
-            return err::INVALID_PARAM;
-        }
         if buffersize <= 0 || buffer.is_null() || axis < 0 || insert_start < 0 {
             return err::INVALID_PARAM;
         }
@@ -127,13 +133,10 @@ pub unsafe extern "C" fn b2nd_append(
 ) -> c_int {
     guard(err::FAILURE, || {
         // SAFETY: array is null or a live array from this library.
-        let Some(a) = (unsafe { self::array(array) }) else {
-            return err::NULL_POINTER;
+        let a = match unsafe { reshapeable(array) } {
+            Ok(a) => a,
+            Err(rc) => return rc,
         };
-        if a.view {
-            // A view's shape is its own, over another array's chunks.
-            return err::INVALID_PARAM;
-        }
         if buffersize <= 0 || buffer.is_null() || axis < 0 {
             return err::INVALID_PARAM;
         }
