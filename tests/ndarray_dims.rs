@@ -266,8 +266,11 @@ fn naive_concat(a: &[u8], sa: &[u64], b: &[u8], sb: &[u64], axis: usize, is: usi
 #[test]
 fn concatenations_match_the_model_and_copy_aligned_chunks_as_they_are() {
     let mut r = Rng(0xc0ca7);
-    let mut aligned_seen = 0;
-    for case in 0..60 {
+    let dir = support::tempdir("nd-concat");
+    // Aligned, by where the source lives: its chunks borrowed from memory,
+    // or read from its file.
+    let mut aligned_seen = [0, 0];
+    for case in 0..80 {
         let ndim = 1 + r.below(3) as usize;
         let axis = r.below(ndim as u64) as usize;
         let is = [1usize, 2, 4, 8][r.below(4) as usize];
@@ -304,6 +307,13 @@ fn concatenations_match_the_model_and_copy_aligned_chunks_as_they_are() {
         );
         let mut a = make(&ma, &da);
         let mut b = make(&mb, &db);
+        let on_disk = case % 2 == 1;
+        if on_disk {
+            let path = dir.join(format!("b{case}.b2nd"));
+            b.save(&path).unwrap();
+            b = SChunk::open(&path).unwrap();
+            assert!(b.is_on_disk());
+        }
         let aligned = cb == cs && bb == bs && sa[axis].is_multiple_of(cs[axis]);
         let before: Vec<Vec<u8>> = (0..b.nchunks())
             .map(|i| b.get_chunk(i).unwrap().into_owned())
@@ -330,7 +340,7 @@ fn concatenations_match_the_model_and_copy_aligned_chunks_as_they_are() {
                 );
                 got.remove(at.unwrap());
             }
-            aligned_seen += 1;
+            aligned_seen[usize::from(on_disk)] += 1;
         }
         assert_eq!(
             all(a),
@@ -338,7 +348,7 @@ fn concatenations_match_the_model_and_copy_aligned_chunks_as_they_are() {
             "case {case}: {sa:?} {cs:?} {bs:?} + {sb:?} {cb:?} {bb:?} axis {axis}"
         );
     }
-    assert!(aligned_seen >= 5, "{aligned_seen}");
+    assert!(aligned_seen.iter().all(|&k| k >= 5), "{aligned_seen:?}");
 }
 
 #[test]

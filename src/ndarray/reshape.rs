@@ -4,6 +4,8 @@
 //! list (runs of old chunks kept, new chunks compressed) and commits it
 //! with the new `b2nd` metalayer in one change of the super-chunk.
 
+use std::borrow::Cow;
+
 use super::layout::Layout;
 use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
 use super::slice::{chunk_cparams, chunks_of_box, get_slice, layout_of, zero_chunk};
@@ -99,9 +101,19 @@ enum FillSrc<'a> {
         layout: Box<Layout>,
         aligned: bool,
     },
+    /// Another NDArray in memory, of the same chunk and block shapes, whose
+    /// chunks are whole new chunks: the box starts at a chunk boundary and
+    /// covers every new chunk it meets whole (an aligned concatenation:
+    /// checked by [`BoxFill::whole_chunk`]). Each chunk is borrowed from
+    /// the array's frame, copied once, into the new frame.
+    Chunks {
+        sc: &'a SChunk,
+        /// Its layout (boxed: the variant stays small).
+        layout: Box<Layout>,
+    },
 }
 
-impl BoxFill<'_> {
+impl<'a> BoxFill<'a> {
     /// Write the items of the fill that chunk `ci` (coordinates `cc` of a
     /// `layout` of chunks `cs`, new shape `shape`) holds into `buf`, the
     /// chunk's bytes; `tmp` a scratch buffer.
@@ -145,6 +157,13 @@ impl BoxFill<'_> {
                     buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
                 });
             }
+            // Its chunks are whole new chunks: `whole_chunk` gave each one
+            // or failed, so no chunk comes here.
+            FillSrc::Chunks { .. } => {
+                return Err(Error::InvalidParam(
+                    "a new chunk holding part of a box of whole chunks".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -181,7 +200,8 @@ impl BoxFill<'_> {
 
     /// The compressed chunk of the fill's array that is new chunk `cc`
     /// (of a `layout` of chunks `cs`, new shape `shape`) as it is, when the
-    /// fill is aligned and covers that chunk whole; checked to hold the
+    /// fill is aligned and covers that chunk whole (always for
+    /// [`FillSrc::Chunks`]: an error otherwise); checked to hold the
     /// layout's chunk of its blocks.
     fn whole_chunk(
         &mut self,
@@ -189,26 +209,32 @@ impl BoxFill<'_> {
         cc: &[u64],
         cs: &[u64],
         shape: &[u64],
-    ) -> Result<Option<Vec<u8>>> {
-        let FillSrc::Array {
-            sc,
-            layout: src_layout,
-            aligned: true,
-            ..
-        } = &mut self.src
-        else {
-            return Ok(None);
-        };
+    ) -> Result<Option<Cow<'a, [u8]>>> {
         let n = self.lo.len();
         let inside = (0..n).all(|d| {
             cc[d] * cs[d] >= self.lo[d] && ((cc[d] + 1) * cs[d]).min(shape[d]) <= self.hi[d]
         });
-        if !inside {
-            return Ok(None);
-        }
+        let (src_layout, shared) = match &mut self.src {
+            FillSrc::Array {
+                layout,
+                aligned: true,
+                ..
+            } if inside => (&**layout, None),
+            FillSrc::Chunks { .. } if !inside => {
+                return Err(Error::InvalidParam(
+                    "a box of whole chunks covering a new chunk in part".into(),
+                ));
+            }
+            FillSrc::Chunks { sc, layout } => (&**layout, Some(*sc)),
+            _ => return Ok(None),
+        };
         let grid = src_layout.grid();
-        let si = (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - self.lo[d] / cs[d]));
-        let chunk = sc.get_chunk(si as usize)?;
+        let si = (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - self.lo[d] / cs[d])) as usize;
+        let chunk = match (shared, &mut self.src) {
+            (Some(sc), _) => sc.chunk_shared(si)?,
+            (None, FillSrc::Array { sc, .. }) => Cow::Owned(sc.get_chunk(si)?.into_owned()),
+            (None, _) => return Ok(None),
+        };
         let h = crate::chunk::validate(&chunk)?;
         let want = layout.chunk_nbytes();
         if h.nbytes != want || (h.special().is_none() && h.blocksize != layout.block_nbytes()) {
@@ -220,7 +246,7 @@ impl BoxFill<'_> {
                 layout.block_nbytes()
             )));
         }
-        Ok(Some(chunk.into_owned()))
+        Ok(Some(chunk))
     }
 }
 
@@ -459,12 +485,15 @@ fn resize_with(
         if old_zero && (!filled || fill_zero) {
             // No item lands here, or only zeros: a zero chunk, recorded as
             // such.
-            plan.push(Rebuild::New(crate::special_chunk(
-                comp.params(),
-                new_layout.chunk_nbytes(),
-                crate::SpecialValue::Zeros,
-                &[],
-            )?));
+            plan.push(Rebuild::New(
+                crate::special_chunk(
+                    comp.params(),
+                    new_layout.chunk_nbytes(),
+                    crate::SpecialValue::Zeros,
+                    &[],
+                )?
+                .into(),
+            ));
             continue;
         }
         // A chunk built from items is within the decoder's output limit,
@@ -478,7 +507,7 @@ fn resize_with(
             if let Some(f) = fill.as_mut() {
                 f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
             }
-            plan.push(Rebuild::New(comp.compress(&buf)?));
+            plan.push(Rebuild::New(comp.compress(&buf)?.into()));
             continue;
         }
         for PieceBox { nlo, nhi, olo, ohi } in &boxes {
@@ -494,7 +523,7 @@ fn resize_with(
         if let Some(f) = fill.as_mut().filter(|_| filled) {
             f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
         }
-        plan.push(Rebuild::New(comp.compress(&buf)?));
+        plan.push(Rebuild::New(comp.compress(&buf)?.into()));
     }
     let name = if sc.meta_exists(B2ND_META) {
         B2ND_META
@@ -706,15 +735,25 @@ pub fn concatenate(
         && src_meta.blockshape == meta.blockshape
         && meta.chunkshape[axis] > 0
         && lo[axis].is_multiple_of(meta.chunkshape[axis]);
-    let fill = (src_layout.nitems() > 0).then(|| BoxFill {
-        lo: &lo,
-        hi: &shape,
-        src: FillSrc::Array {
+    let has_items = src_layout.nitems() > 0;
+    let layout = Box::new(src_layout);
+    let src = if aligned && src.in_memory() {
+        // Every new chunk the box meets is one of `src`'s (other
+        // dimensions the same, the box from a chunk boundary to the end):
+        // each borrowed until the new list is written.
+        FillSrc::Chunks { sc: src, layout }
+    } else {
+        FillSrc::Array {
             sc: src,
             meta: src_meta,
-            layout: Box::new(src_layout),
+            layout,
             aligned,
-        },
+        }
+    };
+    let fill = has_items.then_some(BoxFill {
+        lo: &lo,
+        hi: &shape,
+        src,
     });
     let new_shape = shape.clone();
     resize_with(sc, meta, &new_shape, None, fill)

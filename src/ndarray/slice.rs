@@ -502,7 +502,7 @@ pub(super) fn patch_chunks(
         if ci > next {
             plan.push(Rebuild::Keep(next..ci));
         }
-        plan.push(Rebuild::New(chunk));
+        plan.push(Rebuild::New(chunk.into()));
         next = ci + 1;
     }
     if next < n {

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::storage::{Check, load_chunk};
+use super::storage::{Check, load_chunk, load_shared};
 use super::{ChunkInfo, SChunk};
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
@@ -168,6 +168,26 @@ impl SChunk {
     /// [`Error::InvalidParam`] for `i` out of range; corrupt-frame errors.
     pub fn get_chunk(&mut self, i: usize) -> Result<Cow<'_, [u8]>> {
         Ok(self.load(i, Check::Whole)?.0)
+    }
+
+    /// Chunk `i` as [`SChunk::get_chunk`] gives it, through a shared
+    /// borrow (so that many may be held at once, as a rebuilt chunk list
+    /// holds another array's chunks), for a super-chunk
+    /// [`in memory`](SChunk::in_memory).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a stored chunk of a file or a directory;
+    /// as [`SChunk::get_chunk`].
+    pub(crate) fn chunk_shared(&self, i: usize) -> Result<Cow<'_, [u8]>> {
+        let at = (self.entry(i)?, Check::Whole);
+        let (expected, n) = (self.expected_nbytes(i), self.nchunks());
+        load_shared(&self.backend, &self.header, n, at, expected, i)
+    }
+
+    /// Whether the frame's bytes are in memory: [`SChunk::chunk_shared`]
+    /// borrows every chunk.
+    pub(crate) fn in_memory(&self) -> bool {
+        self.backend.in_memory()
     }
 
     /// Chunk `i` (borrowed from an in-memory frame: no copy) and the

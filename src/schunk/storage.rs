@@ -240,6 +240,21 @@ pub(super) enum Check {
     Sizes,
 }
 
+/// Check a stored chunk's header as `check` says.
+#[inline(always)]
+fn check_stored(
+    check: Check,
+    header: &FrameHeader,
+    nchunks: usize,
+    bytes: &[u8],
+    i: usize,
+) -> Result<()> {
+    match check {
+        Check::Whole => frame::check_stored_chunk(header, nchunks, bytes, i),
+        Check::Sizes => frame::check_stored_sizes(header, nchunks, bytes, i),
+    }
+}
+
 /// The compressed chunk of slot `i` (index entry `entry`): borrowed from an
 /// in-memory frame, read from disk (only its bytes) otherwise; special
 /// entries materialised as header-only chunks. A free function over the
@@ -254,42 +269,8 @@ pub(super) fn load_chunk<'a>(
     expected: Option<usize>,
     i: usize,
 ) -> Result<Cow<'a, [u8]>> {
-    // A function, not a closure: the closure was called out of line.
-    #[inline(always)]
-    fn check_stored(
-        check: Check,
-        header: &FrameHeader,
-        nchunks: usize,
-        bytes: &[u8],
-        i: usize,
-    ) -> Result<()> {
-        match check {
-            Check::Whole => frame::check_stored_chunk(header, nchunks, bytes, i),
-            Check::Sizes => frame::check_stored_sizes(header, nchunks, bytes, i),
-        }
-    }
-    Ok(match entry {
-        ChunkEntry::Special(kind) => {
-            let n = expected
-                .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
-            Cow::Owned(frame::materialize_special(header, n, kind)?)
-        }
-        ChunkEntry::Stored(loc) if backend.in_memory() => {
-            // In memory: the chunk borrowed from the frame's bytes, its
-            // span read there too (not copied out through `read_exact_at`).
-            // Borrowed for `'a` here only, so the arm below may take `io`
-            // mutably.
-            let shared: &'a Backend = backend;
-            let Backend::Frame { io, .. } = shared else {
-                return Err(Error::Unsupported(
-                    "a directory frame has no bytes in memory".into(),
-                ));
-            };
-            let s = header.chunk_in(&**io, loc)?;
-            check_stored(check, header, nchunks, s, i)?;
-            Cow::Borrowed(s)
-        }
-        ChunkEntry::Stored(loc) => match backend {
+    match entry {
+        ChunkEntry::Stored(loc) if !backend.in_memory() => Ok(match backend {
             Backend::Frame { io, .. } => {
                 let (pos, len) = header.chunk_span(io.as_mut(), loc)?;
                 let mut v = vec![0u8; len as usize];
@@ -302,6 +283,44 @@ pub(super) fn load_chunk<'a>(
                 check_stored(check, header, nchunks, &v, i)?;
                 Cow::Owned(v)
             }
+        }),
+        // Borrowed for `'a` here only, so the arm above may take `io`
+        // mutably.
+        _ => load_shared(backend, header, nchunks, (entry, check), expected, i),
+    }
+}
+
+/// [`load_chunk`] through a shared borrow, for a special entry or a frame
+/// in memory (the chunk borrowed from the frame's bytes, its span read
+/// there too, not copied out through `read_exact_at`);
+/// [`Error::Unsupported`] for a chunk that must be read from a file or
+/// directory.
+#[inline(always)]
+pub(super) fn load_shared<'a>(
+    backend: &'a Backend,
+    header: &FrameHeader,
+    nchunks: usize,
+    (entry, check): (ChunkEntry, Check),
+    expected: Option<usize>,
+    i: usize,
+) -> Result<Cow<'a, [u8]>> {
+    Ok(match entry {
+        ChunkEntry::Special(kind) => {
+            let n = expected
+                .ok_or_else(|| corrupt("special chunk in a frame of variable-size chunks"))?;
+            Cow::Owned(frame::materialize_special(header, n, kind)?)
+        }
+        ChunkEntry::Stored(loc) => match backend {
+            Backend::Frame { io, .. } if backend.in_memory() => {
+                let s = header.chunk_in(&**io, loc)?;
+                check_stored(check, header, nchunks, s, i)?;
+                Cow::Borrowed(s)
+            }
+            _ => {
+                return Err(Error::Unsupported(
+                    "a chunk of a frame on disk is read, not borrowed".into(),
+                ));
+            }
         },
     })
 }
@@ -309,7 +328,7 @@ pub(super) fn load_chunk<'a>(
 impl Backend {
     /// Whether this is a frame whose bytes are in memory (its
     /// [`FrameIo::slice`] answers).
-    fn in_memory(&self) -> bool {
+    pub(super) fn in_memory(&self) -> bool {
         match self {
             // Always a `Vec<u8>` (`builder.rs`, `open.rs`): no call
             // through the trait object to learn it.

@@ -174,14 +174,14 @@ impl SChunk {
     /// once (`ndarray::resize`, `insert`, `set_slice`), so that a failure
     /// leaves the old chunks, not a mix. A run costs a copy of its index
     /// entries (an edit of a 40,000-chunk array keeps one or two runs).
-    pub(crate) fn rebuild_chunks(&mut self, plan: &[Rebuild]) -> Result<()> {
+    pub(crate) fn rebuild_chunks(&mut self, plan: &[Rebuild<'_>]) -> Result<()> {
         self.rebuild_chunks_and(plan, None)
     }
 
     /// [`SChunk::rebuild_chunks`], writing `metas` in the same commit.
     fn rebuild_chunks_and(
         &mut self,
-        plan: &[Rebuild],
+        plan: &[Rebuild<'_>],
         metas: Option<Vec<frame::Metalayer>>,
     ) -> Result<()> {
         self.check_writable()?;
@@ -323,7 +323,7 @@ impl SChunk {
     /// the chunks (each change old-or-new, not the two together).
     pub(crate) fn rebuild_chunks_with_meta(
         &mut self,
-        plan: &[Rebuild],
+        plan: &[Rebuild<'_>],
         name: &str,
         content: &[u8],
     ) -> Result<()> {
@@ -511,16 +511,16 @@ impl SChunk {
 }
 
 /// One step of a new chunk list ([`SChunk::rebuild_chunks`]).
-pub(crate) enum Rebuild {
+pub(crate) enum Rebuild<'a> {
     /// Old chunks `start..end`, in order, as stored.
     Keep(std::ops::Range<usize>),
-    /// A new chunk's bytes.
-    New(Vec<u8>),
+    /// A new chunk's bytes (borrowed: another array's chunk in memory).
+    New(std::borrow::Cow<'a, [u8]>),
 }
 
-impl Rebuild {
+impl Rebuild<'_> {
     /// Add old chunk `j` to `plan`: onto the last run when it follows it.
-    pub(crate) fn keep(plan: &mut Vec<Rebuild>, j: usize) {
+    pub(crate) fn keep(plan: &mut Vec<Self>, j: usize) {
         if let Some(Rebuild::Keep(r)) = plan.last_mut()
             && r.end == j
         {
