@@ -305,3 +305,68 @@ fn dropping_a_stale_handle_keeps_the_other_handles_changes() {
     assert_eq!(again.nchunks(), 3);
     assert_eq!(again.decompress_chunk_vec(2).unwrap(), vec![3u8; 4096]);
 }
+
+/// A super-chunk in memory leaves no dead chunk bytes behind without
+/// bound: chunks replaced, inserted and deleted over and over (as a loop of
+/// NDArray `set_slice` calls does) would grow its frame by every new chunk,
+/// where C-Blosc2's in-memory super-chunk frees the old one. After every
+/// change the dead bytes stay within the live ones (or 1 MiB, for small
+/// frames), and every chunk still reads back, also from the frame written
+/// out and reopened.
+#[test]
+fn a_memory_frame_under_updates_keeps_its_dead_bytes_bounded() {
+    const CS: usize = 64 << 10;
+    let mut sc = SChunk::builder()
+        .cparams(cparams(Codec::Lz4))
+        .chunksize(CS)
+        .build_memory()
+        .unwrap();
+    let mut comp = oxiblosc::Compressor::new(cparams(Codec::Lz4));
+    let mut want: Vec<Vec<u8>> = Vec::new();
+    for k in 0..8u64 {
+        let d = samples(CS, k);
+        sc.append_buffer(&d).unwrap();
+        want.push(d);
+    }
+    let mut rng = Rng(5);
+    let (mut written, mut max_dead) = (0u64, 0u64);
+    for k in 0..400u64 {
+        let d = samples(CS, 100 + k);
+        let chunk = comp.compress(&d).unwrap();
+        written += chunk.len() as u64;
+        let i = rng.below(want.len() as u64) as usize;
+        match k % 5 {
+            // Mostly replaced; now and then one inserted and one deleted.
+            0 => {
+                sc.insert_chunk(i, &chunk).unwrap();
+                want.insert(i, d);
+            }
+            1 if want.len() > 4 => {
+                sc.delete_chunk(i).unwrap();
+                want.remove(i);
+            }
+            _ => {
+                sc.update_chunk(i, &chunk).unwrap();
+                want[i] = d;
+            }
+        }
+        let (dead, live) = (sc.dead_bytes(), sc.cbytes());
+        max_dead = max_dead.max(dead);
+        assert!(
+            dead <= live.max(1 << 20),
+            "change {k}: {dead} dead bytes beside {live} live ones"
+        );
+    }
+    // The changes wrote many times the bound: without freeing, the dead
+    // bytes would have passed it.
+    assert!(written > 4 * (sc.cbytes().max(1 << 20)), "{written}");
+    assert!(max_dead > 0);
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(&sc.decompress_chunk_vec(i).unwrap(), w, "chunk {i}");
+    }
+    let mut back = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    assert_eq!(back.nchunks(), want.len());
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(&back.decompress_chunk_vec(i).unwrap(), w, "chunk {i}");
+    }
+}

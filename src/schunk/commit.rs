@@ -643,9 +643,25 @@ impl SChunk {
             let dead: Vec<u64> = dead.iter().map(|&(l, _)| l).collect();
             self.space.commit(a, &sizes, &dead);
         }
+        // A frame in memory does not keep what its changes left dead
+        // without bound (C-Blosc2's super-chunk in memory frees a replaced
+        // chunk; a loop of `set_slice` calls grew ours by a chunk each):
+        // compacted once the dead bytes pass the live ones (or
+        // `MEMORY_SLACK`), it holds at most about twice its chunks, and
+        // each byte written is copied at most about twice more (amortised).
+        // The change above is done: a compaction that fails (an index
+        // that does not encode, before anything is written) leaves the
+        // frame as it is, dead bytes and all.
+        if memory && self.dead_bytes() > self.live_cbytes.max(MEMORY_SLACK) {
+            let _ = self.compact();
+        }
         Ok(())
     }
 }
+
+/// The dead bytes a frame in memory may hold beside fewer live ones before
+/// a change compacts it (see [`SChunk::commit`]).
+const MEMORY_SLACK: u64 = 1 << 20;
 
 impl SChunk {
     /// Write a memory frame's offsets index and trailer after its chunks

@@ -90,7 +90,10 @@
 //! Memory frames put new chunks over the old index, as C-Blosc2 does (no
 //! reserve), but write the index and trailer only when the frame is read
 //! whole ([`SChunk::to_cframe`], [`SChunk::flush`]): building a super-chunk
-//! of `n` chunks writes one index, not `n`. Directory frames have no dead
+//! of `n` chunks writes one index, not `n`. A change that leaves a memory
+//! frame more dead bytes than live ones (and over 1 MiB) compacts it
+//! ([`SChunk::compact`]): updated over and over, it holds at most about
+//! twice its chunks (`tests/compact.rs`). Directory frames have no dead
 //! space.
 //!
 //! Directory frames write a new chunk to a fresh `%08X.chunk` file, `fsync`
