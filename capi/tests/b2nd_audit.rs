@@ -8,9 +8,10 @@ mod common;
 use common::new_ctx;
 
 use blosc2::b2nd::{
-    b2nd_array_t, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer, b2nd_set_slice_cbuffer,
-    b2nd_zeros,
+    b2nd_array_t, b2nd_free, b2nd_free_ctx, b2nd_get_slice_cbuffer, b2nd_resize,
+    b2nd_set_slice_cbuffer, b2nd_zeros,
 };
+use blosc2::schunk::blosc2_vlmeta_add;
 use blosc2::v2::err;
 
 /// `b2nd_zeros` of an in-memory `|u1` array of these shapes: its return
@@ -206,4 +207,67 @@ fn the_session_33_calls_refuse_arguments_out_of_range() {
         b2nd_free_ctx(ctx1);
         b2nd_free(a);
     }
+}
+
+/// The C view's metalayer structs stay put across calls that do not change
+/// them (C code may hold `sc->metalayers[i]` across calls, as C-Blosc2's
+/// stay put), and `change_tick` moves only when a (vl)metalayer changes, as
+/// `blosc2.h` documents. Every call under the frame lock made them anew
+/// and bumped the tick, a read too (and cleared 8192 vlmetalayer pointers).
+#[test]
+fn reads_leave_the_metalayer_structs_and_change_tick_alone() {
+    let (r, a) = zeros(&[10, 10], &[5, 5], &[5, 5]);
+    assert_eq!(r, 0);
+    // SAFETY: a live array of ours; its super-chunk is live with it.
+    let sc = unsafe { (*a).sc };
+    let view = || {
+        // SAFETY: sc is live; the C view's fields are plain values.
+        unsafe { ((*sc).nmetalayers, (*sc).metalayers[0], (*sc).change_tick) }
+    };
+    let (n, m0, tick) = view();
+    assert_eq!(n, 1);
+    assert!(!m0.is_null());
+    let mut out = vec![0u8; 4];
+    let (lo, hi, bs) = ([0i64, 0], [2i64, 2], [2i64, 2]);
+    for _ in 0..3 {
+        // SAFETY: a live array; the box and a buffer of its 4 bytes.
+        let r = unsafe {
+            b2nd_get_slice_cbuffer(
+                a,
+                lo.as_ptr(),
+                hi.as_ptr(),
+                out.as_mut_ptr().cast(),
+                bs.as_ptr(),
+                4,
+            )
+        };
+        assert_eq!(r, 0);
+        assert_eq!(view(), (1, m0, tick), "a read changed the metalayer view");
+    }
+    // A vlmetalayer added: the tick moves, the metalayer stays put.
+    let mut content = *b"x";
+    // SAFETY: a live super-chunk; a NUL-terminated name, 1 byte of content.
+    let r = unsafe {
+        blosc2_vlmeta_add(
+            sc,
+            c"note".as_ptr(),
+            content.as_mut_ptr(),
+            1,
+            std::ptr::null_mut(),
+        )
+    };
+    assert!(r >= 0, "{r}");
+    let (n, m, tick2) = view();
+    assert_eq!((n, m), (1, m0));
+    assert!(tick2 > tick);
+    // SAFETY: as above.
+    assert_eq!(unsafe { (*sc).nvlmetalayers }, 1);
+    // A resize changes the b2nd metalayer: the tick moves again.
+    let shape = [20i64, 10];
+    // SAFETY: a live array; a shape of its 2 dimensions.
+    let r = unsafe { b2nd_resize(a, shape.as_ptr(), std::ptr::null()) };
+    assert_eq!(r, 0);
+    assert!(view().2 > tick2);
+    // SAFETY: the array, freed once.
+    unsafe { b2nd_free(a) };
 }

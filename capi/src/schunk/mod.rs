@@ -180,6 +180,12 @@ impl MetaC {
         &self._content
     }
 
+    /// Whether this is the metalayer `name` holding `content` (a name with
+    /// a NUL, stored without it, never is: it is made anew each time).
+    fn is(&self, name: &str, content: &[u8]) -> bool {
+        self._name.as_bytes() == name.as_bytes() && self._content == content
+    }
+
     fn new(name: &str, content: &[u8]) -> MetaC {
         let name = CString::new(name.replace('\0', "")).unwrap_or_default();
         let mut content = content.to_vec();
@@ -622,34 +628,56 @@ impl Handle {
             std::ptr::null_mut()
         };
         if metas {
-            self.metas = self
-                .sc
-                .metalayers()
-                .iter()
-                .take(MAX_METALAYERS)
-                .map(|m| MetaC::new(&m.name, &m.content))
-                .collect();
-            self.vlmetas = self
-                .sc
-                .vlmetalayers()
-                .iter()
-                .take(MAX_VLMETALAYERS)
-                .map(|m| MetaC::new(&m.name, &m.chunk))
-                .collect();
-            let c = &mut self.c;
-            c.metalayers = [std::ptr::null_mut(); MAX_METALAYERS];
-            for (i, m) in self.metas.iter_mut().enumerate() {
-                c.metalayers[i] = &mut m.c;
+            // Made anew only when they changed: C code may hold
+            // `metalayers[i]` across calls (as C-Blosc2's stay put), and a
+            // read should not pay for copies and 64 KiB of pointers.
+            let metas_now = self.sc.metalayers();
+            let metas_now = &metas_now[..metas_now.len().min(MAX_METALAYERS)];
+            let same_metas = self.metas.len() == metas_now.len()
+                && self
+                    .metas
+                    .iter()
+                    .zip(metas_now)
+                    .all(|(m, l)| m.is(&l.name, &l.content));
+            let vl_now = self.sc.vlmetalayers();
+            let vl_now = &vl_now[..vl_now.len().min(MAX_VLMETALAYERS)];
+            let same_vl = self.vlmetas.len() == vl_now.len()
+                && self
+                    .vlmetas
+                    .iter()
+                    .zip(vl_now)
+                    .all(|(m, l)| m.is(&l.name, &l.chunk));
+            if !same_metas {
+                self.metas = metas_now
+                    .iter()
+                    .map(|m| MetaC::new(&m.name, &m.content))
+                    .collect();
+                let c = &mut self.c;
+                c.metalayers = [std::ptr::null_mut(); MAX_METALAYERS];
+                for (i, m) in self.metas.iter_mut().enumerate() {
+                    c.metalayers[i] = &mut m.c;
+                }
+                c.nmetalayers = self.metas.len() as u16;
             }
-            c.nmetalayers = self.metas.len() as u16;
-            for p in c.vlmetalayers.iter_mut() {
-                *p = std::ptr::null_mut();
+            if !same_vl {
+                let had = self.vlmetas.len();
+                self.vlmetas = vl_now
+                    .iter()
+                    .map(|m| MetaC::new(&m.name, &m.chunk))
+                    .collect();
+                let c = &mut self.c;
+                // The slots set before, cleared (not all 8192).
+                for p in c.vlmetalayers.iter_mut().take(had) {
+                    *p = std::ptr::null_mut();
+                }
+                for (i, m) in self.vlmetas.iter_mut().enumerate() {
+                    c.vlmetalayers[i] = &mut m.c;
+                }
+                c.nvlmetalayers = self.vlmetas.len() as i16;
             }
-            for (i, m) in self.vlmetas.iter_mut().enumerate() {
-                c.vlmetalayers[i] = &mut m.c;
+            if !(same_metas && same_vl) {
+                self.c.change_tick += 1;
             }
-            c.nvlmetalayers = self.vlmetas.len() as i16;
-            c.change_tick += 1;
         }
     }
 }
