@@ -165,7 +165,7 @@ pub fn get_slice(
         )));
     }
     let layout = layout_of(sc, meta)?;
-    let mut r = ChunkReader::new(&layout);
+    let mut r = ChunkReader::new(&layout, sc);
     for ci in chunks_of_box(meta, &layout, start, stop) {
         if !r.begin(sc, ci)? {
             // Only the blocks the box touches are decoded (C-Blosc2 masks
@@ -177,6 +177,7 @@ pub fn get_slice(
             r.copy(c, n, &mut dst[b * is..(b + n) * is]);
         });
     }
+    r.finish(sc);
     Ok(())
 }
 
@@ -223,7 +224,9 @@ pub(super) struct ChunkReader {
 }
 
 impl ChunkReader {
-    pub(super) fn new(layout: &Layout) -> ChunkReader {
+    /// A reader for chunks of `layout` in `sc`, whose scratch buffer it
+    /// borrows until [`ChunkReader::finish`].
+    pub(super) fn new(layout: &Layout, sc: &mut SChunk) -> ChunkReader {
         let is = layout.itemsize().max(1);
         let bn = layout.block_nbytes().max(1);
         ChunkReader {
@@ -235,10 +238,16 @@ impl ChunkReader {
             mask: Vec::new(),
             rank: Vec::new(),
             runs: Vec::new(),
-            part: Vec::new(),
+            part: sc.take_scratch(),
             whole: Vec::new(),
             held: Held::Zeros,
         }
+    }
+
+    /// Hand the scratch buffer back to `sc` (its bytes left as they are:
+    /// the next reader overwrites what it uses, no zeroing).
+    pub(super) fn finish(self, sc: &mut SChunk) {
+        sc.keep_scratch(self.part);
     }
 
     /// Begin chunk `ci`: true when it is zeros by its index entry (then
