@@ -31,6 +31,17 @@ pub trait FrameIo {
     fn reserve(&mut self, additional: u64) {
         let _ = additional;
     }
+    /// Copy the `len` bytes at `from` to `to` (the spans may overlap, as
+    /// for `memmove`), both inside the storage. The default reads them
+    /// into a buffer and writes them back; a `Vec` moves them in place.
+    ///
+    /// # Errors
+    /// The storage's I/O error, `UnexpectedEof` past the end.
+    fn copy_within(&mut self, from: u64, len: u64, to: u64) -> io::Result<()> {
+        let mut buf = vec![0u8; usize::try_from(len).map_err(|_| eof())?];
+        self.read_exact_at(from, &mut buf)?;
+        self.write_all_at(to, &buf)
+    }
     /// Make the storage end at `len` (relative to the frame start).
     ///
     /// # Errors
@@ -107,6 +118,17 @@ impl FrameIo for Vec<u8> {
     fn set_len(&mut self, len: u64) -> io::Result<()> {
         let len = usize::try_from(len).map_err(|_| eof())?;
         self.resize(len, 0);
+        Ok(())
+    }
+    fn copy_within(&mut self, from: u64, len: u64, to: u64) -> io::Result<()> {
+        let at = |p: u64| usize::try_from(p).map_err(|_| eof());
+        let (from, len, to) = (at(from)?, at(len)?, at(to)?);
+        let n = <[u8]>::len(self);
+        if from.checked_add(len).is_none_or(|e| e > n) || to.checked_add(len).is_none_or(|e| e > n)
+        {
+            return Err(eof());
+        }
+        <[u8]>::copy_within(self, from..from + len, to);
         Ok(())
     }
     fn reserve(&mut self, additional: u64) {

@@ -150,19 +150,10 @@ impl SChunk {
                 total += len;
             }
         }
-        let remap = |offsets: &Offsets, shift: u64| -> Offsets {
-            let map = |e: i64| match ChunkEntry::from_raw(e) {
-                Ok(ChunkEntry::Stored(loc)) => (place[&loc] + shift) as i64,
-                _ => e,
-            };
-            match offsets {
-                Offsets::Explicit(v) => Offsets::Explicit(v.iter().map(|&e| map(e)).collect()),
-                Offsets::Repeated { value, len } => Offsets::Repeated {
-                    value: map(*value),
-                    len: *len,
-                },
-            }
-        };
+        if !persistent && self.compact_in_place(&order)? {
+            return Ok(());
+        }
+        let remap = |offsets: &Offsets, shift: u64| remap(offsets, &place, shift);
         let fin = remap(&self.offsets, 0);
         let hl = u64::from(self.header.header_len);
         if !persistent {
@@ -231,6 +222,68 @@ impl SChunk {
         Ok(())
     }
 
+    /// [`SChunk::compact`] of a frame that need not survive a crash (in
+    /// memory), in place: the stored chunks `order` (`(loc, len)`, each
+    /// once) move down in the order they lie, each to right after the one
+    /// before, so none is overwritten before it moved, then the index and
+    /// trailer follow them. False, with nothing changed, when that cannot
+    /// be done (chunks that overlap, a header that would change its length,
+    /// a chunk past the storage's end): the caller copies instead.
+    fn compact_in_place(&mut self, order: &[(u64, u64)]) -> Result<bool> {
+        let mut by_loc = order.to_vec();
+        by_loc.sort_unstable();
+        if by_loc
+            .windows(2)
+            .any(|w| w[0].0.saturating_add(w[0].1) > w[1].0)
+        {
+            return Ok(false);
+        }
+        let mut place = std::collections::HashMap::with_capacity(by_loc.len());
+        let mut total = 0u64;
+        for &(loc, len) in &by_loc {
+            place.insert(loc, total);
+            total += len;
+        }
+        let fin = remap(&self.offsets, &place, 0);
+        let mut h = self.header.clone();
+        h.cbytes = total as i64;
+        self.stamp(&mut h);
+        let hl = u64::from(self.header.header_len);
+        let mut head = frame::raw::encode_header(&mut h, &self.metalayers)?;
+        if u64::from(h.header_len) != hl || head.len() as u64 != hl {
+            return Ok(false);
+        }
+        let mut tail = if h.nbytes > 0 && !fin.is_empty() {
+            encode_offsets(&fin)?
+        } else {
+            Vec::new()
+        };
+        tail.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
+        h.frame_len = hl + total + tail.len() as u64;
+        head[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+        let Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(false);
+        };
+        // Every step that can fail is behind: no chunk has moved yet.
+        let end = by_loc.last().map_or(0, |&(loc, len)| hl + loc + len);
+        if end > io.storage_len()? {
+            return Ok(false);
+        }
+        for &(loc, len) in &by_loc {
+            let to = place[&loc];
+            if to != loc {
+                io.copy_within(hl + loc, len, hl + to)?;
+            }
+        }
+        io.write_all_at(hl + total, &tail)?;
+        io.write_all_at(0, &head)?;
+        io.set_len(h.frame_len)?;
+        self.header = h;
+        self.offsets = fin;
+        self.tail_stale = false;
+        Ok(true)
+    }
+
     /// Copy each chunk `(loc, len)` of `order` from `from(loc)` to `to(loc)`
     /// (storage positions).
     pub(super) fn copy_chunks(
@@ -293,5 +346,21 @@ impl Drop for SChunk {
         {
             let _ = self.tidy();
         }
+    }
+}
+
+/// `offsets` with each stored chunk's location `loc` made `place[loc] +
+/// shift` (special entries as they are).
+fn remap(offsets: &Offsets, place: &std::collections::HashMap<u64, u64>, shift: u64) -> Offsets {
+    let map = |e: i64| match ChunkEntry::from_raw(e) {
+        Ok(ChunkEntry::Stored(loc)) => (place[&loc] + shift) as i64,
+        _ => e,
+    };
+    match offsets {
+        Offsets::Explicit(v) => Offsets::Explicit(v.iter().map(|&e| map(e)).collect()),
+        Offsets::Repeated { value, len } => Offsets::Repeated {
+            value: map(*value),
+            len: *len,
+        },
     }
 }
