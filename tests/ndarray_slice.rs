@@ -622,6 +622,21 @@ fn slices_refuse_stored_chunks_of_other_blocks_and_read_special_ones() {
         matches!(&e, Error::Corrupt(m) if m.contains("blocks of 1028 bytes")),
         "{e}"
     );
+    // Blocks of whole rows: a box of whole chunks is decoded straight into
+    // the buffer, and a chunk of other blocks is refused there too.
+    let rows = NdMeta::new(&[64, 64], &[64, 64], &[16, 64], "<u4");
+    let mut sr = ndarray::create(&rows, p.clone(), &data).unwrap();
+    let mut all = vec![0u8; data.len()];
+    ndarray::get_slice(&mut sr, &rows, &[0, 0], &[64, 64], &mut all, &[64, 64]).unwrap();
+    assert_eq!(all, data);
+    let content = sr.decompress_chunk_vec(0).unwrap();
+    let other = oxiblosc::compress(&content, &p.clone().blocksize(1028)).unwrap();
+    sr.update_chunk(0, &other).unwrap();
+    let e = ndarray::get_slice(&mut sr, &rows, &[0, 0], &[64, 64], &mut all, &[64, 64]);
+    assert!(
+        matches!(&e, Err(Error::Corrupt(m)) if m.contains("blocks of 1028 bytes")),
+        "{e:?}"
+    );
     let before = sc.to_cframe().unwrap();
     let e = ndarray::set_slice(&mut sc, &meta, &lo, &hi, &got, &shape).unwrap_err();
     assert!(matches!(e, Error::Corrupt(_)), "{e}");
@@ -650,6 +665,20 @@ fn slices_refuse_stored_chunks_of_other_blocks_and_read_special_ones() {
         got.chunks(4).all(|v| v == value),
         "a repeated value of 1,028-byte blocks"
     );
+    sr.update_chunk(0, &special).unwrap();
+    ndarray::get_slice(&mut sr, &rows, &[0, 0], &[64, 64], &mut all, &[64, 64]).unwrap();
+    assert!(all.chunks(4).all(|v| v == value), "the whole chunk");
+    // A zero chunk by its index entry, read whole into a buffer of other
+    // bytes: zeros.
+    let mut z = ndarray::builder(&rows, p.clone())
+        .unwrap()
+        .build_memory()
+        .unwrap();
+    z.fill_special(64 * 64, oxiblosc::schunk::Fill::Zeros, data.len())
+        .unwrap();
+    all.fill(0xAA);
+    ndarray::get_slice(&mut z, &rows, &[0, 0], &[64, 64], &mut all, &[64, 64]).unwrap();
+    assert!(all.iter().all(|&b| b == 0), "a zero chunk read whole");
 }
 
 /// A file frame whose `b2nd` metalayer sits after a large one (its bytes

@@ -198,6 +198,56 @@ impl Layout {
             + p % self.blockshape[d] * self.block_strides[d]
     }
 
+    /// The first item, in a C-order buffer of shape `bshape` holding the
+    /// box `start..stop` at its origin (checked by the caller, as for
+    /// [`Layout::for_each_box_span`]), of chunk `ci` when the box holds the
+    /// chunk whole and the decoded chunk is, byte for byte, one run of the
+    /// buffer: no padding (the chunk inside the array, its blocks tiling
+    /// it), its blocks one after the other in its C order (each block rows
+    /// of the chunk), and the chunk one run of the buffer. Then the chunk
+    /// decodes straight into the buffer. `None` otherwise.
+    pub(crate) fn whole_chunk_run(
+        &self,
+        ci: u64,
+        start: &[u64],
+        stop: &[u64],
+        bshape: &[u64],
+    ) -> Option<u64> {
+        let n = self.ndim();
+        let (cs, bs) = (&self.chunkshape, &self.blockshape);
+        // The chunk's coordinates, from its C-order index.
+        let mut cc = [0u64; MAX_DIM];
+        let mut rest = ci;
+        for d in (0..n).rev() {
+            cc[d] = rest % self.grid[d];
+            rest /= self.grid[d];
+        }
+        for d in 0..n {
+            let lo = cc[d] * cs[d];
+            if lo < start[d] || lo + cs[d] > stop[d] || self.blocks[d] * bs[d] != cs[d] {
+                return None;
+            }
+        }
+        // Blocks: rows of the chunk from the last dimension they split on.
+        if let Some(k) = (0..n).rev().find(|&d| bs[d] < cs[d])
+            && bs[..k].iter().any(|&b| b != 1)
+        {
+            return None;
+        }
+        // The chunk: rows of the buffer from the last dimension it is
+        // shorter in.
+        if let Some(j) = (0..n).rev().find(|&d| cs[d] < bshape[d])
+            && cs[..j].iter().any(|&c| c != 1)
+        {
+            return None;
+        }
+        let mut at = 0u64;
+        for d in 0..n {
+            at = at * bshape[d] + (cc[d] * cs[d] - start[d]);
+        }
+        Some(at)
+    }
+
     /// Where the item at logical coordinate `coord` lives: the chunk (its
     /// index in C order of the grid) and the item's offset in the decoded
     /// chunk (its block's index in C order of the block grid times the
@@ -494,6 +544,21 @@ mod tests {
                     let ((c0, b0, k0), (c1, b1, _)) = (w[0], w[1]);
                     proptest::prop_assert!(c0 + k0 != c1 || b0 + k0 != b1);
                 }
+                // The decoded chunk is one run of the buffer exactly when
+                // every item of it lands in the box, each after the one
+                // before.
+                let run = match want.first() {
+                    Some(&Some(b0)) if want.iter().enumerate().all(|(c, w)| *w == Some(b0 + c)) => {
+                        Some(b0 as u64)
+                    }
+                    _ => None,
+                };
+                proptest::prop_assert_eq!(
+                    l.whole_chunk_run(ci, &start, &stop, &bshape),
+                    run,
+                    "chunk {}",
+                    ci
+                );
             }
             let mut x = vec![0u64; n];
             for (t, &k) in seen.iter().enumerate() {

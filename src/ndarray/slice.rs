@@ -166,7 +166,19 @@ pub fn get_slice(
     }
     let layout = layout_of(sc, meta)?;
     let mut r = ChunkReader::new(&layout, sc);
+    let want = layout.chunk_nbytes();
     for ci in chunks_of_box(meta, &layout, start, stop) {
+        // A chunk the box holds whole, one run of the buffer: decoded (or
+        // zeroed) straight into it, not through a chunk buffer and a copy.
+        if let Some(b) = layout.whole_chunk_run(ci, start, stop, bshape) {
+            let out = &mut dst[b as usize * is..b as usize * is + want];
+            if r.begin(sc, ci)? {
+                out.fill(0);
+            } else {
+                r.decode_whole_into(sc, ci, out)?;
+            }
+            continue;
+        }
         if !r.begin(sc, ci)? {
             // Only the blocks the box touches are decoded (C-Blosc2 masks
             // the others out the same way).
@@ -321,6 +333,22 @@ impl ChunkReader {
             return Err(short_chunk(ci, n, want));
         }
         self.held = Held::Whole;
+        Ok(())
+    }
+
+    /// Decode chunk `ci` (begun, not zeros) whole into `out`, its
+    /// `chunk_nbytes` bytes; a stored chunk of other blocks is refused, as
+    /// [`ChunkReader::decode`] refuses it (no mask: nothing is skipped).
+    pub(super) fn decode_whole_into(
+        &mut self,
+        sc: &mut SChunk,
+        ci: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let n = sc.decompress_chunk_blocks_into(ci as usize, self.bn, &[], out)?;
+        if n != self.want {
+            return Err(short_chunk(ci, n, self.want));
+        }
         Ok(())
     }
 
