@@ -186,6 +186,11 @@ impl MetaC {
         self._name.as_bytes() == name.as_bytes() && self._content == content
     }
 
+    /// Whether `held` are the metalayers `now` (name, content), in order.
+    fn hold<'a>(held: &[MetaC], now: impl ExactSizeIterator<Item = (&'a str, &'a [u8])>) -> bool {
+        held.len() == now.len() && held.iter().zip(now).all(|(m, (n, c))| m.is(n, c))
+    }
+
     fn new(name: &str, content: &[u8]) -> MetaC {
         let name = CString::new(name.replace('\0', "")).unwrap_or_default();
         let mut content = content.to_vec();
@@ -633,20 +638,16 @@ impl Handle {
             // read should not pay for copies and 64 KiB of pointers.
             let metas_now = self.sc.metalayers();
             let metas_now = &metas_now[..metas_now.len().min(MAX_METALAYERS)];
-            let same_metas = self.metas.len() == metas_now.len()
-                && self
-                    .metas
-                    .iter()
-                    .zip(metas_now)
-                    .all(|(m, l)| m.is(&l.name, &l.content));
+            let same_metas = MetaC::hold(
+                &self.metas,
+                metas_now.iter().map(|l| (&l.name[..], &l.content[..])),
+            );
             let vl_now = self.sc.vlmetalayers();
             let vl_now = &vl_now[..vl_now.len().min(MAX_VLMETALAYERS)];
-            let same_vl = self.vlmetas.len() == vl_now.len()
-                && self
-                    .vlmetas
-                    .iter()
-                    .zip(vl_now)
-                    .all(|(m, l)| m.is(&l.name, &l.chunk));
+            let same_vl = MetaC::hold(
+                &self.vlmetas,
+                vl_now.iter().map(|l| (&l.name[..], &l.chunk[..])),
+            );
             if !same_metas {
                 self.metas = metas_now
                     .iter()
