@@ -1,8 +1,10 @@
-//! A loop of small NDArray reads does not allocate a block's buffer per
-//! read: the blocks a `get_slice` (or a selection) decodes go into a
-//! scratch buffer the super-chunk lends out and takes back, so after the
-//! first read each later one allocates only its small bookkeeping (a read
-//! of 80 bytes allocated and zeroed the whole 64 KiB block before).
+//! A loop of small NDArray reads does not allocate a block's or a chunk's
+//! buffer per read: the blocks a `get_slice` (or a selection) decodes, or
+//! the whole chunk when it needs every block, go into buffers the thread
+//! lends out and takes back, so after the first read each later one
+//! allocates only its small bookkeeping (a read of 80 bytes allocated and
+//! zeroed the whole 64 KiB block before, one of a column the whole 256 KiB
+//! chunk).
 //!
 //! A counting global allocator sees every allocation of this process;
 //! this file holds a single test so nothing else runs while it counts.
@@ -28,6 +30,8 @@ fn small_reads_after_the_first_do_not_allocate_a_block() {
     let (lo, hi, shape) = ([40u64, 100], [41u64, 110], [1u64, 10]);
     let mut out = vec![0u8; 80];
     let mut rows = vec![0u8; 2 * 3 * 8];
+    // A column of 10 items through every block of chunk 0: decoded whole.
+    let mut column = vec![0u8; 128 * 8];
     let sel: [&[u64]; 2] = [&[40, 90], &[1, 2, 3]];
     let mut read = |sc: &mut oxiblosc::SChunk, k: u64| {
         let (lo, hi) = ([lo[0] + k % 16, lo[1]], [hi[0] + k % 16, hi[1]]);
@@ -38,6 +42,12 @@ fn small_reads_after_the_first_do_not_allocate_a_block() {
         }
         ndarray::get_orthogonal(sc, &meta, &sel, &mut rows, &[2, 3]).unwrap();
         assert_eq!(&rows[..8], &data[(40 * 256 + 1) * 8..(40 * 256 + 2) * 8]);
+        let x = 7 + k % 200;
+        ndarray::get_slice(sc, &meta, &[0, x], &[128, x + 1], &mut column, &[128, 1]).unwrap();
+        assert_eq!(
+            &column[8..16],
+            &data[(256 + x as usize) * 8..(257 + x as usize) * 8]
+        );
     };
     read(&mut sc, 0);
     let (a0, b0) = counting::totals();
@@ -49,7 +59,7 @@ fn small_reads_after_the_first_do_not_allocate_a_block() {
     let per_read = (b1 - b0) / rounds as usize;
     assert!(
         per_read < block / 4,
-        "{per_read} bytes ({} allocations) a round of two reads, a block is {block}",
+        "{per_read} bytes ({} allocations) a round of three reads, a block is {block}",
         (a1 - a0) / rounds as usize
     );
 }

@@ -101,12 +101,12 @@ pub fn get_items(sc: &mut SChunk, meta: &NdMeta, coords: &[u64], dst: &mut [u8])
         at.push((ci, c, o));
     }
     at.sort_unstable();
-    let mut r = ChunkReader::new(&layout, sc);
+    let mut r = ChunkReader::new(&layout);
     for group in at.chunk_by(|a, b| a.0 == b.0) {
         let items = group.iter().map(|&(_, c, o)| (c, o, 1));
         read_runs(&mut r, sc, group[0].0, items, dst, is)?;
     }
-    r.finish(sc);
+    r.finish();
     Ok(())
 }
 
@@ -340,14 +340,14 @@ pub fn get_orthogonal(
     }
     let layout = layout_of(sc, meta)?;
     let sel = Orthogonal::new(meta, &layout, selection, bshape);
-    let mut r = ChunkReader::new(&layout, sc);
+    let mut r = ChunkReader::new(&layout);
     let mut items = Vec::new();
     let is = layout.itemsize();
     for ci in sel.chunks(&layout) {
         sel.runs(&layout, ci, &mut items);
         read_runs(&mut r, sc, ci, items.iter().copied(), dst, is)?;
     }
-    r.finish(sc);
+    r.finish();
     Ok(())
 }
 

@@ -165,7 +165,7 @@ pub fn get_slice(
         )));
     }
     let layout = layout_of(sc, meta)?;
-    let mut r = ChunkReader::new(&layout, sc);
+    let mut r = ChunkReader::new(&layout);
     let want = layout.chunk_nbytes();
     for ci in chunks_of_box(meta, &layout, start, stop) {
         // A chunk the box holds whole, one run of the buffer: decoded (or
@@ -189,8 +189,48 @@ pub fn get_slice(
             r.copy(c, n, &mut dst[b * is..(b + n) * is]);
         });
     }
-    r.finish(sc);
+    r.finish();
     Ok(())
+}
+
+/// This thread's buffers for the NDArray readers and editors, lent out
+/// and taken back, so that a loop of reads or edits does not allocate,
+/// zero and page in a block's or a chunk's buffer each time (a 10-item
+/// `get_slice` zeroed a 128 KB block per call; `perf/README.md`, session
+/// 35). One per thread, not per array: what stays allocated is bounded by
+/// the threads, each keeping at most [`MAX_SCRATCH`] per slot.
+#[derive(Clone, Copy)]
+pub(super) enum Scratch {
+    /// The blocks a read decodes.
+    Part,
+    /// A whole chunk (read whole, or patched).
+    Whole,
+}
+
+/// The largest buffer a [`Scratch`] slot keeps (a larger one is freed).
+const MAX_SCRATCH: usize = 8 << 20;
+
+thread_local! {
+    static SLOTS: [std::cell::Cell<Vec<u8>>; 2] =
+        const { [std::cell::Cell::new(Vec::new()), std::cell::Cell::new(Vec::new())] };
+}
+
+impl Scratch {
+    /// The slot's buffer (its bytes what the last user left; empty the
+    /// first time, or while another user holds it).
+    pub(super) fn take(self) -> Vec<u8> {
+        SLOTS
+            .try_with(|s| s[self as usize].take())
+            .unwrap_or_default()
+    }
+
+    /// Hand a buffer back to the slot, kept when it is at most
+    /// [`MAX_SCRATCH`] bytes.
+    pub(super) fn keep(self, v: Vec<u8>) {
+        if v.capacity() <= MAX_SCRATCH {
+            let _ = SLOTS.try_with(|s| s[self as usize].set(v));
+        }
+    }
 }
 
 /// Where the items [`ChunkReader`] copies come from.
@@ -236,9 +276,9 @@ pub(super) struct ChunkReader {
 }
 
 impl ChunkReader {
-    /// A reader for chunks of `layout` in `sc`, whose scratch buffer it
-    /// borrows until [`ChunkReader::finish`].
-    pub(super) fn new(layout: &Layout, sc: &mut SChunk) -> ChunkReader {
+    /// A reader for chunks of `layout`, its buffers borrowed from this
+    /// thread's [`Scratch`] until [`ChunkReader::finish`].
+    pub(super) fn new(layout: &Layout) -> ChunkReader {
         let is = layout.itemsize().max(1);
         let bn = layout.block_nbytes().max(1);
         ChunkReader {
@@ -250,16 +290,18 @@ impl ChunkReader {
             mask: Vec::new(),
             rank: Vec::new(),
             runs: Vec::new(),
-            part: sc.take_scratch(),
-            whole: Vec::new(),
+            part: Scratch::Part.take(),
+            whole: Scratch::Whole.take(),
             held: Held::Zeros,
         }
     }
 
-    /// Hand the scratch buffer back to `sc` (its bytes left as they are:
-    /// the next reader overwrites what it uses, no zeroing).
-    pub(super) fn finish(self, sc: &mut SChunk) {
-        sc.keep_scratch(self.part);
+    /// Hand the buffers back to this thread's [`Scratch`] (their bytes
+    /// left as they are: the next reader overwrites what it reads, no
+    /// zeroing).
+    pub(super) fn finish(self) {
+        Scratch::Part.keep(self.part);
+        Scratch::Whole.keep(self.whole);
     }
 
     /// Begin chunk `ci`: true when it is zeros by its index entry (then
@@ -322,12 +364,13 @@ impl ChunkReader {
                 None => {}
             }
         }
-        if self.whole.is_empty() {
-            self.whole = vec![0u8; want];
+        if self.whole.len() < want {
+            self.whole.resize(want, 0);
         }
         // A stored chunk of other blocks is refused (as `NdArray` reads
         // refuse it); a special one is decoded whole.
-        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &self.mask, &mut self.whole)?;
+        let whole = &mut self.whole[..want];
+        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &self.mask, whole)?;
         // A shorter chunk would leave the previous chunk's bytes in `whole`.
         if n != want {
             return Err(short_chunk(ci, n, want));
@@ -407,7 +450,9 @@ fn check_chunk(sc: &mut SChunk, ci: u64, want: usize) -> Result<()> {
 /// [`check_chunk`].
 fn chunk_buffer(sc: &mut SChunk, ci: u64, want: usize) -> Result<Vec<u8>> {
     check_chunk(sc, ci, want)?;
-    Ok(vec![0u8; want])
+    let mut v = Scratch::Whole.take();
+    v.resize(want, 0);
+    Ok(v)
 }
 
 /// The super-chunk's compression parameters (with the thread count it
@@ -545,5 +590,6 @@ pub(super) fn patch_chunks(
     if next < n {
         plan.push(Rebuild::Keep(next..n));
     }
+    Scratch::Whole.keep(buf);
     sc.rebuild_chunks(&plan)
 }

@@ -118,7 +118,6 @@ impl SChunkBuilder {
             tidy_on_close: false,
             tidy_on_drop: true,
             tail_stale: false,
-            scratch: Vec::new(),
         }
     }
 

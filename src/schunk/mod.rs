@@ -283,10 +283,6 @@ pub struct SChunk {
     /// header, chunks and `cbytes` are current; its `frame_len` ends at
     /// the chunks section.
     tail_stale: bool,
-    /// A buffer the NDArray reads lend out and hand back
-    /// ([`SChunk::take_scratch`]), so that a loop of small reads does not
-    /// allocate and zero a block's buffer each time.
-    scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for SChunk {

@@ -314,7 +314,6 @@ impl OpenOptions {
             tidy_on_close: false,
             tidy_on_drop: true,
             tail_stale: false,
-            scratch: Vec::new(),
         })
     }
 }

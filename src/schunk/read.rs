@@ -10,10 +10,6 @@ use crate::frame::{self, ChunkEntry, FrameHeader};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor, SpecialValue};
 
-/// The largest scratch buffer a super-chunk keeps between reads
-/// ([`SChunk::keep_scratch`]): the blocks of a small read.
-const MAX_SCRATCH: usize = 4 << 20;
-
 impl SChunk {
     /// The frame header as last written (for listings). A super-chunk in
     /// memory writes its offsets index and trailer only when its frame is
@@ -186,20 +182,6 @@ impl SChunk {
         let at = (self.entry(i)?, Check::Whole);
         let (expected, n) = (self.expected_nbytes(i), self.nchunks());
         load_shared(&self.backend, &self.header, n, at, expected, i)
-    }
-
-    /// The scratch buffer (its bytes are what the last user left): lent
-    /// to a reader, handed back with [`SChunk::keep_scratch`].
-    pub(crate) fn take_scratch(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.scratch)
-    }
-
-    /// Hand a scratch buffer back, kept for the next reader when it is no
-    /// larger than [`MAX_SCRATCH`] (a whole chunk's is dropped).
-    pub(crate) fn keep_scratch(&mut self, v: Vec<u8>) {
-        if v.capacity() <= MAX_SCRATCH {
-            self.scratch = v;
-        }
     }
 
     /// Whether the frame's bytes are in memory: [`SChunk::chunk_shared`]
