@@ -20,6 +20,7 @@
 
 mod buffer;
 mod dims;
+mod fill;
 mod layout;
 mod meta;
 pub mod npy;
