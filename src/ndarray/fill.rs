@@ -147,26 +147,32 @@ impl<'a> BoxFill<'a> {
         let inside = (0..n).all(|d| {
             cc[d] * cs[d] >= self.lo[d] && ((cc[d] + 1) * cs[d]).min(shape[d]) <= self.hi[d]
         });
-        let (src_layout, shared) = match &mut self.src {
+        // The source's chunk at the same place of its grid.
+        let lo = self.lo;
+        let index = |l: &Layout| {
+            let grid = l.grid();
+            (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - lo[d] / cs[d])) as usize
+        };
+        let (si, chunk) = match &mut self.src {
             FillSrc::Array {
+                sc,
                 layout,
                 aligned: true,
                 ..
-            } if inside => (&**layout, None),
-            FillSrc::Chunks { .. } if !inside => {
+            } if inside => {
+                let si = index(layout);
+                (si, Cow::Owned(sc.get_chunk(si)?.into_owned()))
+            }
+            FillSrc::Chunks { sc, layout } if inside => {
+                let (si, sc): (usize, &'a SChunk) = (index(layout), sc);
+                (si, sc.chunk_shared(si)?)
+            }
+            FillSrc::Chunks { .. } => {
                 return Err(Error::InvalidParam(
                     "a box of whole chunks covering a new chunk in part".into(),
                 ));
             }
-            FillSrc::Chunks { sc, layout } => (&**layout, Some(*sc)),
             _ => return Ok(None),
-        };
-        let grid = src_layout.grid();
-        let si = (0..n).fold(0u64, |a, d| a * grid[d] + (cc[d] - self.lo[d] / cs[d])) as usize;
-        let chunk = match (shared, &mut self.src) {
-            (Some(sc), _) => sc.chunk_shared(si)?,
-            (None, FillSrc::Array { sc, .. }) => Cow::Owned(sc.get_chunk(si)?.into_owned()),
-            (None, _) => return Ok(None),
         };
         let h = crate::chunk::validate(&chunk)?;
         let want = layout.chunk_nbytes();

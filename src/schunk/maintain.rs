@@ -250,7 +250,7 @@ impl SChunk {
         self.stamp(&mut h);
         let hl = u64::from(self.header.header_len);
         let mut head = frame::raw::encode_header(&mut h, &self.metalayers)?;
-        if u64::from(h.header_len) != hl || head.len() as u64 != hl {
+        if u64::from(h.header_len) != hl {
             return Ok(false);
         }
         let mut tail = if h.nbytes > 0 && !fin.is_empty() {
