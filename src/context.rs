@@ -9,8 +9,9 @@ use crate::parallel::Workers;
 use crate::params::{CParams, DParams, MAX_OVERHEAD};
 
 /// A reusable compressor: keeps its scratch buffers and codec contexts
-/// (one set per worker thread) between calls, so after the first chunk it
-/// allocates nothing per chunk or per block.
+/// (one set per worker thread) between calls, so after the first chunk
+/// [`compress_into`](Self::compress_into) allocates nothing per chunk or
+/// per block, and [`compress`](Self::compress) only the chunk it returns.
 ///
 /// With `params.nthreads > 1` the blocks of a chunk are compressed in
 /// parallel on a rayon pool of that many threads, shared by every
@@ -20,7 +21,14 @@ use crate::params::{CParams, DParams, MAX_OVERHEAD};
 pub struct Compressor {
     params: CParams,
     workers: Workers,
+    /// [`compress`](Self::compress)'s output buffer, kept between calls
+    /// up to [`KEEP_OUT`] bytes.
+    out: Vec<u8>,
 }
+
+/// The largest output buffer a [`Compressor`] keeps between
+/// [`compress`](Compressor::compress) calls.
+const KEEP_OUT: usize = 16 << 20;
 
 /// Shows the parameters (the workers' scratch is not shown).
 impl std::fmt::Debug for Compressor {
@@ -37,6 +45,7 @@ impl Compressor {
         Compressor {
             workers: Workers::new(params.nthreads),
             params,
+            out: Vec::new(),
         }
     }
 
@@ -49,11 +58,38 @@ impl Compressor {
     ///
     /// # Errors
     /// As [`compress`](crate::compress).
+    ///
+    /// The chunk's capacity is about its length: a caller may keep many
+    /// (an NDArray edit collects every chunk it rewrites before one
+    /// commit). The chunk is written into a buffer the compressor keeps
+    /// and copied out, unless it fills most of that buffer (data that does
+    /// not compress): then the buffer itself is handed over.
     pub fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; src.len() + MAX_OVERHEAD];
-        let n = self.compress_into(src, &mut out)?;
-        out.truncate(n);
-        Ok(out)
+        let need = src.len() + MAX_OVERHEAD;
+        let mut out = std::mem::take(&mut self.out);
+        if out.len() < need {
+            // Zeroed by the allocator (fresh pages untouched until written).
+            out = vec![0u8; need];
+        }
+        let r = chunk::encode::compress_into(
+            src,
+            &mut out[..need],
+            &self.params,
+            &mut self.workers,
+            chunk::encode::Room::Bounded,
+        );
+        let chunk = match r {
+            Ok(n) if n >= out.capacity() / 2 => {
+                out.truncate(n);
+                return Ok(out);
+            }
+            Ok(n) => Ok(out[..n].to_vec()),
+            Err(e) => Err(e),
+        };
+        if out.len() <= KEEP_OUT {
+            self.out = out;
+        }
+        chunk
     }
 
     /// Compress `src` into `dst`. See [`compress_into`](crate::compress_into).

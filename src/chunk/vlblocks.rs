@@ -74,6 +74,10 @@ pub fn vl_compress(blocks: &[&[u8]], p: &CParams) -> Result<Vec<u8>> {
     let mut out = vec![0u8; vl_max_len(nbytes, blocks.len()) + room];
     let n = vl_compress_into(blocks, &mut out, p)?;
     out.truncate(n);
+    // Its capacity about its length (the bound is for incompressible data).
+    if n < out.capacity() / 2 {
+        out.shrink_to_fit();
+    }
     Ok(out)
 }
 
