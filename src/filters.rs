@@ -293,6 +293,11 @@ impl<'c> Pipeline<'c> {
         let mut bufs = [&mut a[..n], &mut b[..n]];
         let mut cur: Option<usize> = None; // which scratch holds the data
         for slot in self.forward_slots() {
+            // A byte shuffle of 1-byte elements leaves the bytes as they
+            // are: no copy (the header still names it, as C writes it).
+            if self.ids()[slot] == id::SHUFFLE && self.elem_size(slot) == 1 {
+                continue;
+            }
             let out = match cur {
                 None => 0,
                 Some(i) => 1 - i,
