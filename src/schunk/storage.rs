@@ -370,6 +370,29 @@ impl SChunk {
         self.flush_tail()
     }
 
+    /// The length of [`to_cframe`](Self::to_cframe)'s frame. A contiguous
+    /// frame (in memory or a file) is not copied: its header's length once
+    /// pending changes are written. A directory frame's cframe is built to
+    /// be measured.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// assert_eq!(sc.cframe_len()?, sc.to_cframe()?.len() as u64);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`to_cframe`](Self::to_cframe).
+    pub fn cframe_len(&mut self) -> Result<u64> {
+        if matches!(self.backend, Backend::Frame { .. }) {
+            self.flush_tail()?;
+            return Ok(self.header.frame_len);
+        }
+        Ok(self.to_cframe()?.len() as u64)
+    }
+
     /// The whole super-chunk as one contiguous frame (a copy; for a
     /// directory frame, a compact cframe of its chunks).
     ///

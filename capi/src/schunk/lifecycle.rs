@@ -315,8 +315,8 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
 pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            match h.sc.to_cframe() {
-                Ok(f) => f.len() as i64,
+            match h.sc.cframe_len() {
+                Ok(n) => n as i64,
                 Err(e) => i64::from(code_of(&e)),
             }
         })

@@ -1,0 +1,127 @@
+//! `blosc2_schunk_frame_len` measures a contiguous frame without copying
+//! it: it built the whole frame in memory (`to_cframe`) only to return its
+//! length, so asking the length of a 16 MiB frame file allocated 16 MiB.
+//! Counted with a counting global allocator (peak of live bytes); this file
+//! holds a single test so nothing else allocates while it counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::CString;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use blosc2::schunk::{
+    blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_frame_len, blosc2_schunk_free,
+    blosc2_schunk_new, blosc2_schunk_to_buffer, blosc2_storage,
+};
+use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grow(n: usize) {
+    let now = LIVE.fetch_add(n, Relaxed) + n;
+    PEAK.fetch_max(now, Relaxed);
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; it only
+// counts live bytes on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        grow(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        grow(l.size());
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        grow(new);
+        LIVE.fetch_sub(l.size(), Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+unsafe extern "C" {
+    fn free(p: *mut std::ffi::c_void);
+}
+
+/// A super-chunk of 16 chunks of 1 MiB that do not compress, contiguous,
+/// in a file at `path` or (None) in memory.
+fn frame(path: Option<&CString>) -> *mut blosc2_schunk {
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = 1;
+    let mut dp = DPARAMS_DEFAULTS;
+    let mut st = blosc2_storage {
+        contiguous: true,
+        urlpath: path.map_or(std::ptr::null_mut(), |p| p.as_ptr().cast_mut()),
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: a valid storage whose parameters live through the call.
+    let s = unsafe { blosc2_schunk_new(&mut st) };
+    assert!(!s.is_null());
+    let mut x = 0x9e37_79b9_u32;
+    let data: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect();
+    for n in 1..=16 {
+        // SAFETY: a live handle; data.len() readable bytes.
+        let rc = unsafe { blosc2_schunk_append_buffer(s, data.as_ptr().cast(), 1 << 20) };
+        assert_eq!(rc, n);
+    }
+    s
+}
+
+#[test]
+fn frame_len_does_not_copy_the_frame() {
+    let dir = std::env::temp_dir().join(format!("oxiblosc-frame-len-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("f.b2frame");
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    for on_disk in [true, false] {
+        let s = frame(on_disk.then_some(&cpath));
+        PEAK.store(LIVE.load(Relaxed), Relaxed);
+        let base = LIVE.load(Relaxed);
+        // SAFETY: a live handle.
+        let len = unsafe { blosc2_schunk_frame_len(s) };
+        let peak = PEAK.load(Relaxed) - base;
+        assert!(len > 16 << 20, "frame_len {len}");
+        assert!(
+            peak < 1 << 20,
+            "frame_len of a {len}-byte frame (on disk: {on_disk}) allocated {peak} bytes"
+        );
+        // The length of the frame `to_buffer` gives, and of the file.
+        let mut buf: *mut u8 = std::ptr::null_mut();
+        let mut needs_free = false;
+        // SAFETY: a live handle; out-pointers to locals.
+        let n = unsafe { blosc2_schunk_to_buffer(s, &mut buf, &mut needs_free) };
+        assert_eq!(n, len);
+        if needs_free {
+            // SAFETY: malloc'd by the library for us.
+            unsafe { free(buf.cast()) };
+        }
+        if on_disk {
+            assert_eq!(std::fs::metadata(&path).unwrap().len() as i64, len);
+        }
+        // SAFETY: a live handle, freed once.
+        unsafe { blosc2_schunk_free(s) };
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
