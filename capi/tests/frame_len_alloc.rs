@@ -1,12 +1,10 @@
 //! `blosc2_schunk_frame_len` measures a contiguous frame without copying
 //! it: it built the whole frame in memory (`to_cframe`) only to return its
 //! length, so asking the length of a 16 MiB frame file allocated 16 MiB.
-//! Counted with a counting global allocator (peak of live bytes); this file
+//! Counted with the tests' counting allocator (peak of live bytes); this file
 //! holds a single test so nothing else allocates while it counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use blosc2::schunk::{
     blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_frame_len, blosc2_schunk_free,
@@ -14,43 +12,12 @@ use blosc2::schunk::{
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grow(n: usize) {
-    let now = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; it only
-// counts live bytes on the side.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        grow(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        grow(l.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size(), Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        grow(new);
-        LIVE.fetch_sub(l.size(), Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+/// The root crate's counting allocator (`tests/support/counting.rs`).
+#[path = "../../tests/support/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting::Counting = counting::Counting;
 
 unsafe extern "C" {
     fn free(p: *mut std::ffi::c_void);
@@ -97,11 +64,11 @@ fn frame_len_does_not_copy_the_frame() {
     let cpath = CString::new(path.to_str().unwrap()).unwrap();
     for on_disk in [true, false] {
         let s = frame(on_disk.then_some(&cpath));
-        PEAK.store(LIVE.load(Relaxed), Relaxed);
-        let base = LIVE.load(Relaxed);
+        counting::reset_peak();
+        let base = counting::live();
         // SAFETY: a live handle.
         let len = unsafe { blosc2_schunk_frame_len(s) };
-        let peak = PEAK.load(Relaxed) - base;
+        let peak = counting::peak() - base;
         assert!(len > 16 << 20, "frame_len {len}");
         assert!(
             peak < 1 << 20,
