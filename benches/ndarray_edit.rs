@@ -18,6 +18,12 @@
 //! 4,096 x 1,024 array of u32 in 1,024 chunks of 16 KiB (4 x 1,024, blocks
 //! of 4 x 256), in memory: every chunk is decoded, patched and compressed
 //! again, so the cost is the codec's, chunk by chunk.
+//!
+//! `ndarray_padding/append_256_rows` appends 256 rows of 5 one-byte items
+//! to an array in chunks of one row of 1 Mi items (blocks of 64 Ki), in
+//! memory: 256 new chunks of 1 MiB, 5 bytes of items each and the rest
+//! padding (the shape of the fuzz input `ndarray_args` `slow-unit-ea7ce835`,
+//! fuzz/README.md session 36): building, checking and compressing padding.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -137,5 +143,27 @@ fn rewrite(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, rewrite);
+/// Rows appended to an array of one-row chunks far wider than its rows.
+fn padding(c: &mut Criterion) {
+    let meta = NdMeta::new(&[1, 5], &[1, 1 << 20], &[1, 1 << 16], "|u1");
+    let mut sc = ndarray::create(&meta, CParams::default().nthreads(1), &[1u8; 5]).unwrap();
+    let bytes = sc.to_cframe().unwrap();
+    let rows = vec![7u8; 256 * 5];
+    let mut g = c.benchmark_group("ndarray_padding");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    g.bench_function("append_256_rows", |b| {
+        b.iter_batched(
+            || (SChunk::from_cframe(bytes.clone()).unwrap(), meta.clone()),
+            |(mut sc, mut m)| {
+                ndarray::append(&mut sc, &mut m, &rows, 0).unwrap();
+                assert_eq!(sc.nchunks(), 257);
+                sc
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, rewrite, padding);
 criterion_main!(benches);
