@@ -169,6 +169,7 @@ use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor, SpecialValue};
 
 mod builder;
+mod cframe;
 mod commit;
 mod iter;
 mod maintain;
