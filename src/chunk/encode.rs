@@ -629,6 +629,9 @@ fn constant(s: &[u8]) -> bool {
     if s[..head] != [v; 64][..head] {
         return false;
     }
+    if s.len() == head {
+        return true;
+    }
     let line = [v; 1024];
     let mut parts = s[head..].chunks_exact(line.len());
     parts.by_ref().all(|p| p == line) && {
