@@ -33,6 +33,14 @@ struct blosc2_context_s {
   /* The shared pool the context is attached to: NULL while it runs with
      one thread (or before its first call with more). */
   struct blosc_shared_pool *thread_pool;
+  /* Compression context: the filter of each pipeline slot and its meta
+     (for BLOSC_SHUFFLE a non-zero meta is the element size it shuffles
+     by), from the cparams it was made with.  Write them to change the
+     pipeline: the context's next blosc2_compress_ctx (or
+     blosc2_vlcompress_ctx) compresses with them, and
+     blosc2_ctx_get_cparams returns them. */
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
   /* ... the library's own fields follow. */
 };
 

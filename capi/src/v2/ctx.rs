@@ -3,10 +3,12 @@
 //! A `blosc2_context` starts with the fields our `context.h` declares for
 //! C (`capi/peer-include/c-blosc2/context.h`, the C-Blosc2 test programs
 //! read and write them): `nthreads`, `new_nthreads` (a count written there
-//! is applied at the context's next call), `use_dict` and `thread_pool`
+//! is applied at the context's next call), `use_dict`, `thread_pool`
 //! (the [`SharedPool`] of its thread count, shared by every context with
-//! that count). The library's own state follows; C only ever holds the
-//! pointer.
+//! that count), and for a compression context the filter pipeline
+//! `filters` / `filters_meta` (C-Blosc2's `test_b2nd_stringshuffle` writes
+//! `cctx->filters_meta[5]` between two calls; the next call compresses with
+//! it). The library's own state follows; C only ever holds the pointer.
 
 use std::sync::Arc;
 
@@ -29,6 +31,12 @@ pub struct blosc2_context {
     /// The shared pool of `nthreads` (null with one thread or before the
     /// first call).
     pub thread_pool: *const SharedPool,
+    /// Compression: the filter of each pipeline slot, as C-Blosc2's
+    /// context holds it; what C writes here is what the next call uses.
+    pub filters: [u8; MAX_FILTERS],
+    /// Compression: the meta of each filter slot (for a shuffle, its
+    /// element size when non-zero); C may write it between calls.
+    pub filters_meta: [u8; MAX_FILTERS],
     pool: Option<Arc<SharedPool>>,
     pub(super) cparams: Option<blosc2_cparams>,
     pub(super) dparams: Option<blosc2_dparams>,
@@ -52,6 +60,8 @@ impl blosc2_context {
             new_nthreads: n,
             use_dict: cparams.map_or(0, |c| c_int::from(c.use_dict != 0)),
             thread_pool: std::ptr::null(),
+            filters: cparams.map_or([0; MAX_FILTERS], |c| c.filters),
+            filters_meta: cparams.map_or([0; MAX_FILTERS], |c| c.filters_meta),
             pool: None,
             cparams,
             dparams,
@@ -91,6 +101,18 @@ impl blosc2_context {
             drop_cold(left);
         }
         r
+    }
+
+    /// The cparams of a compression context as its next call uses them:
+    /// those it was made with, the filter pipeline as C last wrote it to
+    /// `filters` / `filters_meta`.
+    #[inline(always)]
+    pub(crate) fn current_cparams(&self) -> Option<blosc2_cparams> {
+        self.cparams.map(|mut c| {
+            c.filters = self.filters;
+            c.filters_meta = self.filters_meta;
+            c
+        })
     }
 
     /// What every call does first: apply a thread count C wrote to
@@ -240,7 +262,7 @@ pub unsafe extern "C" fn blosc2_ctx_get_cparams(
         let Some(c) = (unsafe { ctx_mut(ctx) }) else {
             return err::NULL_POINTER;
         };
-        let Some(cp) = c.cparams else {
+        let Some(cp) = c.current_cparams() else {
             return err::INVALID_PARAM;
         };
         if cparams.is_null() {
@@ -312,7 +334,7 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
             Ok(c) => c,
             Err(e) => return e,
         };
-        let Some(cp) = ctx.cparams else {
+        let Some(cp) = ctx.current_cparams() else {
             return err::INVALID_PARAM;
         };
         if srcsize < 0 || destsize < 0 {

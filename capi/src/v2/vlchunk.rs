@@ -154,7 +154,7 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
             Ok(c) => c,
             Err(e) => return e,
         };
-        let Some(cp) = ctx.cparams else {
+        let Some(cp) = ctx.current_cparams() else {
             return err::INVALID_PARAM;
         };
         if srcs.is_null() || srcsizes.is_null() || nblocks <= 0 || destsize < 0 {

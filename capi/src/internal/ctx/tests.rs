@@ -2,7 +2,8 @@
 //! `new_nthreads` takes effect at the next call (contexts and a
 //! super-chunk's `cctx` / `dctx`), `thread_pool` is shared per thread
 //! count and released with the last context, `use_dict` of a decompression
-//! context follows the chunk decoded. Each test uses its own thread counts
+//! context follows the chunk decoded, `filters` / `filters_meta` written
+//! to a compression context apply at its next call. Each test uses its own thread counts
 //! (the pool registry is process-wide and tests run in parallel).
 
 use std::ffi::c_void;
@@ -321,5 +322,64 @@ fn vl_chunks_too_small_for_a_dictionary_are_made_without_one() {
         }
         blosc2_free_ctx(cctx);
         blosc2_free_ctx(dctx);
+    }
+}
+
+/// A compression context made with `filters` / `filters_meta`.
+fn cctx_with(filters: [u8; 6], meta: [u8; 6]) -> *mut blosc2_context {
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = 40;
+    cp.filters = filters;
+    cp.filters_meta = meta;
+    blosc2_create_cctx(cp)
+}
+
+#[test]
+fn filters_written_to_a_context_apply_at_its_next_call() {
+    // C-Blosc2's test_b2nd_stringshuffle: strings of ten 4-byte characters
+    // shuffled by character (meta 4), then `cctx->filters_meta[5] = 0`
+    // and the same data shuffled by the whole 40-byte item.
+    let src: Vec<u8> = (1..=4000u32).flat_map(u32::to_le_bytes).collect();
+    let shuffle = [0, 0, 0, 0, 0, 1]; // BLOSC_SHUFFLE in the last slot
+    let by_char = cctx_with(shuffle, [0, 0, 0, 0, 0, 4]);
+    let by_item = cctx_with(shuffle, [0; 6]);
+    let unfiltered = cctx_with([0; 6], [0; 6]);
+    let dctx = blosc2_create_dctx(DPARAMS_DEFAULTS);
+    let want_char = compress(by_char, &src).unwrap();
+    let want_item = compress(by_item, &src).unwrap();
+    let want_none = compress(unfiltered, &src).unwrap();
+    assert_ne!(want_char, want_item);
+    assert!(
+        want_char.len() < want_item.len(),
+        "by character packs better here"
+    );
+
+    let ctx = cctx_with(shuffle, [0, 0, 0, 0, 0, 4]);
+    // SAFETY: every context is live until freed below; nothing else
+    // borrows them.
+    unsafe {
+        assert_eq!(
+            ((*ctx).filters, (*ctx).filters_meta),
+            (shuffle, [0, 0, 0, 0, 0, 4])
+        );
+        assert_eq!(compress(ctx, &src).unwrap(), want_char);
+        (*ctx).filters_meta[5] = 0;
+        let chunk = compress(ctx, &src).unwrap();
+        assert_eq!(chunk, want_item);
+        assert_eq!(decompress(dctx, &chunk, src.len()), src);
+        let mut cp = CPARAMS_DEFAULTS;
+        assert_eq!(blosc2_ctx_get_cparams(ctx, &mut cp), 0);
+        assert_eq!((cp.filters, cp.filters_meta), (shuffle, [0; 6]));
+
+        (*ctx).filters = [0; 6];
+        assert_eq!(compress(ctx, &src).unwrap(), want_none);
+        // A filter id no pipeline knows is refused, as C-Blosc2 refuses it.
+        (*ctx).filters[2] = 200;
+        assert_eq!(compress(ctx, &src), Err(err::FILTER_PIPELINE));
+        (*ctx).filters[2] = 0;
+        assert_eq!(compress(ctx, &src).unwrap(), want_none);
+        for c in [ctx, by_char, by_item, unfiltered, dctx] {
+            blosc2_free_ctx(c);
+        }
     }
 }
