@@ -20,7 +20,12 @@
 //! items picked from the model (an index past the end refused with
 //! `BLOSC2_ERROR_INVALID_INDEX`), `b2nd_expand_dims` and `b2nd_squeeze`
 //! views and `b2nd_concatenate` of the array after itself (into a copy)
-//! read as the model.
+//! read as the model. Since session 37 the model is C-style
+//! (`Model::c_style`): `b2nd_resize`, `b2nd_insert`, `b2nd_append` change
+//! shapes as C-Blosc2 does (whole chunks kept as stored, their padding
+//! included; away from a dimension's end only whole chunks at a chunk
+//! boundary), so the model holds every chunk's padding and a growth reads
+//! what the padding held.
 #![no_main]
 use std::ffi::{CString, c_char, c_void};
 
@@ -113,7 +118,7 @@ fuzz_target!(|inp: Input| {
     // SAFETY: the context, freed once.
     unsafe { b2nd_free_ctx(ctx) };
     assert_eq!(r, 0, "b2nd_zeros");
-    let mut model = Model::new(shape.clone(), chunks.clone(), is, g.init);
+    let mut model = Model::new(shape.clone(), chunks.clone(), is, g.init).c_style();
     // The model's items, written whole.
     let whole = Call::Set {
         start: vec![0; n],
@@ -429,8 +434,7 @@ fn selections_and_views(a: *mut b2nd_array_t, m: &mut Model, chunks: &[u64], blo
         assert_eq!(r, 0, "b2nd_set_orthogonal_selection");
         // Repeated places: the later one in the buffer wins.
         for j in 0..k {
-            let f = at(j);
-            m.data[f * is..(f + 1) * is].copy_from_slice(&new[j * is..(j + 1) * is]);
+            m.write_item(at(j), &new[j * is..(j + 1) * is]);
         }
         check(a, m, chunks, blocks, "after an orthogonal write");
     }

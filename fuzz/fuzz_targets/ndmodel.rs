@@ -2,6 +2,9 @@
 //! plain C-order buffer, the calls a fuzz input describes, each turned
 //! into concrete arguments, whether they are valid by the rules
 //! `oxiblosc::ndarray` documents, and what the array must hold after.
+//! `capi_b2nd` runs it [`Model::c_style`]: shape changes as C-Blosc2's
+//! `b2nd_resize` / `b2nd_insert` make them (whole chunks kept as stored,
+//! their padding included, so the model also holds every chunk's padding).
 #![allow(dead_code)]
 
 use arbitrary::Arbitrary;
@@ -142,6 +145,8 @@ pub struct Planned {
     /// What a valid `Get` must give (a buffer of `bshape`, `0xEE` where
     /// the box is not).
     pub got: Option<Vec<u8>>,
+    /// C-style: every chunk's items, padding included, after the call.
+    pub ext_after: Option<Vec<u8>>,
 }
 
 /// The array as a C-order buffer.
@@ -150,6 +155,138 @@ pub struct Model {
     pub chunkshape: Vec<u64>,
     pub is: usize,
     pub data: Vec<u8>,
+    /// Shape changes as C-Blosc2 makes them ([`Model::c_style`]).
+    pub c_style: bool,
+    /// C-style: the items of every chunk, padding included, as a C-order
+    /// array of [`ext_shape`] (empty otherwise).
+    pub ext: Vec<u8>,
+}
+
+/// The shape of whole chunks of `cs` covering `shape`.
+fn ext_shape(shape: &[u64], cs: &[u64]) -> Vec<u64> {
+    shape
+        .iter()
+        .zip(cs)
+        .map(|(&s, &c)| s.div_ceil(c) * c)
+        .collect()
+}
+
+/// The items of `data` (of `shape`) in an ext array of whole chunks,
+/// padding zero.
+fn to_ext(shape: &[u64], cs: &[u64], is: usize, data: &[u8]) -> Vec<u8> {
+    let es = ext_shape(shape, cs);
+    let mut ext = vec![0u8; nitems(&es) as usize * is];
+    let zero = vec![0u64; shape.len()];
+    each(&zero, shape, |j, k| {
+        let f = flat(&es, j) * is;
+        ext[f..f + is].copy_from_slice(&data[k * is..(k + 1) * is]);
+    });
+    ext
+}
+
+/// The items of `shape` in an ext array.
+fn from_ext(shape: &[u64], cs: &[u64], is: usize, ext: &[u8]) -> Vec<u8> {
+    let es = ext_shape(shape, cs);
+    let mut out = vec![0u8; nitems(shape) as usize * is];
+    let zero = vec![0u64; shape.len()];
+    each(&zero, shape, |j, k| {
+        let f = flat(&es, j) * is;
+        out[k * is..(k + 1) * is].copy_from_slice(&ext[f..f + is]);
+    });
+    out
+}
+
+/// Whether a resize of `o` to `w` changed at `s` is valid by C-Blosc2's
+/// rule (`ndarray::resize_keep_chunks`): away from its end, a dimension
+/// changes by whole chunks at a chunk boundary.
+fn resize_valid_c(o: &[u64], w: &[u64], s: &[u64], cs: &[u64]) -> bool {
+    (0..o.len()).all(|d| {
+        let at_end = if w[d] >= o[d] {
+            s[d] == o[d]
+        } else {
+            s[d] + (o[d] - w[d]) == o[d]
+        };
+        s[d] <= o[d]
+            && (w[d] >= o[d] || s[d] + (o[d] - w[d]) <= o[d])
+            && (w[d] == o[d] || at_end || (s[d] % cs[d] == 0 && w[d].abs_diff(o[d]) % cs[d] == 0))
+    })
+}
+
+/// C-style resize of the ext array `ext` (shape `o`) to `w`, changed at
+/// `s`: a shrink removes the chunks starting in `s..s + (o - w)`, a growth
+/// adds zero chunks at the new chunks starting in `s..s + (w - o)`, every
+/// other chunk is kept whole, in order.
+fn resize_ext(ext: &[u8], o: &[u64], w: &[u64], s: &[u64], cs: &[u64], is: usize) -> Vec<u8> {
+    let eo = ext_shape(o, cs);
+    let ew = ext_shape(w, cs);
+    let mut out = vec![0u8; nitems(&ew) as usize * is];
+    let zero = vec![0u64; w.len()];
+    each(&zero, &ew, |x, k| {
+        let mut old = Vec::with_capacity(x.len());
+        for d in 0..x.len() {
+            let (c, off) = (x[d] / cs[d], x[d] % cs[d]);
+            let delta = w[d].abs_diff(o[d]);
+            let (lo, hi) = (s[d].div_ceil(cs[d]), (s[d] + delta).div_ceil(cs[d]));
+            let oc = if c < lo {
+                c
+            } else if w[d] >= o[d] {
+                if c < hi {
+                    return;
+                }
+                c - (hi - lo)
+            } else {
+                c + (hi - lo)
+            };
+            if oc * cs[d] >= eo[d] {
+                return;
+            }
+            old.push(oc * cs[d] + off);
+        }
+        let f = flat(&eo, &old) * is;
+        out[k * is..(k + 1) * is].copy_from_slice(&ext[f..f + is]);
+    });
+    out
+}
+
+/// C-style write of `src` (a C-order box of shape `hi - lo`) into the ext
+/// array `ext` of an array of `shape`: a chunk whose items inside the array
+/// the box holds all is written from zeros (its padding zero after), the
+/// others keep their padding.
+fn write_ext(
+    ext: &mut [u8],
+    shape: &[u64],
+    cs: &[u64],
+    is: usize,
+    lo: &[u64],
+    hi: &[u64],
+    src: &[u8],
+) {
+    let n = shape.len();
+    if (0..n).any(|d| lo[d] >= hi[d]) {
+        return;
+    }
+    let es = ext_shape(shape, cs);
+    let clo: Vec<u64> = (0..n).map(|d| lo[d] / cs[d]).collect();
+    let chi: Vec<u64> = (0..n).map(|d| hi[d].div_ceil(cs[d])).collect();
+    each(&clo, &chi, |c, _| {
+        let covered =
+            (0..n).all(|d| lo[d] <= c[d] * cs[d] && ((c[d] + 1) * cs[d]).min(shape[d]) <= hi[d]);
+        if covered {
+            let a: Vec<u64> = (0..n).map(|d| c[d] * cs[d]).collect();
+            let b: Vec<u64> = (0..n).map(|d| (c[d] + 1) * cs[d]).collect();
+            each(&a, &b, |j, _| {
+                let f = flat(&es, j) * is;
+                ext[f..f + is].fill(0);
+            });
+        }
+    });
+    let bshape: Vec<u64> = (0..n).map(|d| hi[d] - lo[d]).collect();
+    let zero = vec![0u64; n];
+    each(&zero, &bshape, |j, k| {
+        let at: Vec<u64> = (0..n).map(|d| lo[d] + j[d]).collect();
+        let f = flat(&es, &at) * is;
+        ext[f..f + is].copy_from_slice(&src[k * is..(k + 1) * is]);
+    });
 }
 
 pub fn nitems(shape: &[u64]) -> u64 {
@@ -223,6 +360,32 @@ impl Model {
             chunkshape,
             is,
             data,
+            c_style: false,
+            ext: Vec::new(),
+        }
+    }
+
+    /// The same model, its shape changes C-Blosc2's (`b2nd.h`), its
+    /// chunks' padding zero (as a whole write leaves it).
+    pub fn c_style(mut self) -> Model {
+        self.c_style = true;
+        self.ext = to_ext(&self.shape, &self.chunkshape, self.is, &self.data);
+        self
+    }
+
+    /// Write item `f` (a flat index) as a call that keeps padding does.
+    pub fn write_item(&mut self, f: usize, v: &[u8]) {
+        let is = self.is;
+        self.data[f * is..(f + 1) * is].copy_from_slice(v);
+        if self.c_style {
+            let mut idx = vec![0u64; self.shape.len()];
+            let mut r = f as u64;
+            for d in (0..idx.len()).rev() {
+                idx[d] = r % self.shape[d];
+                r /= self.shape[d];
+            }
+            let e = flat(&ext_shape(&self.shape, &self.chunkshape), &idx) * is;
+            self.ext[e..e + is].copy_from_slice(v);
         }
     }
 
@@ -282,6 +445,18 @@ impl Model {
                     for &(f, s) in &pairs {
                         data[f..f + is].copy_from_slice(&src[s..s + is]);
                     }
+                    let ext_after = (ok && self.c_style).then(|| {
+                        // The box's items in C order, from the buffer.
+                        let mut boxed = vec![0u8; nitems(&hi) as usize * is];
+                        each(&zero, &hi, |j, k| {
+                            let b = flat(&bshape, j) * is;
+                            boxed[k * is..(k + 1) * is].copy_from_slice(&src[b..b + is]);
+                        });
+                        let mut ext = self.ext.clone();
+                        let cs = &self.chunkshape;
+                        write_ext(&mut ext, &self.shape, cs, is, &start, &stop, &boxed);
+                        ext
+                    });
                     return Planned {
                         call: Call::Set {
                             start,
@@ -292,6 +467,7 @@ impl Model {
                         valid: ok,
                         after: ok.then(|| (self.shape.clone(), data)),
                         got: None,
+                        ext_after,
                     };
                 }
                 let mut want = vec![0xEEu8; len];
@@ -307,6 +483,7 @@ impl Model {
                     valid: ok,
                     after: ok.then(|| (self.shape.clone(), self.data.clone())),
                     got: ok.then_some(want),
+                    ext_after: (ok && self.c_style).then(|| self.ext.clone()),
                 }
             }
             Op::Resize {
@@ -322,8 +499,20 @@ impl Model {
                         .map(|d| u64::from(start[d]) % (self.shape[d] + 2))
                         .collect()
                 };
-                let valid = resize_valid(&self.shape, &w, &s, &self.chunkshape);
-                let after = valid.then(|| (w.clone(), self.resized(&w, &s)));
+                let cs = &self.chunkshape;
+                let (valid, after, ext_after) = if self.c_style {
+                    let valid = resize_valid_c(&self.shape, &w, &s, cs);
+                    let ext = valid.then(|| resize_ext(&self.ext, &self.shape, &w, &s, cs, is));
+                    let after = ext.as_ref().map(|e| (w.clone(), from_ext(&w, cs, is, e)));
+                    (valid, after, ext)
+                } else {
+                    let valid = resize_valid(&self.shape, &w, &s, cs);
+                    (
+                        valid,
+                        valid.then(|| (w.clone(), self.resized(&w, &s))),
+                        None,
+                    )
+                };
                 Planned {
                     call: Call::Resize {
                         shape: w,
@@ -332,6 +521,7 @@ impl Model {
                     valid,
                     after,
                     got: None,
+                    ext_after,
                 }
             }
             Op::Insert {
@@ -353,7 +543,25 @@ impl Model {
                 let valid = axis < n
                     && other > 0
                     && pos <= self.shape[axis]
-                    && (pos == self.shape[axis] || pos % self.chunkshape[axis] == 0);
+                    && (pos == self.shape[axis]
+                        || (pos % self.chunkshape[axis] == 0
+                            && (!self.c_style || add % self.chunkshape[axis] == 0)));
+                let cs = &self.chunkshape;
+                let ext_after = (valid && self.c_style).then(|| {
+                    // A C-style resize (at the end, or whole chunks at
+                    // `pos`), then the new items written.
+                    let mut w = self.shape.clone();
+                    w[axis] += add;
+                    let mut s = self.shape.clone();
+                    s[axis] = pos;
+                    let mut ext = resize_ext(&self.ext, &self.shape, &w, &s, cs, is);
+                    let mut lo = vec![0u64; n];
+                    lo[axis] = pos;
+                    let mut hi = w.clone();
+                    hi[axis] = pos + add;
+                    write_ext(&mut ext, &w, cs, is, &lo, &hi, &src);
+                    ext
+                });
                 let after = valid.then(|| {
                     // Zeros inserted by a resize, then the new slices.
                     let mut w = self.shape.clone();
@@ -371,6 +579,14 @@ impl Model {
                     });
                     (w, data)
                 });
+                // C-style, every new item is written too: the items are the
+                // same, read from the chunks.
+                if let (Some((w, data)), Some(e)) = (&after, &ext_after) {
+                    assert!(
+                        *data == from_ext(w, cs, is, e),
+                        "the two models of an insert differ"
+                    );
+                }
                 Planned {
                     call: Call::Insert {
                         axis,
@@ -381,6 +597,7 @@ impl Model {
                     valid,
                     after,
                     got: None,
+                    ext_after,
                 }
             }
         }
@@ -396,6 +613,9 @@ impl Model {
         if let Some((s, d)) = p.after {
             self.shape = s;
             self.data = d;
+        }
+        if let Some(e) = p.ext_after {
+            self.ext = e;
         }
     }
 }

@@ -19,6 +19,7 @@
 //! selections).
 
 mod buffer;
+mod chunkwise;
 mod dims;
 mod fill;
 mod layout;
@@ -32,6 +33,7 @@ mod walk;
 mod write;
 
 pub use buffer::copy_box;
+pub use chunkwise::{insert_keep_chunks, resize_keep_chunks};
 pub use dims::{same_chunks, with_dims, with_dims_in};
 pub use layout::Layout;
 pub use meta::{

@@ -151,15 +151,29 @@ fn fill_range(lo: u64, hi: u64, w: u64, cs: u64) -> std::ops::Range<u64> {
     lo / cs..hi.div_ceil(cs)
 }
 
-/// [`resize`], with the items of `fill` (if any) written in the same plan:
-/// one change of the chunk list and the metalayer.
-fn resize_with(
+/// What every resize checks and works out before its plan: the start of
+/// each changed dimension, the old and new layouts, the new metalayer.
+pub(super) struct Prepared {
+    pub(super) s: [u64; MAX_DIM],
+    pub(super) old_layout: Layout,
+    pub(super) new_meta: NdMeta,
+    pub(super) new_layout: Layout,
+    /// The new metalayer's bytes.
+    pub(super) raw: Vec<u8>,
+}
+
+/// The checks of a resize of the NDArray in `sc` to `new_shape` changed at
+/// `start` (`None`: at the ends): a changed dimension's start within it, a
+/// shrink within it, away from its end a start at a chunk boundary and,
+/// with `whole_chunks` (C-Blosc2's rule), a change of whole chunks; the new
+/// layout within [`MAX_RESIZE_CHUNKS`].
+pub(super) fn prepare(
     sc: &mut SChunk,
-    meta: &mut NdMeta,
+    meta: &NdMeta,
     new_shape: &[u64],
     start: Option<&[u64]>,
-    mut fill: Option<BoxFill<'_>>,
-) -> Result<()> {
+    whole_chunks: bool,
+) -> Result<Prepared> {
     let n = meta.ndim();
     if new_shape.len() != n || start.is_some_and(|s| s.len() != n) {
         return Err(Error::InvalidParam(format!(
@@ -169,10 +183,9 @@ fn resize_with(
     sc.check_writable()?;
     sc.check_index_editable()?;
     let old_layout = layout_of(sc, meta)?;
-    let old_shape = meta.shape.clone();
     let mut s = [0u64; MAX_DIM];
     for d in 0..n {
-        let (o, w) = (old_shape[d], new_shape[d]);
+        let (o, w) = (meta.shape[d], new_shape[d]);
         s[d] = match start {
             Some(st) => st[d],
             None => o.min(w),
@@ -190,17 +203,27 @@ fn resize_with(
                 s[d]
             )));
         }
-        if w != o && s[d] != o.min(w) && !s[d].is_multiple_of(meta.chunkshape[d]) {
-            return Err(Error::InvalidParam(format!(
-                "resize start {} not at a chunk boundary of dimension {d}",
-                s[d]
-            )));
+        let cs = meta.chunkshape[d];
+        if w != o && s[d] != o.min(w) {
+            if !s[d].is_multiple_of(cs) {
+                return Err(Error::InvalidParam(format!(
+                    "resize start {} not at a chunk boundary of dimension {d}",
+                    s[d]
+                )));
+            }
+            if whole_chunks && !w.abs_diff(o).is_multiple_of(cs) {
+                return Err(Error::InvalidParam(format!(
+                    "dimension {d} changed by {} items at {}: away from its end, \
+                     by whole chunks of {cs} only",
+                    w.abs_diff(o),
+                    s[d]
+                )));
+            }
         }
     }
     let mut new_meta = meta.clone();
     new_meta.shape = new_shape.to_vec();
-    let is = sc.typesize();
-    let new_layout = Layout::new(&new_meta, is).map_err(|e| match e {
+    let new_layout = Layout::new(&new_meta, sc.typesize()).map_err(|e| match e {
         Error::Corrupt(m) => Error::InvalidParam(m),
         o => o,
     })?;
@@ -211,6 +234,66 @@ fn resize_with(
         )));
     }
     let raw = new_meta.encode()?;
+    Ok(Prepared {
+        s,
+        old_layout,
+        new_meta,
+        new_layout,
+        raw,
+    })
+}
+
+/// Step `cc` to the next chunk coordinates of `grid` in C order.
+pub(super) fn next_chunk(cc: &mut [u64], grid: &[u64]) {
+    let mut d = cc.len();
+    while d > 0 {
+        d -= 1;
+        cc[d] += 1;
+        if cc[d] < grid[d] {
+            break;
+        }
+        cc[d] = 0;
+    }
+}
+
+/// Replace the chunk list by `plan` and the array's metalayer by `raw` in
+/// one change; then `meta` is `new_meta`.
+pub(super) fn commit(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_meta: NdMeta,
+    plan: &[Rebuild<'_>],
+    raw: &[u8],
+) -> Result<()> {
+    let name = if sc.meta_exists(B2ND_META) {
+        B2ND_META
+    } else {
+        CATERVA_META
+    };
+    sc.rebuild_chunks_with_meta(plan, name, raw)?;
+    *meta = new_meta;
+    Ok(())
+}
+
+/// [`resize`], with the items of `fill` (if any) written in the same plan:
+/// one change of the chunk list and the metalayer.
+fn resize_with(
+    sc: &mut SChunk,
+    meta: &mut NdMeta,
+    new_shape: &[u64],
+    start: Option<&[u64]>,
+    mut fill: Option<BoxFill<'_>>,
+) -> Result<()> {
+    let n = meta.ndim();
+    let Prepared {
+        s,
+        old_layout,
+        new_meta,
+        new_layout,
+        raw,
+    } = prepare(sc, meta, new_shape, start, false)?;
+    let old_shape = meta.shape.clone();
+    let is = sc.typesize();
     let grid_new = new_layout.grid().to_vec();
     let grid_old = old_layout.grid().to_vec();
     let cs = &meta.chunkshape;
@@ -239,17 +322,8 @@ fn resize_with(
         .collect();
     let mut cc = [0u64; MAX_DIM];
     for ci in 0..nchunks {
-        // The next chunk's coordinates (C order).
         if ci > 0 {
-            let mut d = n;
-            while d > 0 {
-                d -= 1;
-                cc[d] += 1;
-                if cc[d] < grid_new[d] {
-                    break;
-                }
-                cc[d] = 0;
-            }
+            next_chunk(&mut cc[..n], &grid_new);
         }
         // The old chunk whose content this one is, if any.
         let mut keep = n > 0;
@@ -352,15 +426,8 @@ fn resize_with(
         }
         plan.push(Rebuild::New(comp.compress(&buf)?.into()));
     }
-    let name = if sc.meta_exists(B2ND_META) {
-        B2ND_META
-    } else {
-        CATERVA_META
-    };
     // Every chunk and the metalayer in one change.
-    sc.rebuild_chunks_with_meta(&plan, name, &raw)?;
-    *meta = new_meta;
-    Ok(())
+    commit(sc, meta, new_meta, &plan, &raw)
 }
 
 /// One box of a rebuilt chunk that holds old items: new coordinates
@@ -435,6 +502,33 @@ pub fn insert(
     axis: usize,
     pos: u64,
 ) -> Result<()> {
+    let b = insert_box(meta, sc.typesize(), data.len(), axis, pos)?;
+    let fill = BoxFill {
+        lo: &b.lo,
+        hi: &b.hi,
+        src: FillSrc::Data(data),
+    };
+    resize_with(sc, meta, &b.shape, Some(&b.start), Some(fill))
+}
+
+/// The shape an insert of `len` bytes at `pos` of `axis` makes, the
+/// resize's start, and the box of the new items.
+pub(super) struct InsertBox {
+    pub(super) shape: Vec<u64>,
+    pub(super) start: Vec<u64>,
+    pub(super) lo: Vec<u64>,
+    pub(super) hi: Vec<u64>,
+}
+
+/// [`insert`]'s checks of its arguments (items of `is` bytes) and the
+/// [`InsertBox`] they make.
+pub(super) fn insert_box(
+    meta: &NdMeta,
+    is: usize,
+    len: usize,
+    axis: usize,
+    pos: u64,
+) -> Result<InsertBox> {
     let n = meta.ndim();
     if axis >= n {
         return Err(Error::InvalidParam(format!(
@@ -447,7 +541,7 @@ pub fn insert(
             meta.shape[axis]
         )));
     }
-    let is = sc.typesize() as u64;
+    let is = is as u64;
     let other: u64 = (0..n)
         .filter(|&d| d != axis)
         .try_fold(is, |a, d| a.checked_mul(meta.shape[d]))
@@ -457,13 +551,12 @@ pub fn insert(
                 meta.shape
             ))
         })?;
-    if other == 0 || data.is_empty() || !(data.len() as u64).is_multiple_of(other) {
+    if other == 0 || len == 0 || !(len as u64).is_multiple_of(other) {
         return Err(Error::InvalidParam(format!(
-            "{} bytes are not a whole number of {other}-byte slices along axis {axis}",
-            data.len()
+            "{len} bytes are not a whole number of {other}-byte slices along axis {axis}"
         )));
     }
-    let add = data.len() as u64 / other;
+    let add = len as u64 / other;
     let mut shape = meta.shape.clone();
     let mut start = shape.clone();
     start[axis] = pos;
@@ -474,12 +567,12 @@ pub fn insert(
     lo[axis] = pos;
     let mut hi = shape.clone();
     hi[axis] = pos + add;
-    let fill = BoxFill {
-        lo: &lo,
-        hi: &hi,
-        src: FillSrc::Data(data),
-    };
-    resize_with(sc, meta, &shape, Some(&start), Some(fill))
+    Ok(InsertBox {
+        shape,
+        start,
+        lo,
+        hi,
+    })
 }
 
 /// Append `data` at the end of `axis` (see [`insert`]).

@@ -399,11 +399,17 @@ pub fn set_orthogonal(
         return Ok(());
     }
     let mut items = Vec::new();
-    patch_chunks(sc, &layout, &chunks, |ci, buf| {
-        sel.runs(&layout, ci, &mut items);
-        for &(c, b, m) in &items {
-            buf[c * is..(c + m) * is].copy_from_slice(&src[b * is..(b + m) * is]);
-        }
-        Ok(())
-    })
+    patch_chunks(
+        sc,
+        &layout,
+        &chunks,
+        |_| false,
+        |ci, buf| {
+            sel.runs(&layout, ci, &mut items);
+            for &(c, b, m) in &items {
+                buf[c * is..(c + m) * is].copy_from_slice(&src[b * is..(b + m) * is]);
+            }
+            Ok(())
+        },
+    )
 }

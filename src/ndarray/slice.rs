@@ -515,11 +515,29 @@ pub fn set_slice(
     sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
     let chunks = chunks_of_box(meta, &layout, start, stop);
-    patch_chunks(sc, &layout, &chunks, |ci, buf| {
+    let covers = |ci| box_covers_chunk(meta, &layout, ci, start, stop);
+    patch_chunks(sc, &layout, &chunks, covers, |ci, buf| {
         layout.for_each_box_span(ci, start, stop, bshape, |c, b, n| {
             buf[c * is..(c + n) * is].copy_from_slice(&src[b * is..(b + n) * is]);
         });
         Ok(())
+    })
+}
+
+/// Whether the box `start..stop` holds every item of chunk `ci` (of
+/// `layout`'s grid, in C order) that is inside the array: a write of the
+/// box replaces all of the chunk's items.
+fn box_covers_chunk(meta: &NdMeta, layout: &Layout, ci: u64, start: &[u64], stop: &[u64]) -> bool {
+    let grid = layout.grid();
+    let mut rest = ci;
+    (0..grid.len()).rev().all(|d| {
+        let g = grid[d].max(1);
+        let c = rest % g;
+        rest /= g;
+        let cs = meta.chunkshape[d];
+        let lo = c * cs;
+        let hi = (lo + cs).min(meta.shape[d]);
+        start[d] <= lo && hi <= stop[d]
     })
 }
 
@@ -528,11 +546,15 @@ pub fn set_slice(
 /// replace all of them in one change of the super-chunk (a chunk that does
 /// not decode, a failed `patch` or write, or a crash leave the array as it
 /// was): what [`set_slice`], orthogonal selections and concatenations
-/// write with.
+/// write with. A chunk for which `fresh(ci)` holds (the patch writes every
+/// item of it inside the array) is not decoded: it starts from zeros, so
+/// its padding (the chunk's part past the array's end) is zero after, as
+/// C-Blosc2's `b2nd_set_slice_cbuffer` writes such a chunk.
 pub(super) fn patch_chunks(
     sc: &mut SChunk,
     layout: &Layout,
     chunks: &[u64],
+    fresh: impl Fn(u64) -> bool,
     mut patch: impl FnMut(u64, &mut [u8]) -> Result<()>,
 ) -> Result<()> {
     sc.check_writable()?;
@@ -560,13 +582,19 @@ pub(super) fn patch_chunks(
             buf = chunk_buffer(sc, ci, want)?;
             keep_all = vec![false; want.div_ceil(bn)];
         }
-        // Every block decoded; a stored chunk of other blocks refused, as
-        // `get_slice` refuses it.
-        let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &keep_all, &mut buf)?;
-        // A shorter chunk would be stored again with the previous chunk's
-        // bytes after its own.
-        if n != want {
-            return Err(short_chunk(ci, n, want));
+        if fresh(ci) {
+            // Every item replaced: nothing of the stored chunk is kept
+            // (the chunk exists: the count was checked above).
+            buf.fill(0);
+        } else {
+            // Every block decoded; a stored chunk of other blocks refused,
+            // as `get_slice` refuses it.
+            let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &keep_all, &mut buf)?;
+            // A shorter chunk would be stored again with the previous
+            // chunk's bytes after its own.
+            if n != want {
+                return Err(short_chunk(ci, n, want));
+            }
         }
         patch(ci, &mut buf)?;
         updates.push((ci as usize, comp.compress(&buf)?));

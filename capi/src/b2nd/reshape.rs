@@ -19,7 +19,9 @@ unsafe fn reshapeable<'a>(array: *mut b2nd_array_t) -> Result<&'a mut Array, c_i
 }
 
 /// `b2nd_delete`: remove `delete_len` items of `axis` from `delete_start`
-/// (a chunk boundary, or through the end: C-Blosc2's rule for shrinking).
+/// (through the end, or whole chunks from a chunk boundary: C-Blosc2's
+/// rule for shrinking), as C-Blosc2 does: whole chunks removed, the others
+/// kept as stored ([`ndarray::resize_keep_chunks`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn b2nd_delete(
     array: *mut b2nd_array_t,
@@ -58,13 +60,17 @@ pub unsafe extern "C" fn b2nd_delete(
                 })?;
             let mut at = vec![0u64; shape.len()];
             at[axis] = start;
-            ndarray::resize(sc, meta, &shape, Some(&at))
+            ndarray::resize_keep_chunks(sc, meta, &shape, Some(&at))
         })
     })
 }
 
-/// `b2nd_resize`: change the shape (new items zero), growing or shrinking
-/// each changed dimension at `start` (NULL: at its end).
+/// `b2nd_resize`: change the shape, growing or shrinking each changed
+/// dimension at `start` (NULL: at its end), as C-Blosc2 does
+/// ([`ndarray::resize_keep_chunks`]): whole zero chunks added, whole
+/// chunks removed, the others kept as stored, so new items inside an old
+/// edge chunk are what its padding held (as in C-Blosc2, where
+/// `test_b2nd_resize` reads `b2nd_full`'s value there).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn b2nd_resize(
     array: *mut b2nd_array_t,
@@ -92,12 +98,14 @@ pub unsafe extern "C" fn b2nd_resize(
             }
         };
         with_array(a, true, |sc, meta| {
-            ndarray::resize(sc, meta, &shape, st.as_deref())
+            ndarray::resize_keep_chunks(sc, meta, &shape, st.as_deref())
         })
     })
 }
 
-/// `b2nd_insert`: insert a C-order buffer at `insert_start` of `axis`.
+/// `b2nd_insert`: insert a C-order buffer at `insert_start` of `axis`, as
+/// C-Blosc2 does: a `b2nd_resize` there, the buffer written into the new
+/// items, in one change ([`ndarray::insert_keep_chunks`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn b2nd_insert(
     array: *mut b2nd_array_t,
@@ -118,12 +126,13 @@ pub unsafe extern "C" fn b2nd_insert(
         // SAFETY: buffer holds buffersize readable bytes.
         let src = unsafe { slice_in(buffer, buffersize as usize) };
         with_array(a, true, |sc, meta| {
-            ndarray::insert(sc, meta, src, axis as usize, insert_start as u64)
+            ndarray::insert_keep_chunks(sc, meta, src, axis as usize, insert_start as u64)
         })
     })
 }
 
-/// `b2nd_append`: append a C-order buffer at the end of `axis`.
+/// `b2nd_append`: append a C-order buffer at the end of `axis` (a
+/// `b2nd_insert` there).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn b2nd_append(
     array: *mut b2nd_array_t,
@@ -143,7 +152,14 @@ pub unsafe extern "C" fn b2nd_append(
         // SAFETY: buffer holds buffersize readable bytes.
         let src = unsafe { slice_in(buffer, buffersize as usize) };
         with_array(a, true, |sc, meta| {
-            ndarray::append(sc, meta, src, axis as usize)
+            let axis = axis as usize;
+            let Some(&end) = meta.shape.get(axis) else {
+                return Err(Error::InvalidParam(format!(
+                    "axis {axis} of a {}-dimensional array",
+                    meta.ndim()
+                )));
+            };
+            ndarray::insert_keep_chunks(sc, meta, src, axis, end)
         })
     })
 }
