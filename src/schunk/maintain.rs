@@ -98,7 +98,7 @@ impl SChunk {
     /// # Errors
     /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
     pub fn tidy(&mut self) -> Result<()> {
-        if !self.tidy_on_close || !self.is_persistent_frame() {
+        if !self.tidy_pending() {
             return Ok(());
         }
         self.check_writable()?;
@@ -112,6 +112,12 @@ impl SChunk {
         }
         self.tidy_on_close = false;
         Ok(())
+    }
+
+    /// Whether [`SChunk::tidy`] has work: a file-backed frame this handle
+    /// changed since it was opened or last tidied.
+    pub fn tidy_pending(&self) -> bool {
+        self.tidy_on_close && self.is_persistent_frame()
     }
 
     /// Remove every dead byte: the chunks are rewritten back to back in
@@ -320,9 +326,10 @@ impl SChunk {
 impl SChunk {
     /// Whether dropping this handle tidies its file ([`SChunk::tidy`]; on by
     /// default). Turn it off where other processes share the file under
-    /// their own locking and expect no write after the last change (C-Blosc2
-    /// never rewrites a frame when it frees a super-chunk: the C ABI turns it
-    /// off). [`SChunk::close`] still tidies.
+    /// their own locking and expect no write after the last change, or to
+    /// tidy on your own terms: the C ABI turns it off and, when it frees a
+    /// super-chunk, tidies only a frame still its own, under the frame's
+    /// lock and never waiting for it. [`SChunk::close`] still tidies.
     pub fn set_tidy_on_drop(&mut self, on: bool) {
         self.tidy_on_drop = on;
     }

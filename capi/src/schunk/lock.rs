@@ -112,12 +112,12 @@ fn lock_path(h: &Handle) -> Option<std::path::PathBuf> {
 /// Take (or nest in) the handle's lock. `Ok(true)` when the frame was
 /// reopened because another holder changed it.
 fn lock_in(h: &mut Handle, exclusive: bool) -> Result<bool, c_int> {
-    lock_in_as(h, exclusive, exclusive)
+    lock_in_as(h, exclusive, exclusive, true)
 }
 
 /// [`lock_in`], bumping the generation (telling other handles to reopen)
 /// only when `bump`.
-fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool) -> Result<bool, c_int> {
+fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool, wait: bool) -> Result<bool, c_int> {
     let Some(path) = lock_path(h) else {
         return Ok(false);
     };
@@ -151,10 +151,11 @@ fn lock_in_as(h: &mut Handle, exclusive: bool, bump: bool) -> Result<bool, c_int
             })
         }
     };
-    let taken = if exclusive {
-        s.file.lock()
-    } else {
-        s.file.lock_shared()
+    let taken = match (exclusive, wait) {
+        (true, true) => s.file.lock(),
+        (false, true) => s.file.lock_shared(),
+        (true, false) => s.file.try_lock().map_err(std::io::Error::from),
+        (false, false) => s.file.try_lock_shared().map_err(std::io::Error::from),
     };
     taken.map_err(|_| ERR_LOCK)?;
     let mut b = [0u8; 8];
@@ -217,7 +218,19 @@ fn begin_call_on_disk(h: &mut Handle, exclusive: bool) -> Result<Option<bool>, c
     if lock_path(h).is_none() {
         return Ok(None);
     }
-    lock_in_as(h, exclusive, false).map(Some)
+    lock_in_as(h, exclusive, false, true).map(Some)
+}
+
+/// [`begin_call`] of an exclusive call that must not wait: `Err` when
+/// another handle or process holds the frame's lock now. Freeing a handle
+/// tidies its frame only so (C-Blosc2's free never waits for a lock: a
+/// program holding `blosc2_schunk_lock` while another process frees a
+/// handle must not deadlock).
+pub(crate) fn try_begin_exclusive(h: &mut Handle) -> Result<Option<bool>, c_int> {
+    if !h.sc.is_on_disk() || lock_path(h).is_none() {
+        return Ok(None);
+    }
+    lock_in_as(h, true, false, false).map(Some)
 }
 
 /// The end of a call [`begin_call`] locked: bump the generation when the
@@ -259,7 +272,7 @@ pub(crate) fn guard_first_read(s: *mut blosc2_schunk) -> bool {
     }
     let key = h as *mut Handle as usize;
     locks().remove(&key);
-    let r = lock_in_as(h, false, false);
+    let r = lock_in_as(h, false, false, true);
     let seq = locks().get(&key).map_or(0, |s| s.seq);
     let ok = match r {
         Ok(true) => {

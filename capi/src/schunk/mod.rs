@@ -382,8 +382,9 @@ fn file_stamp(sc: &SChunk) -> Option<DiskStamp> {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // C-Blosc2 never rewrites a frame when freeing it; other processes
-        // may hold it under their own lock (BLOSC_LOCKING).
+        self.tidy_at_free();
+        // The super-chunk's own drop never tidies: a stale view must not
+        // write (see `tidy_at_free`).
         self.sc.set_tidy_on_drop(false);
         lock::forget_lock(self as *mut Handle as *mut blosc2_schunk);
         // SAFETY: the contexts were made by blosc2_create_cctx/dctx for this
@@ -472,6 +473,41 @@ impl Handle {
         h.stamp = disk_stamp(&h.sc);
         h.sync(true);
         p as *mut blosc2_schunk
+    }
+
+    /// When the handle is freed: C-Blosc2 updates chunks of a frame file in
+    /// place and leaves it as compact as it was written; our crash-safe
+    /// changes never overwrite a live chunk, so replaced chunks stay as
+    /// holes and a free reserve stays before the index. A frame file this
+    /// handle changed is tidied ([`SChunk::tidy`]: trimmed, or compacted
+    /// when its holes pass 1 % of its chunks) under the frame's exclusive
+    /// lock when locking is on (when another handle or process holds the
+    /// lock, the free does not wait: the file stays as it is), and only
+    /// while the frame on disk is the
+    /// one this handle last wrote or read (a view another handle or
+    /// process has overtaken never writes). C-Blosc2's
+    /// `test_b2nd_resize` grows a file frame 100 times and wants it within
+    /// 4 KiB of the frame written at once.
+    fn tidy_at_free(&mut self) {
+        // Nothing changed through this handle, or not a frame file: no
+        // lock taken (a reader's free never waits for a writer).
+        if !self.sc.tidy_pending()
+            || !matches!(self.sc.storage(), oxiblosc::schunk::Storage::File { .. })
+        {
+            return;
+        }
+        let locked = match lock::try_begin_exclusive(self) {
+            Ok(l) => l.is_some(),
+            Err(_) => return,
+        };
+        let before = disk_stamp(&self.sc);
+        if before.is_some() && before == self.stamp {
+            let _ = self.sc.tidy();
+        }
+        if locked {
+            let changed = disk_stamp(&self.sc) != before;
+            lock::end_call(self, changed);
+        }
     }
 
     /// C-Blosc2 reads a frame on disk through its path on every access, so
