@@ -165,5 +165,51 @@ fn padding(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, rewrite, padding);
+/// C-Blosc2's shape changes (the C ABI's `b2nd_resize`): an array of
+/// 100,000 `i64` in chunks of 16,384 grown by 1,000 items at its end, into
+/// its edge chunk's padding, by `resize_keep_chunks` (no chunk touched)
+/// and by `resize` (the edge chunk rebuilt, its new items zero); and a
+/// whole edge chunk's items written by `set_slice` (not decoded since
+/// session 37: it starts from zeros).
+fn chunkwise(c: &mut Criterion) {
+    let meta = NdMeta::new(&[100_000], &[16_384], &[256], "<i8");
+    let data: Vec<u8> = (0..100_000i64).flat_map(|v| v.to_le_bytes()).collect();
+    let mut sc = ndarray::create(&meta, CParams::default().nthreads(1), &data).unwrap();
+    let bytes = sc.to_cframe().unwrap();
+    let mut g = c.benchmark_group("ndarray_chunkwise");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    type Grow = fn(&mut SChunk, &mut NdMeta, &[u64], Option<&[u64]>) -> oxiblosc::Result<()>;
+    let grows: [(&str, Grow); 2] = [
+        ("grow_1000/keep_chunks", ndarray::resize_keep_chunks),
+        ("grow_1000/resize", ndarray::resize),
+    ];
+    for (name, grow) in grows {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || (SChunk::from_cframe(bytes.clone()).unwrap(), meta.clone()),
+                |(mut sc, mut m)| {
+                    grow(&mut sc, &mut m, &[101_000], None).unwrap();
+                    sc
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    // The sixth chunk, 16,384 items, written whole.
+    let chunk = vec![9u8; 16_384 * 8];
+    g.bench_function("set_slice_whole_chunk", |b| {
+        b.iter_batched(
+            || SChunk::from_cframe(bytes.clone()).unwrap(),
+            |mut sc| {
+                let (lo, hi) = (5 * 16_384, 6 * 16_384);
+                ndarray::set_slice(&mut sc, &meta, &[lo], &[hi], &chunk, &[16_384]).unwrap();
+                sc
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, rewrite, padding, chunkwise);
 criterion_main!(benches);
