@@ -6,7 +6,9 @@
 //! start, stop, buffer shape and position may be small, large or an edge
 //! value (`u64::MAX`, `2^63`, `2^32`...), and the array itself may be any
 //! geometry `NdMeta` and `Layout` accept (empty dimensions, chunk lengths
-//! of 0 from `default_shapes`, huge dimensions of an empty array).
+//! of 0 from `default_shapes`, huge dimensions of an empty array). Since
+//! session 37 a resize or insert may go through the C ABI's
+//! `resize_keep_chunks` / `insert_keep_chunks` instead.
 //!
 //! Checked: no panic and no allocation past libFuzzer's limit; a call that
 //! fails fails with `InvalidParam` and leaves `meta` as it was; after every
@@ -68,15 +70,20 @@ enum Call {
         bshape: [Num; 4],
         fill: u8,
     },
+    /// `c_style`: `resize_keep_chunks` (the C ABI's), else `resize`.
     Resize {
         shape: [Num; 4],
         start: Option<[Num; 4]>,
+        c_style: bool,
     },
+    /// `c_style`: `insert_keep_chunks` (the C ABI's), else `insert` /
+    /// `append`.
     Insert {
         axis: u8,
         pos: Num,
         len: u16,
         append: bool,
+        c_style: bool,
     },
     /// Read it whole through `NdArray` (`to_vec`, `write_to`).
     Whole,
@@ -218,19 +225,28 @@ fuzz_target!(|inp: Input| {
                 let src = buffer(&bs, is, *fill);
                 ndarray::set_slice(&mut sc, &meta, &nums(start, n), &nums(stop, n), &src, &bs)
             }
-            Call::Resize { shape, start } => {
+            Call::Resize {
+                shape,
+                start,
+                c_style,
+            } => {
                 let w = nums(shape, n);
                 if !small_enough(&meta, &w, is) {
                     continue;
                 }
                 let s = start.as_ref().map(|s| nums(s, n));
-                ndarray::resize(&mut sc, &mut meta, &w, s.as_deref())
+                if *c_style {
+                    ndarray::resize_keep_chunks(&mut sc, &mut meta, &w, s.as_deref())
+                } else {
+                    ndarray::resize(&mut sc, &mut meta, &w, s.as_deref())
+                }
             }
             Call::Insert {
                 axis,
                 pos,
                 len,
                 append,
+                c_style,
             } => {
                 let axis = usize::from(*axis) % (n + 1);
                 // The new shape, when the call can work: its size bounded.
@@ -246,7 +262,13 @@ fuzz_target!(|inp: Input| {
                     }
                 }
                 let data = vec![7u8; usize::from(*len)];
-                if *append {
+                if *c_style {
+                    let at = match meta.shape.get(axis) {
+                        Some(&end) if *append => end,
+                        _ => pos.get(),
+                    };
+                    ndarray::insert_keep_chunks(&mut sc, &mut meta, &data, axis, at)
+                } else if *append {
                     ndarray::append(&mut sc, &mut meta, &data, axis)
                 } else {
                     ndarray::insert(&mut sc, &mut meta, &data, axis, pos.get())
