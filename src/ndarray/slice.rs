@@ -547,9 +547,10 @@ fn box_covers_chunk(meta: &NdMeta, layout: &Layout, ci: u64, start: &[u64], stop
 /// not decode, a failed `patch` or write, or a crash leave the array as it
 /// was): what [`set_slice`], orthogonal selections and concatenations
 /// write with. A chunk for which `fresh(ci)` holds (the patch writes every
-/// item of it inside the array) is not decoded: it starts from zeros, so
-/// its padding (the chunk's part past the array's end) is zero after, as
-/// C-Blosc2's `b2nd_set_slice_cbuffer` writes such a chunk.
+/// item of it inside the array) is not decoded, only checked to be the
+/// metalayer's chunk: it starts from zeros, so its padding (the chunk's
+/// part past the array's end) is zero after, as C-Blosc2's
+/// `b2nd_set_slice_cbuffer` writes such a chunk.
 pub(super) fn patch_chunks(
     sc: &mut SChunk,
     layout: &Layout,
@@ -578,13 +579,17 @@ pub(super) fn patch_chunks(
     // Sized with the buffer, once the first chunk backs the metalayer.
     let mut keep_all = Vec::new();
     for &ci in chunks {
+        let fresh = fresh(ci);
         if buf.is_empty() {
             buf = chunk_buffer(sc, ci, want)?;
             keep_all = vec![false; want.div_ceil(bn)];
+        } else if fresh {
+            // Not decoded, but still the metalayer's chunk: a chunk that is
+            // not refuses the edit, as a decode would.
+            check_chunk(sc, ci, want)?;
         }
-        if fresh(ci) {
-            // Every item replaced: nothing of the stored chunk is kept
-            // (the chunk exists: the count was checked above).
+        if fresh {
+            // Every item replaced: nothing of the stored chunk is kept.
             buf.fill(0);
         } else {
             // Every block decoded; a stored chunk of other blocks refused,
