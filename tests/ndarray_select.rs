@@ -608,3 +608,31 @@ proptest::proptest! {
         proptest::prop_assert_eq!(whole(&mut sc), model.data);
     }
 }
+
+/// Fuzz finding (session 37, `ndarray_args`,
+/// `crash-9f8b6c8fcf086a1b0af19d7229cec7b6f9b010cb`): a buffer shape with a
+/// 0 (so no item, and a product that does not overflow) and a huge later
+/// length: the buffer strides saturate, and a selection place times its
+/// stride overflowed (a panic) in a dimension with more than one index.
+/// Nothing is selected: the calls do nothing and succeed.
+#[test]
+fn a_buffer_of_no_items_with_huge_strides_selects_nothing() {
+    let meta = NdMeta::new(&[4, 4, 4], &[2, 2, 2], &[1, 2, 2], "|u1");
+    let data: Vec<u8> = (0..64).collect();
+    let mut sc = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let sel: [&[u64]; 3] = [&[], &[0, 1, 2], &[0]];
+    let bshape = [0, 3, u64::MAX];
+    ndarray::get_orthogonal(&mut sc, &meta, &sel, &mut [], &bshape).unwrap();
+    ndarray::set_orthogonal(&mut sc, &meta, &sel, &[], &bshape).unwrap();
+    let mut back = vec![0u8; 64];
+    ndarray::get_slice(
+        &mut sc,
+        &meta,
+        &[0, 0, 0],
+        &[4, 4, 4],
+        &mut back,
+        &[4, 4, 4],
+    )
+    .unwrap();
+    assert_eq!(back, data);
+}

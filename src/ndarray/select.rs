@@ -155,7 +155,12 @@ impl Orthogonal {
                 }
                 let parts = sorted
                     .iter()
-                    .map(|&(x, p)| (layout.chunk_offset_part(d, x), p * bstrides[d]))
+                    .map(|&(x, p)| {
+                        (
+                            layout.chunk_offset_part(d, x),
+                            p.saturating_mul(bstrides[d]),
+                        )
+                    })
                     .collect();
                 Axis { parts, groups }
             })
