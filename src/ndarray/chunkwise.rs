@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use super::fill::{BoxFill, FillSrc};
 use super::meta::{MAX_DIM, NdMeta};
 use super::reshape::{Prepared, commit, insert_box, next_chunk, prepare};
-use super::slice::chunk_cparams;
-use crate::error::{Error, Result};
+use super::slice::{box_covers, check_chunk_count, chunk_cparams, decode_whole};
+use crate::error::Result;
 use crate::schunk::{Rebuild, SChunk};
 
 /// Along one dimension (old length `o`, new `w`, chunk length `cs`,
@@ -168,13 +168,7 @@ fn keep_chunks_with(
         new_layout,
         raw,
     } = prepare(sc, meta, new_shape, start, true)?;
-    if old_layout.nchunks() != sc.nchunks() as u64 {
-        return Err(Error::Corrupt(format!(
-            "the NDArray has {} chunks, its shape needs {}",
-            sc.nchunks(),
-            old_layout.nchunks()
-        )));
-    }
+    check_chunk_count(sc, &old_layout)?;
     let nchunks = new_layout.nchunks();
     let old_shape = &meta.shape;
     let cs = meta.chunkshape.clone();
@@ -190,6 +184,7 @@ fn keep_chunks_with(
     // Sized when a chunk is first written from items.
     let mut buf: Vec<u8> = Vec::new();
     let mut tmp: Vec<u8> = Vec::new();
+    let mut keep_all: Vec<bool> = Vec::new();
     let bn = new_layout.block_nbytes().max(1);
     let mut cc = [0u64; MAX_DIM];
     for ci in 0..nchunks {
@@ -219,25 +214,14 @@ fn keep_chunks_with(
             }
             continue;
         };
-        let covers = (0..n).all(|d| {
-            let lo = cc[d] * cs[d];
-            let hi = (lo + cs[d]).min(new_shape[d]);
-            f.lo[d] <= lo && hi <= f.hi[d]
-        });
+        let covers = box_covers(new_shape, &cs, &cc[..n], f.lo, f.hi);
         if buf.is_empty() {
             sc.dparams().check_output(want)?;
             buf.resize(want, 0);
+            keep_all = vec![false; want.div_ceil(bn)];
         }
         match old.filter(|_| !covers) {
-            Some(i) => {
-                let keep_all = vec![false; want.div_ceil(bn)];
-                let got = sc.decompress_chunk_blocks_into(i as usize, bn, &keep_all, &mut buf)?;
-                if got != want {
-                    return Err(Error::Corrupt(format!(
-                        "chunk {i} holds {got} bytes, the NDArray's metalayer gives {want}"
-                    )));
-                }
-            }
+            Some(i) => decode_whole(sc, i, bn, &keep_all, &mut buf)?,
             None => buf.fill(0),
         }
         f.write(

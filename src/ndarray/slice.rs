@@ -529,16 +529,59 @@ pub fn set_slice(
 /// box replaces all of the chunk's items.
 fn box_covers_chunk(meta: &NdMeta, layout: &Layout, ci: u64, start: &[u64], stop: &[u64]) -> bool {
     let grid = layout.grid();
+    let mut cc = [0u64; super::meta::MAX_DIM];
     let mut rest = ci;
-    (0..grid.len()).rev().all(|d| {
+    for d in (0..grid.len()).rev() {
         let g = grid[d].max(1);
-        let c = rest % g;
+        cc[d] = rest % g;
         rest /= g;
-        let cs = meta.chunkshape[d];
-        let lo = c * cs;
-        let hi = (lo + cs).min(meta.shape[d]);
-        start[d] <= lo && hi <= stop[d]
+    }
+    box_covers(
+        &meta.shape,
+        &meta.chunkshape,
+        &cc[..grid.len()],
+        start,
+        stop,
+    )
+}
+
+/// Whether the box `lo..hi` holds every item, inside an array of `shape`
+/// in chunks of `cs`, of the chunk at coordinates `cc`.
+pub(super) fn box_covers(shape: &[u64], cs: &[u64], cc: &[u64], lo: &[u64], hi: &[u64]) -> bool {
+    (0..cc.len()).all(|d| {
+        let a = cc[d] * cs[d];
+        lo[d] <= a && (a + cs[d]).min(shape[d]) <= hi[d]
     })
+}
+
+/// `Corrupt` unless the super-chunk holds as many chunks as `layout`.
+pub(super) fn check_chunk_count(sc: &SChunk, layout: &Layout) -> Result<()> {
+    if layout.nchunks() != sc.nchunks() as u64 {
+        return Err(Error::Corrupt(format!(
+            "the NDArray has {} chunks, its shape needs {}",
+            sc.nchunks(),
+            layout.nchunks()
+        )));
+    }
+    Ok(())
+}
+
+/// Decode chunk `ci` whole into `buf` (the metalayer's chunk size), every
+/// block of `bn` bytes (`keep_all`: a `false` per block): a stored chunk
+/// of other blocks, or of another size, is `Corrupt` (a shorter chunk
+/// would be stored again with the previous chunk's bytes after its own).
+pub(super) fn decode_whole(
+    sc: &mut SChunk,
+    ci: u64,
+    bn: usize,
+    keep_all: &[bool],
+    buf: &mut [u8],
+) -> Result<()> {
+    let n = sc.decompress_chunk_blocks_into(ci as usize, bn, keep_all, buf)?;
+    if n != buf.len() {
+        return Err(short_chunk(ci, n, buf.len()));
+    }
+    Ok(())
 }
 
 /// Decode each chunk of `chunks` (indices of `layout`'s grid, each once)
@@ -562,13 +605,7 @@ pub(super) fn patch_chunks(
     // Before anything is sized by the chunk count (a repeated index may
     // stand for millions of chunks the change could not write).
     sc.check_index_editable()?;
-    if layout.nchunks() != sc.nchunks() as u64 {
-        return Err(Error::Corrupt(format!(
-            "the NDArray has {} chunks, its shape needs {}",
-            sc.nchunks(),
-            layout.nchunks()
-        )));
-    }
+    check_chunk_count(sc, layout)?;
     let want = layout.chunk_nbytes();
     // One compressor for every chunk (codec contexts and thread pool made
     // once).
@@ -594,12 +631,7 @@ pub(super) fn patch_chunks(
         } else {
             // Every block decoded; a stored chunk of other blocks refused,
             // as `get_slice` refuses it.
-            let n = sc.decompress_chunk_blocks_into(ci as usize, bn, &keep_all, &mut buf)?;
-            // A shorter chunk would be stored again with the previous
-            // chunk's bytes after its own.
-            if n != want {
-                return Err(short_chunk(ci, n, want));
-            }
+            decode_whole(sc, ci, bn, &keep_all, &mut buf)?;
         }
         patch(ci, &mut buf)?;
         updates.push((ci as usize, comp.compress(&buf)?));
