@@ -91,7 +91,7 @@ impl ChunkMap {
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for a shape of another number of dimensions, a
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for a shape of another number of dimensions, a
 /// `start` past a dimension's end, a dimension changed away from its end
 /// whose `start` or change of length is not a whole number of chunks
 /// (C-Blosc2's rule), or a shrink past the end; the super-chunk's errors.
