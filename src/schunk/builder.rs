@@ -118,6 +118,7 @@ impl SChunkBuilder {
             tidy_on_close: false,
             tidy_on_drop: true,
             tail_stale: false,
+            stamp_epoch: super::next_stamp_epoch(),
         }
     }
 

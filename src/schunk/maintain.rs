@@ -133,6 +133,8 @@ impl SChunk {
     /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
     pub fn compact(&mut self) -> Result<()> {
         self.check_writable()?;
+        // Stored chunks may move: every chunk stamp taken before is stale.
+        self.stamp_epoch = super::next_stamp_epoch();
         let persistent = self.is_persistent_frame();
         let Backend::Frame { .. } = &self.backend else {
             return Ok(());

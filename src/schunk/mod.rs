@@ -247,6 +247,30 @@ pub struct ChunkInfo {
     pub location: Option<u64>,
 }
 
+/// Which stored version of a chunk a super-chunk in memory holds (see
+/// [`SChunk::chunk_stamp`]): equal stamps of one super-chunk name the same
+/// chunk bytes. Opaque; compare them, hash them, keep them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkStamp {
+    /// The super-chunk's [`SChunk::chunk_stamp`] epoch.
+    epoch: u64,
+    /// The chunk's raw index entry (its place in the chunks section, or a
+    /// special code).
+    entry: i64,
+    /// Its uncompressed size as the frame gives it (a special code's
+    /// chunk is made with it).
+    nbytes: Option<usize>,
+}
+
+/// Epochs of [`ChunkStamp`]s, unique in the process: a super-chunk takes one
+/// when made and a new one whenever its stored chunks move.
+static STAMP_EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A new [`ChunkStamp`] epoch.
+fn next_stamp_epoch() -> u64 {
+    STAMP_EPOCHS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 enum Backend {
     Frame {
         io: Box<dyn FrameIo>,
@@ -284,6 +308,10 @@ pub struct SChunk {
     /// header, chunks and `cbytes` are current; its `frame_len` ends at
     /// the chunks section.
     tail_stale: bool,
+    /// The epoch of this super-chunk's [`ChunkStamp`]s: new when made and
+    /// at every compaction (the only change that moves stored chunks of a
+    /// frame in memory, whose new chunks always go after the last).
+    stamp_epoch: u64,
 }
 
 impl std::fmt::Debug for SChunk {

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::storage::{Check, load_chunk, load_shared};
-use super::{ChunkInfo, SChunk};
+use super::{ChunkInfo, ChunkStamp, SChunk};
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
 use crate::frame::{self, ChunkEntry, FrameHeader};
@@ -182,6 +182,42 @@ impl SChunk {
         let at = (self.entry(i)?, Check::Whole);
         let (expected, n) = (self.expected_nbytes(i), self.nchunks());
         load_shared(&self.backend, &self.header, n, at, expected, i)
+    }
+
+    /// A stamp of chunk `i`'s stored version, for a super-chunk whose frame
+    /// is in memory (`None` otherwise, and for `i` out of range): two stamps
+    /// of this super-chunk that are equal name the same chunk bytes, so a
+    /// copy of chunk `i` (or anything made from it, such as its decoded
+    /// items) taken with its stamp is still current while the stamp is.
+    /// Changes that leave a chunk as it was (appends, inserts and
+    /// deletes elsewhere, updates of other chunks) leave its stamp as it
+    /// was, under whatever index it has moved to; a compaction gives every
+    /// chunk a new one. Stamps of different super-chunks never compare
+    /// equal. Frames in files and directories reuse freed space, so their
+    /// chunks have none.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    ///
+    /// let mut sc = SChunk::new(CParams::default())?;
+    /// sc.append_buffer(&[1u8; 1000])?;
+    /// sc.append_buffer(&[2u8; 1000])?;
+    /// let before = (sc.chunk_stamp(0), sc.chunk_stamp(1));
+    /// let chunk = oxiblosc::compress(&[3u8; 1000], sc.compress_params())?;
+    /// sc.update_chunk(1, &chunk)?;
+    /// assert_eq!(sc.chunk_stamp(0), before.0);
+    /// assert_ne!(sc.chunk_stamp(1), before.1);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn chunk_stamp(&self, i: usize) -> Option<ChunkStamp> {
+        if !self.in_memory() || i >= self.nchunks() {
+            return None;
+        }
+        Some(ChunkStamp {
+            epoch: self.stamp_epoch,
+            entry: self.offsets.get(i)?,
+            nbytes: self.expected_nbytes(i),
+        })
     }
 
     /// Whether the frame's bytes are in memory: [`SChunk::chunk_shared`]
