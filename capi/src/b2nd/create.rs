@@ -213,7 +213,13 @@ pub(super) unsafe fn create_shaped(
     };
     let mut cparams = ctx.cparams;
     cparams.typesize = sc.typesize() as i32;
-    let h = handle_of(sc, cparams, ctx.dparams, urlpath.as_deref());
+    let h = handle_of(
+        sc,
+        cparams,
+        ctx.dparams,
+        urlpath.as_deref(),
+        ctx.storage.contiguous,
+    );
     if h.is_null() {
         return err::FAILURE;
     }

@@ -75,11 +75,11 @@ unsafe fn view_of(
     // The original's compression parameters (C copies them into the view).
     // SAFETY: a.c.sc is a live super-chunk handle of this library (with_array
     // succeeded on it); its storage and parameters point into the handle.
-    let (cparams, dparams) = unsafe {
+    let (cparams, dparams, contiguous) = unsafe {
         let st = &*(*a.c.sc).storage;
-        (*st.cparams, *st.dparams)
+        (*st.cparams, *st.dparams, st.contiguous)
     };
-    let h = handle_of(sc, cparams, dparams, None);
+    let h = handle_of(sc, cparams, dparams, None, contiguous);
     if h.is_null() {
         return err::FAILURE;
     }

@@ -440,6 +440,8 @@ pub use slice::*;
 pub use storage::*;
 
 #[cfg(test)]
+mod data_tests;
+#[cfg(test)]
 mod select_tests;
 #[cfg(test)]
 mod tests;

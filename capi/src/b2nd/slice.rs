@@ -174,7 +174,13 @@ pub unsafe extern "C" fn b2nd_copy(
             if let Some((sc, meta)) = made {
                 let mut cparams = c.cparams;
                 cparams.typesize = sc.typesize() as i32;
-                let h = handle_of(sc, cparams, c.dparams, urlpath.as_deref());
+                let h = handle_of(
+                    sc,
+                    cparams,
+                    c.dparams,
+                    urlpath.as_deref(),
+                    c.storage.contiguous,
+                );
                 if h.is_null() {
                     return err::FAILURE;
                 }

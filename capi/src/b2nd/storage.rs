@@ -278,7 +278,7 @@ fn materialized<T>(a: &mut Array, f: impl FnOnce(*mut blosc2_schunk) -> T) -> Re
         let st = &*(*a.c.sc).storage;
         (*st.cparams, *st.dparams)
     };
-    let h = handle_of(sc, cparams, dparams, None);
+    let h = handle_of(sc, cparams, dparams, None, true);
     if h.is_null() {
         return Err(err::FAILURE);
     }

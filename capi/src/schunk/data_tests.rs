@@ -7,8 +7,8 @@
 use super::*;
 use crate::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
 
-/// Chunk `i` as C's `data` array shows it, and as the engine stores it.
-fn entry(s: *mut blosc2_schunk, i: usize) -> (Vec<u8>, *mut u8) {
+/// Chunk `i` as C's `data` array shows it, and its address.
+pub(crate) fn entry(s: *mut blosc2_schunk, i: usize) -> (Vec<u8>, *mut u8) {
     // SAFETY: a live handle whose data array holds data_len entries, each
     // a whole chunk (its length in the chunk header's bytes 12..16).
     unsafe {

@@ -371,6 +371,11 @@ pub(crate) fn with_locked<T>(
     // A panic inside still releases the lock (then goes on to the guard).
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut h.sc)));
     h.stamp = disk_stamp(&h.sc);
+    if write {
+        // Any chunks may have changed: C's `data` array (when the handle
+        // keeps one) keeps the copies still current, by chunk stamp.
+        h.data_edit.note(super::DataEdit::All);
+    }
     h.sync(true);
     let u = unlock_in(h);
     let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -380,14 +385,21 @@ pub(crate) fn with_locked<T>(
     Ok(r)
 }
 
-/// Wrap a super-chunk made by the b2nd API in a new handle.
+/// Wrap a super-chunk made by the b2nd API in a new handle. One in memory
+/// is `contiguous` as asked (C's storage flag: without it, C sees the
+/// chunks through its `data` array and no frame).
 pub(crate) fn handle_of(
     sc: SChunk,
     cparams: blosc2_cparams,
     dparams: blosc2_dparams,
     urlpath: Option<&str>,
+    contiguous: bool,
 ) -> *mut blosc2_schunk {
-    let contiguous = !matches!(sc.storage(), oxiblosc::schunk::Storage::Directory(_));
+    let contiguous = match sc.storage() {
+        oxiblosc::schunk::Storage::Directory(_) => false,
+        oxiblosc::schunk::Storage::Memory => contiguous,
+        _ => true,
+    };
     Handle::boxed(sc, cparams, dparams, urlpath, contiguous)
 }
 

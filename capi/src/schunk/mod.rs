@@ -27,13 +27,14 @@
 
 #![allow(non_camel_case_types)]
 
+use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use oxiblosc::plugins::CallContext;
 
-use oxiblosc::schunk::{Fill, SChunk};
+use oxiblosc::schunk::{ChunkStamp, Fill, SChunk};
 use oxiblosc::{CParams, DParams};
 
 use crate::common::{guard, malloc_copy, malloc_value, slice_in, slice_out, str_arg};
@@ -51,7 +52,7 @@ mod meta;
 mod udio;
 
 #[cfg(test)]
-mod data_tests;
+pub(crate) mod data_tests;
 #[cfg(test)]
 mod reentry_tests;
 #[cfg(test)]
@@ -210,6 +211,11 @@ impl MetaC {
     }
 }
 
+/// A copy of chunk `i` for C's `data` array (`None` when it does not read).
+fn copy_chunk(sc: &mut SChunk, i: usize) -> Option<Vec<u8>> {
+    sc.get_chunk(i).map(|c| c.into_owned()).ok()
+}
+
 /// What a `blosc2_schunk*` points to (the C struct first).
 #[repr(C)]
 pub struct Handle {
@@ -223,8 +229,13 @@ pub struct Handle {
     metas: Vec<MetaC>,
     vlmetas: Vec<MetaC>,
     /// For an in-memory super-chunk without a frame (C's `data` array):
-    /// a copy of each chunk, and the pointers C reads.
-    chunks: Vec<Box<[u8]>>,
+    /// a copy of each chunk, and the pointers C reads. `Vec`s, not
+    /// `Box`es: moving a copy (an insert, [`Handle::rematch_data`]) must
+    /// keep the pointers C holds to it (moving a `Box` asserts it is
+    /// unique, which retires them).
+    chunks: Vec<Vec<u8>>,
+    /// Which version of its chunk each copy is (`SChunk::chunk_stamp`).
+    stamps: Vec<Option<ChunkStamp>>,
     data_ptrs: Vec<*mut u8>,
     /// The change of chunks other than appends since `chunks` was last
     /// brought up to date.
@@ -447,6 +458,7 @@ impl Handle {
             metas: Vec::new(),
             vlmetas: Vec::new(),
             chunks: Vec::new(),
+            stamps: Vec::new(),
             data_ptrs: Vec::new(),
             data_edit: DataEdit::All,
             stamp: None,
@@ -566,20 +578,13 @@ impl Handle {
         }
         let n = self.sc.nchunks();
         let edit = std::mem::replace(&mut self.data_edit, DataEdit::None);
-        let copy = |sc: &mut SChunk, i: usize| {
-            sc.get_chunk(i)
-                .map(|c| c.into_owned().into_boxed_slice())
-                .ok()
-        };
         let had = self.chunks.len();
         let applied = match edit {
-            DataEdit::None => true,
-            // Each pointer is taken from its copy once that is in place:
-            // moving a `Box` asserts it is unique, which would retire a
-            // pointer taken before.
-            DataEdit::Insert(i) if i <= had && n == had + 1 => match copy(&mut self.sc, i) {
+            DataEdit::None => n >= had,
+            DataEdit::Insert(i) if i <= had && n == had + 1 => match copy_chunk(&mut self.sc, i) {
                 Some(c) => {
                     self.chunks.insert(i, c);
+                    self.stamps.insert(i, self.sc.chunk_stamp(i));
                     self.data_ptrs.insert(i, self.chunks[i].as_mut_ptr());
                     true
                 }
@@ -587,12 +592,14 @@ impl Handle {
             },
             DataEdit::Delete(i) if i < had && n + 1 == had => {
                 self.chunks.remove(i);
+                self.stamps.remove(i);
                 self.data_ptrs.remove(i);
                 true
             }
-            DataEdit::Update(i) if i < had && n == had => match copy(&mut self.sc, i) {
+            DataEdit::Update(i) if i < had && n == had => match copy_chunk(&mut self.sc, i) {
                 Some(c) => {
                     self.chunks[i] = c;
+                    self.stamps[i] = self.sc.chunk_stamp(i);
                     self.data_ptrs[i] = self.chunks[i].as_mut_ptr();
                     true
                 }
@@ -600,14 +607,14 @@ impl Handle {
             },
             _ => false,
         };
-        if !applied || n < self.chunks.len() {
-            self.chunks.clear();
-            self.data_ptrs.clear();
+        if !applied {
+            self.rematch_data(n);
         }
         for i in self.chunks.len()..n {
-            match copy(&mut self.sc, i) {
+            match copy_chunk(&mut self.sc, i) {
                 Some(c) => {
                     self.chunks.push(c);
+                    self.stamps.push(self.sc.chunk_stamp(i));
                     self.data_ptrs.push(self.chunks[i].as_mut_ptr());
                 }
                 None => {
@@ -618,6 +625,51 @@ impl Handle {
         }
         self.c.data = self.data_ptrs.as_mut_ptr();
         self.c.data_len = self.data_ptrs.len();
+    }
+
+    /// Bring C's `data` array up to the `n` chunks after any change: each
+    /// copy whose chunk the super-chunk still holds (the same
+    /// [`ChunkStamp`], at its index or another) is kept, address and all;
+    /// the other chunks are copied again. A change of a few chunks of many
+    /// (an NDArray's slice write) then copies those few, not all.
+    fn rematch_data(&mut self, n: usize) {
+        let new: Vec<Option<ChunkStamp>> = (0..n).map(|i| self.sc.chunk_stamp(i)).collect();
+        let old_stamps = std::mem::take(&mut self.stamps);
+        let mut old: Vec<Option<Vec<u8>>> = std::mem::take(&mut self.chunks)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.data_ptrs.clear();
+        // Copies not kept at their own index, by stamp (a stamp held at
+        // several indexes, a chunk stored once or a special chunk, has a
+        // copy for each; popped in their old order).
+        let mut spare: HashMap<ChunkStamp, Vec<usize>> = HashMap::new();
+        for (j, s) in old_stamps.iter().enumerate().rev() {
+            if let Some(s) = s
+                && new.get(j) != Some(&Some(*s))
+            {
+                spare.entry(*s).or_default().push(j);
+            }
+        }
+        for (i, s) in new.iter().enumerate() {
+            let kept = if s.is_some() && old_stamps.get(i) == Some(s) {
+                old[i].take()
+            } else {
+                s.and_then(|s| spare.get_mut(&s)?.pop())
+                    .and_then(|j| old[j].take())
+            };
+            match kept.or_else(|| copy_chunk(&mut self.sc, i)) {
+                Some(c) => {
+                    self.chunks.push(c);
+                    self.stamps.push(*s);
+                }
+                None => {
+                    self.data_edit = DataEdit::All;
+                    break;
+                }
+            }
+        }
+        self.data_ptrs = self.chunks.iter_mut().map(|c| c.as_mut_ptr()).collect();
     }
 
     /// Refresh the C view (and the metalayer arrays when `metas`).
