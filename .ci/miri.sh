@@ -45,7 +45,7 @@ side() {
     fi
     echo "-- miri: the C ABI's super-chunk handles and contexts re-entered from callbacks"
     echo "   (capi/src/schunk, capi/src/v2/reentry_tests.rs), C's data array of chunk pointers"
-    echo "   (capi/src/schunk/data_tests.rs),"
+    echo "   (capi/src/schunk/data_tests.rs, and an NDArray's: capi/src/b2nd/data_tests.rs),"
     echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx),"
     echo "   the handles' claim states across threads (capi/src/schunk/claim.rs)"
     CARGO_TARGET_DIR="$CARGO_TARGET_DIR-capi" MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" \
