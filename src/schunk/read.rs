@@ -172,13 +172,27 @@ impl SChunk {
 
     /// Chunk `i` as [`SChunk::get_chunk`] gives it, through a shared
     /// borrow (so that many may be held at once, as a rebuilt chunk list
-    /// holds another array's chunks), for a super-chunk
-    /// [`in memory`](SChunk::in_memory).
+    /// holds another array's chunks), for a super-chunk whose frame is in
+    /// memory: a stored chunk is borrowed from the frame (no copy), a
+    /// special chunk the index alone records is made (`Cow::Owned`).
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use oxiblosc::{CParams, SChunk};
+    ///
+    /// let mut sc = SChunk::new(CParams::default())?;
+    /// sc.append_buffer(&[1u8; 1000])?;
+    /// sc.append_buffer(&[2u8; 1000])?;
+    /// let (a, b) = (sc.chunk_shared(0)?, sc.chunk_shared(1)?);
+    /// assert!(matches!(a, Cow::Borrowed(_)));
+    /// assert_eq!(oxiblosc::decompress(&b)?, [2u8; 1000]);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Unsupported`] for a stored chunk of a file or a directory;
     /// as [`SChunk::get_chunk`].
-    pub(crate) fn chunk_shared(&self, i: usize) -> Result<Cow<'_, [u8]>> {
+    pub fn chunk_shared(&self, i: usize) -> Result<Cow<'_, [u8]>> {
         let at = (self.entry(i)?, Check::Whole);
         let (expected, n) = (self.expected_nbytes(i), self.nchunks());
         load_shared(&self.backend, &self.header, n, at, expected, i)

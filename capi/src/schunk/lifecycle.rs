@@ -44,7 +44,7 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
             Some(u) => b.create_dir(u),
         };
         match sc {
-            Ok(sc) => with_io(Handle::boxed(sc, cp, dp, url, st.contiguous), io),
+            Ok(sc) => with_io(Handle::boxed(sc, cp, dp, url, st.contiguous, false), io),
             Err(e) => {
                 eprintln!("blosc2_schunk_new: {e}");
                 std::ptr::null_mut()
@@ -112,7 +112,7 @@ pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *m
             let mut dp = DPARAMS_DEFAULTS;
             dp.nthreads = sc.dparams().nthreads.min(i16::MAX as usize) as i16;
             let contiguous = !matches!(sc.storage(), oxiblosc::schunk::Storage::Directory(_));
-            Handle::boxed(sc, cp, dp, url, contiguous)
+            Handle::boxed(sc, cp, dp, url, contiguous, false)
         }
         Err(e) => {
             eprintln!("blosc2_schunk_open: {e}");
@@ -457,6 +457,6 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
                 return std::ptr::null_mut();
             }
         }
-        Handle::boxed(sc, cp, dp, url, st.contiguous)
+        Handle::boxed(sc, cp, dp, url, st.contiguous, false)
     })
 }

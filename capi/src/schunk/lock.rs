@@ -387,7 +387,8 @@ pub(crate) fn with_locked<T>(
 
 /// Wrap a super-chunk made by the b2nd API in a new handle. One in memory
 /// is `contiguous` as asked (C's storage flag: without it, C sees the
-/// chunks through its `data` array and no frame).
+/// chunks through its `data` array, pointers into the frame, and no
+/// frame).
 pub(crate) fn handle_of(
     sc: SChunk,
     cparams: blosc2_cparams,
@@ -395,12 +396,12 @@ pub(crate) fn handle_of(
     urlpath: Option<&str>,
     contiguous: bool,
 ) -> *mut blosc2_schunk {
-    let contiguous = match sc.storage() {
-        oxiblosc::schunk::Storage::Directory(_) => false,
-        oxiblosc::schunk::Storage::Memory => contiguous,
-        _ => true,
+    let (contiguous, in_frame) = match sc.storage() {
+        oxiblosc::schunk::Storage::Directory(_) => (false, false),
+        oxiblosc::schunk::Storage::Memory => (contiguous, !contiguous),
+        _ => (true, false),
     };
-    Handle::boxed(sc, cparams, dparams, urlpath, contiguous)
+    Handle::boxed(sc, cparams, dparams, urlpath, contiguous, in_frame)
 }
 
 /// Wrap an opened super-chunk (parameters from the super-chunk).

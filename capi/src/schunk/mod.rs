@@ -27,6 +27,7 @@
 
 #![allow(non_camel_case_types)]
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
@@ -240,6 +241,14 @@ pub struct Handle {
     /// The change of chunks other than appends since `chunks` was last
     /// brought up to date.
     data_edit: DataEdit,
+    /// C's `data` array points into the frame in memory instead of at
+    /// copies (an NDArray's handle: see [`Handle::sync_data_in_frame`]).
+    data_in_frame: bool,
+    /// With `data_in_frame`: the special chunks the index alone records,
+    /// made once per stamp, and one stored chunk's index, address and
+    /// stamp (the frame has not moved while they are the same).
+    specials: HashMap<ChunkStamp, Vec<u8>>,
+    probe: Option<(usize, *const u8, Option<ChunkStamp>)>,
     /// Identity and change time of the frame on disk when last seen.
     stamp: Option<DiskStamp>,
     /// The context `sc`'s parameters carry (a [`SchunkSlot`]).
@@ -434,6 +443,7 @@ impl Handle {
         dparams: blosc2_dparams,
         urlpath: Option<&str>,
         contiguous: bool,
+        data_in_frame: bool,
     ) -> *mut blosc2_schunk {
         let h = Box::new(Boxed::new(Handle {
             // SAFETY: every field of blosc2_schunk is an integer, a bool, a raw
@@ -461,6 +471,9 @@ impl Handle {
             stamps: Vec::new(),
             data_ptrs: Vec::new(),
             data_edit: DataEdit::All,
+            data_in_frame,
+            specials: HashMap::new(),
+            probe: None,
             stamp: None,
             ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
             frame: crate::internal::frame::blosc2_frame_s::EMPTY,
@@ -576,6 +589,10 @@ impl Handle {
             }
             return;
         }
+        if self.data_in_frame {
+            self.sync_data_in_frame();
+            return;
+        }
         let n = self.sc.nchunks();
         let edit = std::mem::replace(&mut self.data_edit, DataEdit::None);
         let had = self.chunks.len();
@@ -622,6 +639,65 @@ impl Handle {
                     break;
                 }
             }
+        }
+        self.c.data = self.data_ptrs.as_mut_ptr();
+        self.c.data_len = self.data_ptrs.len();
+    }
+
+    /// C's `data` array of an NDArray's handle: pointers into the frame in
+    /// memory, so that its writes copy no chunk a second time (copies made
+    /// `b2nd_concatenate` 4.5 times slower, `perf/README.md` session 38).
+    /// A special chunk the index alone records points to one made for its
+    /// stamp (kept while used). The pointers are made again after every
+    /// change, and after any call that moved the frame's buffer (a frame
+    /// written whole, `to_cframe`, may grow it) or its chunks (a
+    /// compaction): C may read them until the next call that changes the
+    /// array or writes its frame (C-Blosc2 frees a replaced chunk too).
+    fn sync_data_in_frame(&mut self) {
+        let n = self.sc.nchunks();
+        let edit = std::mem::replace(&mut self.data_edit, DataEdit::None);
+        // The frame's buffer moved (grown by a frame written whole), or
+        // its chunks did (compacted): every pointer is made again.
+        let moved = match self.probe {
+            Some((i, p, s)) => {
+                self.sc.chunk_stamp(i) != s
+                    || !matches!(self.sc.chunk_shared(i), Ok(Cow::Borrowed(c)) if c.as_ptr() == p)
+            }
+            None => false,
+        };
+        if edit == DataEdit::None && n == self.data_ptrs.len() && !moved {
+            return;
+        }
+        let mut old = std::mem::take(&mut self.specials);
+        self.data_ptrs.clear();
+        self.probe = None;
+        for i in 0..n {
+            let stamp = self.sc.chunk_stamp(i);
+            // A special chunk made before (kept, or from the last refresh).
+            if let Some(s) = stamp {
+                if let Some(c) = old.remove(&s) {
+                    self.specials.insert(s, c);
+                }
+                if let Some(c) = self.specials.get_mut(&s) {
+                    self.data_ptrs.push(c.as_mut_ptr());
+                    continue;
+                }
+            }
+            let p = match (self.sc.chunk_shared(i), stamp) {
+                (Ok(Cow::Borrowed(c)), _) => {
+                    let p = c.as_ptr();
+                    if self.probe.is_none() {
+                        self.probe = Some((i, p, stamp));
+                    }
+                    p as *mut u8
+                }
+                (Ok(Cow::Owned(c)), Some(s)) => self.specials.entry(s).or_insert(c).as_mut_ptr(),
+                _ => {
+                    self.data_edit = DataEdit::All;
+                    break;
+                }
+            };
+            self.data_ptrs.push(p);
         }
         self.c.data = self.data_ptrs.as_mut_ptr();
         self.c.data_len = self.data_ptrs.len();
