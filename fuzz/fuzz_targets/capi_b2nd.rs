@@ -36,7 +36,7 @@ use blosc2::b2nd::{
     b2nd_set_orthogonal_selection, b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer,
     b2nd_to_cframe, b2nd_zeros,
 };
-use blosc2::schunk::blosc2_storage;
+use blosc2::schunk::{blosc2_schunk_get_chunk, blosc2_storage};
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::ndarray::NdMeta;
@@ -331,6 +331,34 @@ fn check(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64], what: 
         // SAFETY: as above, told one byte less.
         let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr() as *mut c_void, short as i64) };
         assert_eq!(r, err::INVALID_PARAM, "{what}: a short b2nd_to_cbuffer");
+    }
+    check_data_array(a, what);
+}
+
+/// An array in memory without a frame shows its chunks in C's `data`
+/// array (since session 38, pointers into the frame): each entry is the
+/// stored chunk (read through the pointer: ASan sees a stale one).
+fn check_data_array(a: *mut b2nd_array_t, what: &str) {
+    // SAFETY: a live array; its sc and storage live handles of this
+    // library; data holds data_len pointers to whole chunks.
+    unsafe {
+        let s = (*a).sc;
+        let st = &*(*s).storage;
+        if st.contiguous || !st.urlpath.is_null() {
+            return;
+        }
+        assert_eq!((*s).data_len as i64, (*s).nchunks, "{what}: data_len");
+        for i in 0..(*s).nchunks {
+            let (mut chunk, mut needs_free) = (std::ptr::null_mut(), false);
+            let cb = blosc2_schunk_get_chunk(s, i, &mut chunk, &mut needs_free);
+            assert!(cb > 0, "{what}: blosc2_schunk_get_chunk {i}");
+            let stored = std::slice::from_raw_parts(chunk, cb as usize).to_vec();
+            if needs_free {
+                free(chunk.cast());
+            }
+            let entry = std::slice::from_raw_parts(*(*s).data.add(i as usize), cb as usize);
+            assert!(entry == &stored[..], "{what}: data[{i}] is not chunk {i}");
+        }
     }
 }
 
