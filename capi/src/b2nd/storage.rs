@@ -77,7 +77,7 @@ unsafe fn array_of_handle(
         let Some((_, mut meta)) = ndarray::find_meta(sc)? else {
             return Ok(None);
         };
-        ndarray::layout_of(sc, &meta)?;
+        c_struct_fits(&meta, sc.typesize())?;
         if !meta.has_dtype {
             meta.dtype = NdMeta::default_dtype(sc.typesize());
         }
@@ -98,6 +98,60 @@ unsafe fn array_of_handle(
         unsafe { blosc2_schunk_free(h) };
     }
     rc
+}
+
+/// Whether C's `b2nd_array_t` holds the array `meta` describes, as
+/// C-Blosc2 checks it when it makes one from a super-chunk: every shape
+/// positive and within its field (a chunk or block length of 0 only in a
+/// dimension of length 0), the item, chunk and block counts within theirs
+/// (`int32` for a chunk's and a block's items, `int64` for the array's, the
+/// shape rounded up to whole chunks and the chunk to whole blocks). Nothing
+/// more: an array whose chunks the super-chunk does not hold (yet), or
+/// whose chunk is over the largest buffer, is made, and each call on it is
+/// refused by its own layout check (C-Blosc2's `test_b2nd_shape_overflow`
+/// makes a 4 GiB chunk's array and wants its `b2nd_get_slice_cbuffer`
+/// refused).
+fn c_struct_fits(meta: &NdMeta, itemsize: usize) -> oxiblosc::Result<()> {
+    let bad = |what: &str| Err(Error::Corrupt(format!("b2nd metalayer: {what}")));
+    let n = meta.ndim();
+    if n > MAX_DIM || meta.chunkshape.len() != n || meta.blockshape.len() != n {
+        return bad("shapes of different numbers of dimensions");
+    }
+    if itemsize == 0 {
+        return bad("item size 0");
+    }
+    let (i32max, i64max) = (i32::MAX as u64, i64::MAX as u64);
+    let (mut chunk, mut block, mut items, mut ext, mut extchunk) = (1u64, 1u64, 1u64, 1u64, 1u64);
+    for d in 0..n {
+        let (s, c, b) = (meta.shape[d], meta.chunkshape[d], meta.blockshape[d]);
+        if s > i64max || c > i32max || b > i32max || (s > 0 && (c == 0 || b == 0)) {
+            return bad(&format!("dimension {d}: shape {s}, chunk {c}, block {b}"));
+        }
+        let up = |x: u64, m: u64| {
+            if m == 0 {
+                Some(x)
+            } else {
+                x.div_ceil(m).checked_mul(m)
+            }
+        };
+        let (e, ec) = (up(s, c), up(c, b));
+        let prod = |acc: u64, x: Option<u64>, max: u64| {
+            x.and_then(|x| acc.checked_mul(x)).filter(|&v| v <= max)
+        };
+        match (
+            prod(chunk, Some(c), i32max),
+            prod(block, Some(b), i32max),
+            prod(items, Some(s), i64max),
+            prod(ext, e, i64max),
+            prod(extchunk, ec, i64max),
+        ) {
+            (Some(c), Some(b), Some(s), Some(e), Some(ec)) => {
+                (chunk, block, items, ext, extchunk) = (c, b, s, e, ec);
+            }
+            _ => return bad("a product of the shapes overflows C's fields"),
+        }
+    }
+    Ok(())
 }
 
 /// `b2nd_from_schunk`: the array a super-chunk holds (its `b2nd`

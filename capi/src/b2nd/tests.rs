@@ -109,3 +109,115 @@ fn nans_of_two_byte_items_and_a_null_fill_value_are_refused() {
         unsafe { b2nd_free_ctx(ctx) };
     }
 }
+
+/// A super-chunk of `typesize` in memory with only the `b2nd` metalayer of
+/// `meta`, made an array by `b2nd_from_schunk` (its code and the array).
+fn array_of_meta(meta: &NdMeta, typesize: i32) -> (c_int, *mut b2nd_array_t) {
+    let mut cp = crate::v2::CPARAMS_DEFAULTS;
+    cp.typesize = typesize;
+    // Chunks appended by hand have the block shape's blocks.
+    let block: u64 = meta.blockshape.iter().product();
+    cp.blocksize = i32::try_from(block * typesize as u64).unwrap_or(0);
+    cp.nthreads = 1;
+    let mut st = blosc2_storage {
+        contiguous: true,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: std::ptr::null_mut(),
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: a storage whose cparams outlive the call.
+    let s = unsafe { crate::schunk::blosc2_schunk_new(&mut st) };
+    assert!(!s.is_null());
+    let mut m = meta.encode().unwrap();
+    // SAFETY: a live handle, a NUL-terminated name, m.len() bytes.
+    let r = unsafe {
+        crate::schunk::blosc2_meta_add(s, c"b2nd".as_ptr(), m.as_mut_ptr(), m.len() as i32)
+    };
+    assert!(r >= 0);
+    let mut a = std::ptr::null_mut();
+    // SAFETY: a live handle and a writable out pointer.
+    let r = unsafe { b2nd_from_schunk(s, &mut a) };
+    if r != 0 {
+        // SAFETY: the handle, not taken by an array.
+        unsafe { crate::schunk::blosc2_schunk_free(s) };
+    }
+    (r, a)
+}
+
+/// Items `start..stop` of a 1-D array into `out` (`b2nd_get_slice_cbuffer`).
+fn get_1d(a: *mut b2nd_array_t, start: i64, stop: i64, out: &mut [u8]) -> c_int {
+    let (st, sp, bs) = ([start], [stop], [stop - start]);
+    // SAFETY: a live array; shapes of one value; out.len() writable bytes.
+    unsafe {
+        b2nd_get_slice_cbuffer(
+            a,
+            st.as_ptr(),
+            sp.as_ptr(),
+            out.as_mut_ptr().cast(),
+            bs.as_ptr(),
+            out.len() as i64,
+        )
+    }
+}
+
+/// As C-Blosc2 makes them: `b2nd_from_schunk` makes the array of a
+/// metalayer C's struct holds even when the super-chunk does not hold its
+/// chunks (yet) or its chunk is over the largest buffer; each call on it is
+/// refused until the chunks are there. Products that overflow C's fields
+/// are refused at once.
+#[test]
+fn from_schunk_makes_arrays_whose_chunks_are_not_there_yet() {
+    // 30 one-byte items in chunks of 10: no chunk yet, then appended by hand.
+    let (r, a) = array_of_meta(&NdMeta::new(&[30], &[10], &[5], "|u1"), 1);
+    assert_eq!(r, 0, "an array of no chunks yet");
+    let mut out = [0u8; 4];
+    assert_eq!(
+        get_1d(a, 12, 16, &mut out),
+        err::DATA,
+        "its chunks are missing"
+    );
+    // SAFETY: a live array.
+    let s = unsafe { (*a).sc };
+    for k in 0..3u8 {
+        let items: Vec<u8> = (0..10).map(|i| k * 10 + i).collect();
+        // SAFETY: a live handle, 10 readable bytes.
+        assert_eq!(
+            unsafe { crate::schunk::blosc2_schunk_append_buffer(s, items.as_ptr().cast(), 10) },
+            i64::from(k) + 1
+        );
+    }
+    assert_eq!(
+        get_1d(a, 12, 16, &mut out),
+        0,
+        "read once the chunks are there"
+    );
+    assert_eq!(out, [12, 13, 14, 15]);
+    // SAFETY: the array (and its super-chunk), freed once.
+    assert_eq!(unsafe { b2nd_free(a) }, 0);
+
+    // A chunk of 1073741952 four-byte items (over 2 GiB): made, never read.
+    let n = 1_073_741_952u64;
+    let (r, a) = array_of_meta(&NdMeta::new(&[n], &[n], &[128], "<u4"), 4);
+    assert_eq!(r, 0, "C's struct holds it");
+    let mut item = [0u8; 4];
+    assert_eq!(get_1d(a, 0, 1, &mut item), err::DATA);
+    let mut whole = [0u8; 4];
+    // SAFETY: a live array; 4 writable bytes, told 4 (not the array's size).
+    let r = unsafe { b2nd_to_cbuffer(a, whole.as_mut_ptr().cast(), 4) };
+    assert!(
+        r < 0 && r != err::FAILURE,
+        "to_cbuffer refused, not a caught panic: {r}"
+    );
+    // SAFETY: the array, freed once.
+    assert_eq!(unsafe { b2nd_free(a) }, 0);
+
+    // Products over C's fields: blocks of 2^32 items, an array of 2^64.
+    for meta in [
+        NdMeta::new(&[65536, 65536], &[65536, 1], &[65536, 65536], "|u1"),
+        NdMeta::new(&[1 << 62, 4], &[1, 1], &[1, 1], "|u1"),
+    ] {
+        let (r, a) = array_of_meta(&meta, 1);
+        assert_eq!((r, a.is_null()), (err::DATA, true), "{:?}", meta.shape);
+    }
+}
