@@ -176,8 +176,9 @@ impl Handle {
     /// Bring C's `data` array up to the `n` chunks after any change: each
     /// copy whose chunk the super-chunk still holds (the same
     /// [`ChunkStamp`], at its index or another) is kept, address and all;
-    /// the other chunks are copied again. A change of a few chunks of many
-    /// (an NDArray's slice write) then copies those few, not all.
+    /// the other chunks are copied again. A reorder moves the copies, as
+    /// C moves its pointers; a slice write or an NDArray call through
+    /// `b2nd_from_schunk` copies the chunks it changed, not all.
     fn rematch_data(&mut self, n: usize) {
         let new: Vec<Option<ChunkStamp>> = (0..n).map(|i| self.sc.chunk_stamp(i)).collect();
         let old_stamps = std::mem::take(&mut self.stamps);

@@ -2,7 +2,8 @@
 //! (`contiguous` false): after appends, inserts, updates, deletes (also
 //! refused ones), reorders and slice writes, entry `i` holds chunk `i`'s
 //! bytes. Inserts, updates and deletes change one entry (as C's pointer
-//! array edits do), so the other entries keep their addresses.
+//! array edits do), so the other entries keep their addresses; reorders
+//! and slice writes keep the copies of the chunks they move or leave.
 
 use super::*;
 use crate::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
@@ -107,20 +108,49 @@ fn the_data_array_follows_every_change_of_the_chunks() {
     // to have changed nothing.)
     check(s, "refused");
 
+    let before = check(s, "before the reorder");
+    // A mark in chunk 0's copy (its last byte, flipped; put back below):
+    // a copy made again would not hold it.
+    let last = entry(s, 0).0.len() - 1;
+    // SAFETY: entry 0 points to a live copy of last + 1 bytes.
+    unsafe { *before[0].add(last) ^= 0xFF };
     let order = [5i64, 4, 3, 2, 1, 0];
     // SAFETY: a live handle; nchunks order entries.
     assert_eq!(
         unsafe { blosc2_schunk_reorder_offsets(s, order.as_ptr().cast_mut()) },
         0
     );
-    check(s, "reordered");
+    // SAFETY: entry 5 (chunk 0 before the reorder) is a live copy of
+    // last + 1 bytes.
+    unsafe {
+        let p = *(*s).data.add(5);
+        assert_eq!(p, before[0], "chunk 0's copy moved to entry 5");
+        let stored = (*(s as *mut Handle)).sc.get_chunk(5).unwrap()[last];
+        assert_eq!(
+            *p.add(last),
+            stored ^ 0xFF,
+            "the mark survived: the copy was kept"
+        );
+        *p.add(last) ^= 0xFF;
+    }
+    let reordered = check(s, "reordered");
+    let reversed: Vec<_> = before.iter().rev().copied().collect();
+    assert_eq!(
+        reordered, reversed,
+        "each chunk keeps its copy, as C's pointers move"
+    );
     let patch = [7u8; 40];
     // SAFETY: a live handle; 10 items of 4 bytes.
     assert_eq!(
         unsafe { blosc2_schunk_set_slice_buffer(s, 995, 1005, patch.as_ptr().cast_mut().cast()) },
         0
     );
-    check(s, "slice written");
+    let written = check(s, "slice written");
+    assert_eq!(
+        &written[2..],
+        &reordered[2..],
+        "the chunks the slice (items 995..1005: chunks 0 and 1) left alone keep their copies"
+    );
     let mut c = chunk_of(103);
     // SAFETY: as above.
     assert_eq!(
