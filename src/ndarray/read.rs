@@ -146,33 +146,6 @@ impl NdArray {
         }
     }
 
-    /// Chunk `i` decompressed into `buf`, after checking that the stored
-    /// chunk declares exactly the size the metalayer gives.
-    fn load_chunk(&mut self, i: usize, buf: &mut Vec<u8>) -> Result<()> {
-        let want = self.layout.chunk_nbytes();
-        let chunk = self.sc.get_chunk(i)?;
-        let h = crate::chunk::validate(&chunk)?;
-        if h.nbytes != want {
-            return Err(Error::Corrupt(format!(
-                "chunk {i} holds {} bytes, the b2nd metalayer gives {want}",
-                h.nbytes
-            )));
-        }
-        // A special chunk has no blocks to decode (a frame's special index
-        // entries read back with the block size its header records).
-        if h.special().is_none() && h.blocksize != self.layout.block_nbytes() {
-            return Err(Error::Corrupt(format!(
-                "chunk {i} has blocks of {} bytes, the b2nd metalayer's are {}",
-                h.blocksize,
-                self.layout.block_nbytes()
-            )));
-        }
-        drop(chunk);
-        buf.resize(want, 0);
-        self.sc.decompress_chunk_into(i, buf)?;
-        Ok(())
-    }
-
     /// [`crate::DParams::max_output`] against the chunk size, before
     /// anything is sized by it (the decoder would refuse every chunk
     /// only once its buffer is allocated).
@@ -183,33 +156,22 @@ impl NdArray {
         self.sc.dparams().check_output(self.layout.chunk_nbytes())
     }
 
-    /// Copy the items of chunks `first..first + count` into `dst`, which
-    /// starts at array item `base`.
-    fn scatter(&mut self, first: u64, count: u64, base: u64, dst: &mut [u8]) -> Result<()> {
-        // Once per call, before the chunk buffer is sized (`to_vec` and
-        // `write_to` also check before sizing their own buffers).
-        self.check_output()?;
-        let is = self.layout.itemsize();
-        let mut buf = Vec::new();
-        for ci in first..first + count {
-            self.load_chunk(ci as usize, &mut buf)?;
-            let mut bad = false;
-            self.layout.for_each_span(ci, |c, a, n| {
-                let Some(a) = a.checked_sub(base) else {
-                    bad = true;
-                    return;
-                };
-                let (c, a) = (c * is, a as usize * is);
-                match (dst.get_mut(a..a + n * is), buf.get(c..c + n * is)) {
-                    (Some(d), Some(s)) => d.copy_from_slice(s),
-                    _ => bad = true,
-                }
-            });
-            if bad {
-                return Err(Error::Corrupt("chunk geometry out of range".into()));
-            }
+    /// The rows `first..first + rows` of the first dimension (all of a
+    /// 0-dimensional array) into `dst`, their C-order bytes, through
+    /// [`super::get_slice`]: only the blocks of each chunk that hold items
+    /// of the array are decoded (a chunk sticking far past the array's
+    /// edge costs the blocks inside it, not the whole chunk, as C-Blosc2's
+    /// `b2nd_to_cbuffer` masks them out), a zero chunk is not decoded, and
+    /// a chunk that is one run of `dst` decodes straight into it.
+    fn read_rows(&mut self, first: u64, rows: u64, dst: &mut [u8]) -> Result<()> {
+        let mut start = vec![0; self.meta.ndim()];
+        let mut stop = self.meta.shape.clone();
+        if let (Some(s), Some(e)) = (start.first_mut(), stop.first_mut()) {
+            *s = first;
+            *e = first + rows;
         }
-        Ok(())
+        let bshape: Vec<u64> = start.iter().zip(&stop).map(|(s, e)| e - s).collect();
+        super::get_slice(&mut self.sc, &self.meta, &start, &stop, dst, &bshape)
     }
 
     /// The logical array in C order into `dst` (exactly
@@ -228,7 +190,9 @@ impl NdArray {
                 self.nbytes()
             )));
         }
-        self.scatter(0, self.layout.nchunks(), 0, dst)
+        self.check_output()?;
+        let rows = self.meta.shape.first().copied().unwrap_or(1);
+        self.read_rows(0, rows, dst)
     }
 
     /// The logical array in C order.
@@ -275,7 +239,6 @@ impl NdArray {
             Some(&d0) => (self.layout.grid()[0], self.meta.chunkshape[0], d0),
             None => (1, 1, 1),
         };
-        let per_slab = nchunks / slabs;
         let mut buf = Vec::new();
         for s in 0..slabs {
             let first_row = s * rows_per_slab;
@@ -293,7 +256,7 @@ impl NdArray {
                     .map_err(|_| Error::InvalidParam(format!("cannot allocate {bytes} bytes")))?;
                 buf.resize(bytes, 0);
             }
-            self.scatter(s * per_slab, per_slab, first_row * row, &mut buf[..bytes])?;
+            self.read_rows(first_row, rows, &mut buf[..bytes])?;
             w.write_all(&buf[..bytes])?;
         }
         Ok(())
