@@ -398,7 +398,7 @@ fn child_entry() {
         }
         "save" => {
             let mut sc = OpenOptions::new().read_only(true).open(&a)?;
-            sc.save(b.as_ref().unwrap())
+            sc.save(b.as_ref().unwrap()).map(drop)
         }
         _ => panic!("unknown op {op}"),
     })();

@@ -6,10 +6,12 @@
 //! as `capi/tests/b2nd_audit.rs` makes them.
 
 use blosc2::schunk::{
-    blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_free,
-    blosc2_schunk_new, blosc2_storage,
+    blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer,
+    blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_new, blosc2_schunk_to_file,
+    blosc2_storage,
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
+use std::ffi::CString;
 
 unsafe extern "C" {
     fn free(p: *mut std::ffi::c_void);
@@ -87,4 +89,49 @@ fn slice_nchunks_whose_byte_offsets_overflow_are_invalid_params() {
     assert_eq!(slice_nchunks(s, 999, 1001), (2, vec![0, 1]));
     // SAFETY: made by blosc2_schunk_new, freed once.
     unsafe { blosc2_schunk_free(s) };
+}
+
+/// `blosc2_schunk_to_file` and `blosc2_schunk_append_file` write the frame
+/// a piece at a time (since session 39). The file written is the frame;
+/// an append goes after what the file held and returns where it starts;
+/// a write that fails is `BLOSC2_ERROR_FILE_WRITE` and leaves the file as
+/// it was: `to_file` into a directory that is not there makes no file,
+/// `append_file` of a file it makes removes it, and `/dev/full` (every
+/// write fails) is refused.
+#[test]
+fn frames_to_files_and_failed_writes() {
+    let s = two_chunks();
+    let dir = std::env::temp_dir().join(format!("oxiblosc-capi-to-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = |p: &std::path::Path| CString::new(p.to_str().unwrap()).unwrap();
+    let whole = dir.join("whole.b2frame");
+    // SAFETY: a live handle and a NUL-terminated path.
+    let n = unsafe { blosc2_schunk_to_file(s, c(&whole).as_ptr()) };
+    let frame = std::fs::read(&whole).unwrap();
+    assert_eq!(n, frame.len() as i64);
+    oxiblosc::Frame::parse(&frame).unwrap();
+
+    let appended = dir.join("appended.bin");
+    std::fs::write(&appended, b"what the file held").unwrap();
+    // SAFETY: as above.
+    let at = unsafe { blosc2_schunk_append_file(s, c(&appended).as_ptr()) };
+    assert_eq!(at, 18);
+    let both = std::fs::read(&appended).unwrap();
+    assert_eq!(&both[..18], b"what the file held");
+    assert!(both[18..] == frame[..]);
+
+    let missing = dir.join("missing").join("f.b2frame");
+    // SAFETY: as above.
+    let rc = unsafe { blosc2_schunk_to_file(s, c(&missing).as_ptr()) };
+    assert_eq!(rc, i64::from(err::FILE_WRITE));
+    assert!(!missing.exists() && !dir.join("missing").exists());
+    let dev_full = std::path::Path::new("/dev/full");
+    if dev_full.exists() {
+        // SAFETY: as above.
+        let rc = unsafe { blosc2_schunk_append_file(s, c(dev_full).as_ptr()) };
+        assert_eq!(rc, i64::from(err::FILE_WRITE));
+    }
+    // SAFETY: the handle is live and freed once.
+    unsafe { blosc2_schunk_free(s) };
+    std::fs::remove_dir_all(&dir).unwrap();
 }

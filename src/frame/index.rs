@@ -337,7 +337,7 @@ pub(crate) fn check_stored_sizes(
 /// The checks of [`check_stored_chunk`] on the header's `nbytes`, `cbytes`
 /// and lazy flag, for a chunk of `stored` bytes.
 #[inline(always)]
-fn check_stored_fields(
+pub(crate) fn check_stored_fields(
     h: &FrameHeader,
     nchunks: usize,
     stored: usize,

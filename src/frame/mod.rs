@@ -40,7 +40,8 @@ use crate::error::{Error, Result, corrupt, invalid_header, invalid_param};
 pub use header::{Edition, FrameHeader, FrameKind, is_frame};
 pub use index::{ChunkEntry, IndexInfo, Offsets};
 pub(crate) use index::{
-    check_stored_chunk, check_stored_sizes, expected_nbytes, materialize_special,
+    check_stored_chunk, check_stored_fields, check_stored_sizes, expected_nbytes,
+    materialize_special,
 };
 pub use io::{FileIo, FrameIo};
 pub(crate) use meta::check_name;

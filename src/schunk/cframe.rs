@@ -3,6 +3,8 @@
 //! ([`SChunk::cframe_len`]) and bytes ([`SChunk::to_cframe`]), a directory
 //! frame's chunks gathered into one.
 
+use std::io::Write;
+
 use super::commit::encode_offsets;
 use super::storage::DirFrame;
 use super::{Backend, SChunk};
@@ -37,8 +39,8 @@ impl SChunk {
 
     /// The length of [`to_cframe`](Self::to_cframe)'s frame. A contiguous
     /// frame (in memory or a file) is not copied: its header's length once
-    /// pending changes are written. A directory frame's cframe is built to
-    /// be measured.
+    /// pending changes are written. A directory frame's chunk files are
+    /// read one at a time to be checked and measured, not gathered.
     ///
     /// ```
     /// use oxiblosc::{CParams, SChunk};
@@ -51,85 +53,160 @@ impl SChunk {
     /// # Errors
     /// As [`to_cframe`](Self::to_cframe).
     pub fn cframe_len(&mut self) -> Result<u64> {
-        if matches!(self.backend, Backend::Frame { .. }) {
-            self.flush_tail()?;
-            return Ok(self.header.frame_len);
-        }
-        Ok(self.to_cframe()?.len() as u64)
-    }
-
-    /// The whole super-chunk as one contiguous frame (a copy; for a
-    /// directory frame, a compact cframe of its chunks).
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
-        self.flush_tail()?;
-        match &mut self.backend {
-            Backend::Frame { io, .. } => {
-                let mut v = vec![0u8; self.header.frame_len as usize];
-                io.read_exact_at(0, &mut v)?;
-                Ok(v)
+        match &self.backend {
+            Backend::Frame { .. } => {
+                self.flush_tail()?;
+                Ok(self.header.frame_len)
             }
             Backend::Dir(dir) => {
                 let dir = dir.clone();
-                let (section, offsets, held) = match self.offsets {
-                    Offsets::Repeated { value, len } => {
-                        self.repeated_dir_section(&dir, value, len)?
-                    }
-                    Offsets::Explicit(_) => self.explicit_dir_section(&dir)?,
-                };
-                if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
-                    return Err(corrupt(format!(
-                        "the chunks hold {held} bytes, the header says {}",
-                        self.header.nbytes
-                    )));
-                }
-                let mut h = self.header.clone();
-                h.kind = FrameKind::Contiguous;
-                h.cbytes = section.len() as i64;
-                let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
-                out.extend_from_slice(&section);
-                if !offsets.is_empty() {
-                    out.extend_from_slice(&encode_offsets(&offsets)?);
-                }
-                out.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
-                h.frame_len = out.len() as u64;
-                out[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
-                // The frame must open as written (index, sizes, trailer).
-                Frame::parse(&out)?;
-                Ok(out)
+                Ok(self.dir_cframe(&dir)?.frame_len)
             }
         }
     }
 
-    /// The chunks section, offsets and bytes held of a directory frame's
-    /// cframe ([`SChunk::to_cframe`]), for an explicit index.
-    fn explicit_dir_section(&mut self, dir: &DirFrame) -> Result<(Vec<u8>, Offsets, u64)> {
-        let mut section = Vec::new();
+    /// The whole super-chunk as one contiguous frame (a copy; for a
+    /// directory frame, a compact cframe of its chunks). To write it to a
+    /// file or a stream without holding it all, see
+    /// [`write_cframe`](Self::write_cframe).
+    ///
+    /// # Errors
+    /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
+    /// chunk files do not make a frame that opens.
+    pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
+        self.flush_tail()?;
+        if let Backend::Frame { io, .. } = &mut self.backend {
+            let mut v = vec![0u8; self.header.frame_len as usize];
+            io.read_exact_at(0, &mut v)?;
+            return Ok(v);
+        }
+        let mut v = Vec::new();
+        self.write_cframe(&mut v)?;
+        // The frame must open as written (index, sizes, trailer).
+        Frame::parse(&v)?;
+        Ok(v)
+    }
+
+    /// Write [`to_cframe`](Self::to_cframe)'s frame to `w`, a piece at a
+    /// time: memory stays at one [`CFRAME_PIECE`] for a contiguous frame
+    /// and one chunk file for a directory frame (whose files are read
+    /// twice: once to lay the frame out, once to write it), whatever the
+    /// frame's size. Returns the bytes written. [`SChunk::save`] writes a
+    /// file through it.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let mut out = Vec::new();
+    /// let n = sc.write_cframe(&mut out)?;
+    /// assert_eq!((n, out), (sc.cframe_len()?, sc.to_cframe()?));
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::Io`] from `w` or from the storage (after which `w`
+    /// holds part of the frame); [`crate::Error::Corrupt`] for a directory
+    /// frame's chunk file that does not check against the frame, or that
+    /// changed between its two reads.
+    pub fn write_cframe(&mut self, w: &mut dyn Write) -> Result<u64> {
+        self.flush_tail()?;
+        let len = self.header.frame_len;
+        match &mut self.backend {
+            Backend::Frame { io, .. } => {
+                let mut buf = vec![0u8; len.min(CFRAME_PIECE as u64) as usize];
+                let mut at = 0u64;
+                while at < len {
+                    let n = (len - at).min(buf.len() as u64) as usize;
+                    io.read_exact_at(at, &mut buf[..n])?;
+                    w.write_all(&buf[..n])?;
+                    at += n as u64;
+                }
+                Ok(len)
+            }
+            Backend::Dir(dir) => {
+                let dir = dir.clone();
+                let plan = self.dir_cframe(&dir)?;
+                w.write_all(&plan.header)?;
+                for &(id, len) in &plan.files {
+                    let file = dir.read_chunk(id)?;
+                    let bytes = frame::raw::widen_short_chunk(&file)?;
+                    if bytes.len() != len {
+                        return Err(corrupt(format!(
+                            "chunk file {id:08X} changed while the frame was written"
+                        )));
+                    }
+                    w.write_all(&bytes)?;
+                }
+                w.write_all(&plan.tail)?;
+                Ok(plan.frame_len)
+            }
+        }
+    }
+
+    /// Lay out a directory frame's cframe: every chunk file read once,
+    /// checked as a reader checks it and measured, none kept.
+    fn dir_cframe(&mut self, dir: &DirFrame) -> Result<DirCframe> {
+        let (files, offsets, held, section) = match self.offsets {
+            Offsets::Repeated { value, len } => self.repeated_dir_section(dir, value, len)?,
+            Offsets::Explicit(_) => self.explicit_dir_section(dir)?,
+        };
+        if self.header.chunksize == 0 && held != self.header.nbytes as u64 {
+            return Err(corrupt(format!(
+                "the chunks hold {held} bytes, the header says {}",
+                self.header.nbytes
+            )));
+        }
+        let mut h = self.header.clone();
+        h.kind = FrameKind::Contiguous;
+        h.cbytes = i64::try_from(section).map_err(|_| corrupt("chunks section too large"))?;
+        let mut header = frame::raw::encode_header(&mut h, &self.metalayers)?;
+        let mut tail = Vec::new();
+        if !offsets.is_empty() {
+            tail.extend_from_slice(&encode_offsets(&offsets)?);
+        }
+        tail.extend_from_slice(&frame::raw::encode_trailer(&self.vlmetalayers)?);
+        h.frame_len = header.len() as u64 + section + tail.len() as u64;
+        header[..frame::HEADER_FIXED_LEN].copy_from_slice(&h.encode_fixed());
+        Ok(DirCframe {
+            header,
+            files,
+            tail,
+            frame_len: h.frame_len,
+        })
+    }
+
+    /// The chunk files in section order with their lengths, the offsets,
+    /// the bytes held and the section's length of a directory frame's
+    /// cframe, for an explicit index.
+    fn explicit_dir_section(&mut self, dir: &DirFrame) -> Result<DirSection> {
         let n = self.offsets.len();
         let mut offs = Vec::with_capacity(n.min(1 << 20));
+        let mut files = Vec::new();
         let mut held = 0u64;
+        let mut section = 0u64;
         // Entries naming the same chunk file share one copy of it
         // (a cframe's index may repeat an offset): millions of
         // entries naming one file made a copy each, a frame of
         // gigabytes from a few kilobytes of input.
-        // Per file: where it is in `section`, its length, its nbytes.
-        let mut placed: std::collections::HashMap<u64, (usize, usize, u64)> =
+        // Per file: where it is in the section, its length and the sizes
+        // its header gives.
+        let mut placed: std::collections::HashMap<u64, (u64, usize, Sizes)> =
             std::collections::HashMap::new();
         for i in 0..n {
             match self.entry(i)? {
                 ChunkEntry::Special(_) => offs.push(self.offsets.get(i).unwrap_or(0)),
                 ChunkEntry::Stored(id) => {
-                    let (at, len, nb) = match placed.get(&id) {
+                    let (at, len, sizes) = match placed.get(&id) {
                         Some(&p) => p,
                         None => {
                             let file = dir.read_chunk(id)?;
                             frame::check_stored_chunk(&self.header, n, &file, i)?;
                             let bytes = frame::raw::widen_short_chunk(&file)?;
-                            let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
-                            let p = (section.len(), bytes.len(), nb);
-                            section.extend_from_slice(&bytes);
+                            let ch = ChunkHeader::parse(&bytes)?;
+                            let p = (section, bytes.len(), (ch.nbytes, ch.cbytes, ch.is_lazy()));
+                            section += bytes.len() as u64;
+                            files.push((id, bytes.len()));
                             placed.insert(id, p);
                             p
                         }
@@ -138,13 +215,13 @@ impl SChunk {
                     // (the last may be shorter): a corrupt chunk file
                     // is an error here, not a frame that does not
                     // reopen.
-                    frame::check_stored_chunk(&self.header, n, &section[at..at + len], i)?;
-                    held += nb;
+                    frame::check_stored_fields(&self.header, n, len, sizes, i)?;
+                    held += sizes.0 as u64;
                     offs.push(at as i64);
                 }
             }
         }
-        Ok((section, Offsets::Explicit(offs), held))
+        Ok((files, Offsets::Explicit(offs), held, section))
     }
 
     /// The same for an index that is one value repeated `n` times (a
@@ -153,28 +230,44 @@ impl SChunk {
     /// whatever `n` (a 204-byte index may stand for millions of entries;
     /// expanding it took seconds and hundreds of megabytes before failing
     /// on a frame that would not reopen).
-    fn repeated_dir_section(
-        &mut self,
-        dir: &DirFrame,
-        value: i64,
-        n: usize,
-    ) -> Result<(Vec<u8>, Offsets, u64)> {
+    fn repeated_dir_section(&mut self, dir: &DirFrame, value: i64, n: usize) -> Result<DirSection> {
         match ChunkEntry::from_raw(value)? {
-            ChunkEntry::Special(_) => Ok((Vec::new(), Offsets::Repeated { value, len: n }, 0)),
+            ChunkEntry::Special(_) => Ok((Vec::new(), Offsets::Repeated { value, len: n }, 0, 0)),
             ChunkEntry::Stored(id) => {
                 let file = dir.read_chunk(id)?;
                 // Checked as a reader checks each entry: the first, and the
                 // last (which may be shorter).
                 frame::check_stored_chunk(&self.header, n, &file, 0)?;
                 frame::check_stored_chunk(&self.header, n, &file, n.saturating_sub(1))?;
-                let bytes = frame::raw::widen_short_chunk(&file)?.into_owned();
+                let bytes = frame::raw::widen_short_chunk(&file)?;
                 let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
                 Ok((
-                    bytes,
+                    vec![(id, bytes.len())],
                     Offsets::Repeated { value: 0, len: n },
                     nb.saturating_mul(n as u64),
+                    bytes.len() as u64,
                 ))
             }
         }
     }
+}
+
+/// The most bytes of a contiguous frame [`SChunk::write_cframe`] holds at
+/// once.
+pub const CFRAME_PIECE: usize = 1 << 20;
+
+/// A chunk header's `nbytes`, `cbytes` and lazy flag.
+type Sizes = (usize, usize, bool);
+
+/// A directory frame's chunk files in section order (id, length), its
+/// cframe's offsets, the bytes its chunks hold and the section's length.
+type DirSection = (Vec<(u64, usize)>, Offsets, u64, u64);
+
+/// A directory frame's cframe laid out: the header, the chunk files to
+/// write after it (id, length), then the index and the trailer.
+struct DirCframe {
+    header: Vec<u8>,
+    files: Vec<(u64, usize)>,
+    tail: Vec<u8>,
+    frame_len: u64,
 }

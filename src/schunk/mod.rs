@@ -183,6 +183,7 @@ mod write;
 pub use iter::ChunkIter;
 
 pub use builder::SChunkBuilder;
+pub use cframe::CFRAME_PIECE;
 pub use open::OpenOptions;
 use space::Space;
 pub(crate) use write::Rebuild;

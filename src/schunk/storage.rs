@@ -138,18 +138,29 @@ pub(super) fn at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 /// Write `bytes` to `path` through a temporary file and a rename; on any
 /// error the temporary file is removed and `path` is left as it was.
 pub(super) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+    write_replace_with(path, sync, |f| Ok(f.write_all(bytes)?))
+}
+
+/// [`write_replace`] of what `write` writes to the temporary file (its
+/// errors as it gives them, the file's own naming `path`).
+pub(super) fn write_replace_with(
+    path: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let tmp = path.with_extension("b2frame.tmp");
     let written = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let f = File::create(&tmp).map_err(at(path))?;
+        let mut named = NamedWriter { f, path };
+        write(&mut named)?;
         if sync {
-            f.sync_all()?;
+            named.f.sync_all().map_err(at(path))?;
         }
         Ok(())
     })();
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(at(path)(e));
+        return Err(e);
     }
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
@@ -162,6 +173,29 @@ pub(super) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()>
         }
     }
     Ok(())
+}
+
+/// A file whose write errors name `path` (the file it will become).
+struct NamedWriter<'a> {
+    f: File,
+    path: &'a Path,
+}
+
+impl Write for NamedWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.f.write(buf).map_err(|e| named(self.path, e))
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.f.write_all(buf).map_err(|e| named(self.path, e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.f.flush().map_err(|e| named(self.path, e))
+    }
+}
+
+/// `e` with `path` in its message, as [`at`] names it.
+fn named(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("'{}': {e}", path.display()))
 }
 
 pub(super) fn chunk_file(dir: &Path, id: u64) -> PathBuf {
@@ -634,13 +668,22 @@ impl SChunk {
 
     /// Save the super-chunk as a contiguous frame file at `path` (its
     /// [`SChunk::to_cframe`] bytes), replacing `path` atomically: the bytes
-    /// go to a temporary file beside it, synced, then renamed over it. On
-    /// any error the temporary file is removed and `path` is as it was.
+    /// go to a temporary file beside it, synced (unless the super-chunk was
+    /// made or opened with `fsync(false)`), then renamed over it. On any
+    /// error the temporary file is removed and `path` is as it was. The
+    /// frame is written a piece at a time ([`SChunk::write_cframe`]), never
+    /// held whole. Returns its length.
     ///
     /// # Errors
-    /// I/O errors, naming the path and the cause.
-    pub fn save(&mut self, path: impl AsRef<Path>) -> Result<()> {
-        let bytes = self.to_cframe()?;
-        write_replace(path.as_ref(), &bytes, true)
+    /// I/O errors, naming the path and the cause; as
+    /// [`SChunk::write_cframe`].
+    pub fn save(&mut self, path: impl AsRef<Path>) -> Result<u64> {
+        let mut len = 0;
+        let sync = self.fsync;
+        write_replace_with(path.as_ref(), sync, |w| {
+            len = self.write_cframe(w)?;
+            Ok(())
+        })?;
+        Ok(len)
     }
 }

@@ -323,7 +323,11 @@ pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> 
     })
 }
 
-/// Write the super-chunk as a contiguous frame file; its length.
+/// Write the super-chunk as a contiguous frame file; its length. The
+/// frame goes to a temporary file renamed over `urlpath` (`SChunk::save`),
+/// a piece at a time: a failed write leaves the file that was there, and
+/// memory stays at a piece whatever the frame's size (C-Blosc2 copies a
+/// frame that is not in memory chunk by chunk too).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_to_file(
     schunk: *mut blosc2_schunk,
@@ -335,11 +339,9 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            match h.sc.to_cframe() {
-                Ok(f) => match std::fs::write(url, &f) {
-                    Ok(()) => f.len() as i64,
-                    Err(_) => -14,
-                },
+            match h.sc.save(url) {
+                Ok(n) => n as i64,
+                Err(oxiblosc::Error::Io(_)) => i64::from(err::FILE_WRITE),
                 Err(e) => i64::from(code_of(&e)),
             }
         })
@@ -347,39 +349,74 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
 }
 
 /// Append the super-chunk's contiguous frame to a file; the offset where
-/// it starts.
+/// it starts. The frame is written a piece at a time
+/// (`SChunk::write_cframe`); when that fails, the file is cut back to what
+/// it held (and a file the call made is removed).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_append_file(
     schunk: *mut blosc2_schunk,
     urlpath: *const c_char,
 ) -> i64 {
     guard(i64::from(err::FAILURE), || {
-        use std::io::Write;
         // SAFETY: urlpath is null or a NUL-terminated string.
         let Some(url) = (unsafe { str_arg(urlpath) }).map(strip_file_scheme) else {
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            let f = match h.sc.to_cframe() {
-                Ok(f) => f,
-                Err(e) => return i64::from(code_of(&e)),
-            };
+            let existed = std::fs::symlink_metadata(url).is_ok();
             let file = std::fs::OpenOptions::new()
                 .append(true)
                 .create(true)
                 .open(url);
             let Ok(mut file) = file else {
-                return -15;
+                return i64::from(err::FILE_OPEN);
             };
             let Ok(offset) = file.metadata().map(|m| m.len()) else {
-                return -13;
+                return i64::from(err::FILE_READ);
             };
-            match file.write_all(&f) {
-                Ok(()) => offset as i64,
-                Err(_) => -14,
+            let mut out = WriteFailed {
+                w: &mut file,
+                failed: false,
+            };
+            match h.sc.write_cframe(&mut out) {
+                Ok(_) => offset as i64,
+                Err(e) => {
+                    let failed = out.failed;
+                    if existed {
+                        let _ = file.set_len(offset);
+                    } else {
+                        drop(file);
+                        let _ = std::fs::remove_file(url);
+                    }
+                    if failed {
+                        i64::from(err::FILE_WRITE)
+                    } else {
+                        i64::from(code_of(&e))
+                    }
+                }
             }
         })
     })
+}
+
+/// A writer that remembers whether a write to it failed (to tell C's
+/// `BLOSC2_ERROR_FILE_WRITE` from the errors of reading the frame).
+struct WriteFailed<'a, W: std::io::Write> {
+    w: &'a mut W,
+    failed: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for WriteFailed<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.w.write(buf);
+        self.failed |= r.is_err();
+        r
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.w.flush();
+        self.failed |= r.is_err();
+        r
+    }
 }
 
 /// A copy of a super-chunk into new storage.

@@ -1,0 +1,135 @@
+//! `SChunk::write_cframe` and `SChunk::save`: the frame written a piece at
+//! a time is `to_cframe`'s, byte for byte, for frames in memory, in a file
+//! and in a directory, and writing it holds a piece (or one chunk file),
+//! not the frame: saving a 4 MiB frame allocated 4 MiB until session 39.
+
+mod support;
+use support::{Rng, counting, tempdir};
+
+use oxiblosc::schunk::{CFRAME_PIECE, SChunk};
+use oxiblosc::{CParams, Frame, SpecialValue, special_chunk};
+use std::fs;
+
+#[global_allocator]
+static GLOBAL: counting::Counting = counting::Counting;
+
+/// Chunks of 256 KiB of noise (stored as they are: the frame is 4 MiB).
+const CHUNK: usize = 256 << 10;
+
+fn fill(sc: &mut SChunk) {
+    let mut rng = Rng(11);
+    for _ in 0..16 {
+        sc.append_buffer(&rng.bytes(CHUNK)).unwrap();
+    }
+    // A zero chunk by its index entry, and one chunk stored twice over
+    // (a copy of the last inserted in the middle).
+    let zeros = special_chunk(
+        &CParams::default().typesize(4),
+        CHUNK,
+        SpecialValue::Zeros,
+        &[],
+    )
+    .unwrap();
+    sc.append_chunk(&zeros).unwrap();
+    let last = sc.get_chunk(3).unwrap().into_owned();
+    sc.insert_chunk(5, &last).unwrap();
+}
+
+fn builder() -> oxiblosc::schunk::SChunkBuilder {
+    SChunk::builder()
+        .cparams(CParams::default().typesize(4))
+        .chunksize(CHUNK)
+        .fsync(false)
+}
+
+/// The frame `write_cframe` streams is `to_cframe`'s, its length
+/// `cframe_len`; `save` writes the same bytes to a file, allocating no more
+/// than a piece and a chunk, and the saved file opens with the same chunks.
+#[test]
+fn write_cframe_and_save_stream_the_frame() {
+    let dir = tempdir("cframe-write");
+    let mut memory = builder().build_memory().unwrap();
+    fill(&mut memory);
+    let mut file = builder().create_file(dir.join("in.b2frame")).unwrap();
+    fill(&mut file);
+    let mut sparse = builder().create_dir(dir.join("in.b2sframe")).unwrap();
+    fill(&mut sparse);
+    for (name, sc) in [
+        ("memory", &mut memory),
+        ("file", &mut file),
+        ("directory", &mut sparse),
+    ] {
+        let whole = sc.to_cframe().unwrap();
+        assert!(whole.len() > 4 * CHUNK * 4, "{name}: {}", whole.len());
+        Frame::parse(&whole).unwrap();
+        let mut streamed = Vec::new();
+        let n = sc.write_cframe(&mut streamed).unwrap();
+        assert_eq!(n, whole.len() as u64, "{name}");
+        assert!(streamed == whole, "{name}: another frame");
+        assert_eq!(sc.cframe_len().unwrap(), n, "{name}");
+
+        let out = dir.join(format!("{name}.b2frame"));
+        counting::reset_largest();
+        let saved = sc.save(&out).unwrap();
+        let largest = counting::largest();
+        assert!(
+            largest <= CFRAME_PIECE + CHUNK + (64 << 10),
+            "{name}: save allocated {largest} bytes at once"
+        );
+        assert_eq!(saved, n, "{name}");
+        assert!(fs::read(&out).unwrap() == whole, "{name}: the saved file");
+        let mut back = SChunk::open(&out).unwrap();
+        assert_eq!(back.nchunks(), sc.nchunks(), "{name}");
+        for i in 0..sc.nchunks() {
+            assert!(
+                back.decompress_chunk_vec(i).unwrap() == sc.decompress_chunk_vec(i).unwrap(),
+                "{name}: chunk {i}"
+            );
+        }
+        let left: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+    drop((memory, file, sparse));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A writer that fails after `budget` bytes: `write_cframe` returns its
+/// error, and `save` into a directory that is not there names the path and
+/// leaves no file.
+#[test]
+fn a_failing_writer_is_an_error() {
+    struct Budget(usize);
+    impl std::io::Write for Budget {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0 < b.len() {
+                return Err(std::io::Error::other("no room"));
+            }
+            self.0 -= b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let dir = tempdir("cframe-write-fail");
+    let mut sparse = builder().create_dir(dir.join("in.b2sframe")).unwrap();
+    fill(&mut sparse);
+    let mut memory = builder().build_memory().unwrap();
+    fill(&mut memory);
+    for sc in [&mut sparse, &mut memory] {
+        for budget in [0, 100, 3 * CHUNK] {
+            let e = sc.write_cframe(&mut Budget(budget)).unwrap_err();
+            assert!(e.to_string().contains("no room"), "{budget}: {e}");
+        }
+        let missing = dir.join("missing").join("out.b2frame");
+        let e = sc.save(&missing).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+        assert!(!missing.exists());
+    }
+    drop((sparse, memory));
+    let _ = fs::remove_dir_all(&dir);
+}
