@@ -1,14 +1,18 @@
 //! `blosc2_schunk_frame_len` measures a contiguous frame without copying
 //! it: it built the whole frame in memory (`to_cframe`) only to return its
 //! length, so asking the length of a 16 MiB frame file allocated 16 MiB.
+//! So did `blosc2_frame_get_offsets` for its index, and
+//! `blosc2_schunk_to_file` / `blosc2_schunk_append_file` to write the frame
+//! (until session 39): they now hold at most a piece of it.
 //! Counted with the tests' counting allocator (peak of live bytes); this file
 //! holds a single test so nothing else allocates while it counts.
 
 use std::ffi::CString;
 
 use blosc2::schunk::{
-    blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_frame_len, blosc2_schunk_free,
-    blosc2_schunk_new, blosc2_schunk_to_buffer, blosc2_storage,
+    blosc2_frame_get_offsets, blosc2_schunk, blosc2_schunk_append_buffer,
+    blosc2_schunk_append_file, blosc2_schunk_frame_len, blosc2_schunk_free, blosc2_schunk_new,
+    blosc2_schunk_to_buffer, blosc2_schunk_to_file, blosc2_storage,
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
 
@@ -80,12 +84,62 @@ fn frame_len_does_not_copy_the_frame() {
         // SAFETY: a live handle; out-pointers to locals.
         let n = unsafe { blosc2_schunk_to_buffer(s, &mut buf, &mut needs_free) };
         assert_eq!(n, len);
+        // SAFETY: the call gave n readable bytes at buf.
+        let frame = unsafe { std::slice::from_raw_parts(buf, n as usize) }.to_vec();
         if needs_free {
             // SAFETY: malloc'd by the library for us.
             unsafe { free(buf.cast()) };
         }
+        let frame = oxiblosc::Frame::parse(&frame).unwrap();
+        let want: Vec<i64> = (0..16)
+            .map(|i| frame.entry(i).unwrap().to_raw().unwrap())
+            .collect();
         if on_disk {
             assert_eq!(std::fs::metadata(&path).unwrap().len() as i64, len);
+        }
+        // The index: 16 entries, no frame copied.
+        counting::reset_peak();
+        let base = counting::live();
+        // SAFETY: a live handle.
+        let offsets = unsafe { blosc2_frame_get_offsets(s) };
+        let peak = counting::peak() - base;
+        assert!(!offsets.is_null());
+        assert!(
+            peak < 4096,
+            "get_offsets (on disk: {on_disk}) allocated {peak} bytes"
+        );
+        // SAFETY: 16 entries malloc'ed for us; read, then freed once.
+        unsafe {
+            assert_eq!(std::slice::from_raw_parts(offsets, 16), want);
+            free(offsets.cast());
+        }
+        // The frame written to a file, and appended to one: a piece at a
+        // time.
+        let copy = dir.join("copy.b2frame");
+        let ccopy = CString::new(copy.to_str().unwrap()).unwrap();
+        for append in [false, true] {
+            counting::reset_peak();
+            let base = counting::live();
+            // SAFETY: a live handle and a NUL-terminated path.
+            let rc = unsafe {
+                if append {
+                    blosc2_schunk_append_file(s, ccopy.as_ptr())
+                } else {
+                    blosc2_schunk_to_file(s, ccopy.as_ptr())
+                }
+            };
+            let peak = counting::peak() - base;
+            // to_file's length, or where append_file put the frame: after
+            // the frame to_file wrote.
+            assert_eq!(rc, len);
+            assert!(
+                peak < (1 << 20) + (64 << 10),
+                "to_file/append_file {append} (on disk: {on_disk}) allocated {peak} bytes"
+            );
+            assert_eq!(
+                std::fs::metadata(&copy).unwrap().len() as i64,
+                if append { 2 * len } else { len }
+            );
         }
         // SAFETY: a live handle, freed once.
         unsafe { blosc2_schunk_free(s) };

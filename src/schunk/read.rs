@@ -272,6 +272,33 @@ impl SChunk {
         Ok(ChunkHeader::parse(&c)?.nbytes)
     }
 
+    /// Chunk `i`'s index entry: where the frame stores it (an offset from
+    /// the end of a contiguous frame's header, or a directory frame's chunk
+    /// file number), or the special value its entry codes. What C-Blosc2's
+    /// `blosc2_frame_get_offsets` lists, without reading any chunk.
+    ///
+    /// ```
+    /// use oxiblosc::frame::ChunkEntry;
+    /// use oxiblosc::{CParams, SChunk, SpecialValue, special_chunk};
+    ///
+    /// let p = CParams::default().typesize(4);
+    /// let mut sc = SChunk::new(p.clone())?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// sc.append_chunk(&special_chunk(&p, 4000, SpecialValue::Zeros, &[])?)?;
+    /// assert_eq!(sc.chunk_entry(0)?, ChunkEntry::Stored(0));
+    /// assert_eq!(sc.chunk_entry(1)?, ChunkEntry::Special(SpecialValue::Zeros));
+    /// assert!(sc.chunk_entry(2).is_err());
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParam`] for `i` out of range;
+    /// [`crate::Error::Corrupt`] for an entry that is neither an offset
+    /// nor a special code.
+    pub fn chunk_entry(&self, i: usize) -> Result<ChunkEntry> {
+        self.offsets.entry(i)
+    }
+
     /// How many chunks from `i` on share chunk `i`'s index entry: 1 for
     /// an ordinary chunk, more where the index names one entry again and
     /// again (the one-value index C-Blosc2 writes for a run of special

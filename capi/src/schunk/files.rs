@@ -119,25 +119,17 @@ pub extern "C" fn blosc2_get_blosc2_io_defaults() -> blosc2_io {
 pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) -> *mut i64 {
     guard(std::ptr::null_mut(), || {
         with_read(schunk, std::ptr::null_mut(), false, |h| {
-            let frame = match h.sc.storage() {
-                oxiblosc::schunk::Storage::Directory(dir) => {
-                    let Ok(b) = std::fs::read(dir.join(oxiblosc::schunk::SFRAME_INDEX)) else {
-                        return std::ptr::null_mut();
-                    };
-                    oxiblosc::Frame::parse(&b)
-                }
-                _ if h.c.frame.is_null() => return std::ptr::null_mut(),
-                _ => match h.sc.to_cframe() {
-                    Ok(b) => oxiblosc::Frame::parse(&b),
-                    Err(_) => return std::ptr::null_mut(),
-                },
-            };
-            let Ok(frame) = frame else {
+            if h.c.frame.is_null()
+                && !matches!(h.sc.storage(), oxiblosc::schunk::Storage::Directory(_))
+            {
                 return std::ptr::null_mut();
-            };
-            let mut raw = Vec::with_capacity(frame.nchunks() * 8);
-            for i in 0..frame.nchunks() {
-                let Ok(v) = frame.entry(i).and_then(|e| e.to_raw()) else {
+            }
+            // The entries as the frame's index holds them (no chunk read,
+            // no frame copied: a frame in a file was read whole for this).
+            let n = h.sc.nchunks();
+            let mut raw = Vec::with_capacity(n * 8);
+            for i in 0..n {
+                let Ok(v) = h.sc.chunk_entry(i).and_then(|e| e.to_raw()) else {
                     return std::ptr::null_mut();
                 };
                 raw.extend_from_slice(&v.to_ne_bytes());
