@@ -79,9 +79,25 @@ fn small_chunk(sc: &mut SChunk, i: usize) -> Option<Vec<u8>> {
 /// A frame written by `to_cframe` must reopen, with the super-chunk's
 /// chunk count and sizes (since session 17), its metalayers and
 /// vlmetalayers, and (since session 18) its first chunks decoding to the
-/// same bytes (a chunk the super-chunk decodes must decode alike).
+/// same bytes (a chunk the super-chunk decodes must decode alike). Since
+/// session 39 the frame `write_cframe` streams (a piece or a chunk file at
+/// a time) must be the same bytes, of `cframe_len`'s length.
 pub fn must_reopen(sc: &mut SChunk, what: &str) {
     let Ok(frame) = sc.to_cframe() else { return };
+    let mut streamed = Vec::new();
+    match sc.write_cframe(&mut streamed) {
+        Ok(n) => assert_eq!(n, frame.len() as u64, "{what}: write_cframe's length"),
+        Err(e) => panic!("{what}: to_cframe works, write_cframe fails: {e}"),
+    }
+    assert!(
+        streamed == frame,
+        "{what}: write_cframe and to_cframe differ"
+    );
+    drop(streamed);
+    match sc.cframe_len() {
+        Ok(n) => assert_eq!(n, frame.len() as u64, "{what}: cframe_len"),
+        Err(e) => panic!("{what}: to_cframe works, cframe_len fails: {e}"),
+    }
     let mut again = match SChunk::from_cframe(frame) {
         Err(e) => panic!("{what}: the frame written does not reopen: {e}"),
         Ok(again) => again,
