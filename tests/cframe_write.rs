@@ -133,3 +133,48 @@ fn a_failing_writer_is_an_error() {
     drop((sparse, memory));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A chunk file replaced between `write_cframe`'s two reads of a directory
+/// frame (the layout, then the bytes) by another chunk of another length:
+/// refused as changed, not written into a frame whose index names other
+/// lengths.
+#[test]
+fn a_chunk_file_changed_while_written_is_refused() {
+    struct Swap<'a> {
+        file: &'a std::path::Path,
+        with: &'a [u8],
+        done: bool,
+        out: Vec<u8>,
+    }
+    impl std::io::Write for Swap<'_> {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if !self.done {
+                fs::write(self.file, self.with)?;
+                self.done = true;
+            }
+            self.out.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let dir = tempdir("cframe-write-swap");
+    let path = dir.join("in.b2sframe");
+    let mut sparse = builder().create_dir(&path).unwrap();
+    fill(&mut sparse);
+    let other = oxiblosc::compress(&[5u8; CHUNK], &CParams::default().typesize(4)).unwrap();
+    let file = path.join("00000000.chunk");
+    assert!(file.exists());
+    assert_ne!(other.len() as u64, fs::metadata(&file).unwrap().len());
+    let mut w = Swap {
+        file: &file,
+        with: &other,
+        done: false,
+        out: Vec::new(),
+    };
+    let e = sparse.write_cframe(&mut w).unwrap_err();
+    assert!(e.to_string().contains("changed while"), "{e}");
+    drop(sparse);
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -128,10 +128,11 @@ impl SChunk {
                 let dir = dir.clone();
                 let plan = self.dir_cframe(&dir)?;
                 w.write_all(&plan.header)?;
-                for &(id, len) in &plan.files {
+                for &(id, len, sizes) in &plan.files {
                     let file = dir.read_chunk(id)?;
                     let bytes = frame::raw::widen_short_chunk(&file)?;
-                    if bytes.len() != len {
+                    let ch = ChunkHeader::parse(&bytes)?;
+                    if bytes.len() != len || (ch.nbytes, ch.cbytes, ch.is_lazy()) != sizes {
                         return Err(corrupt(format!(
                             "chunk file {id:08X} changed while the frame was written"
                         )));
@@ -176,9 +177,9 @@ impl SChunk {
         })
     }
 
-    /// The chunk files in section order with their lengths, the offsets,
-    /// the bytes held and the section's length of a directory frame's
-    /// cframe, for an explicit index.
+    /// The chunk files in section order (with their lengths and sizes), the
+    /// offsets, the bytes held and the section's length of a directory
+    /// frame's cframe, for an explicit index.
     fn explicit_dir_section(&mut self, dir: &DirFrame) -> Result<DirSection> {
         let n = self.offsets.len();
         let mut offs = Vec::with_capacity(n.min(1 << 20));
@@ -206,7 +207,7 @@ impl SChunk {
                             let ch = ChunkHeader::parse(&bytes)?;
                             let p = (section, bytes.len(), (ch.nbytes, ch.cbytes, ch.is_lazy()));
                             section += bytes.len() as u64;
-                            files.push((id, bytes.len()));
+                            files.push((id, p.1, p.2));
                             placed.insert(id, p);
                             p
                         }
@@ -240,9 +241,10 @@ impl SChunk {
                 frame::check_stored_chunk(&self.header, n, &file, 0)?;
                 frame::check_stored_chunk(&self.header, n, &file, n.saturating_sub(1))?;
                 let bytes = frame::raw::widen_short_chunk(&file)?;
-                let nb = ChunkHeader::parse(&bytes)?.nbytes as u64;
+                let ch = ChunkHeader::parse(&bytes)?;
+                let nb = ch.nbytes as u64;
                 Ok((
-                    vec![(id, bytes.len())],
+                    vec![(id, bytes.len(), (ch.nbytes, ch.cbytes, ch.is_lazy()))],
                     Offsets::Repeated { value: 0, len: n },
                     nb.saturating_mul(n as u64),
                     bytes.len() as u64,
@@ -259,15 +261,17 @@ pub const CFRAME_PIECE: usize = 1 << 20;
 /// A chunk header's `nbytes`, `cbytes` and lazy flag.
 type Sizes = (usize, usize, bool);
 
-/// A directory frame's chunk files in section order (id, length), its
-/// cframe's offsets, the bytes its chunks hold and the section's length.
-type DirSection = (Vec<(u64, usize)>, Offsets, u64, u64);
+/// A directory frame's chunk files in section order (id, length, sizes),
+/// its cframe's offsets, the bytes its chunks hold and the section's
+/// length.
+type DirSection = (Vec<(u64, usize, Sizes)>, Offsets, u64, u64);
 
 /// A directory frame's cframe laid out: the header, the chunk files to
-/// write after it (id, length), then the index and the trailer.
+/// write after it (id, length, the sizes its header gave), then the index
+/// and the trailer.
 struct DirCframe {
     header: Vec<u8>,
-    files: Vec<(u64, usize)>,
+    files: Vec<(u64, usize, Sizes)>,
     tail: Vec<u8>,
     frame_len: u64,
 }
