@@ -660,6 +660,50 @@ fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
+/// A `.npy` compressed to stdout (or another output that is not a regular
+/// file) is built in memory and its frame streamed out
+/// (`SChunk::write_cframe`, since session 39): the bytes are the array's
+/// frame, and an output that fails every write (`/dev/full`) is an error
+/// that names it.
+#[test]
+fn cli_npy_to_stdout_streams_the_frame() {
+    let dir = support::tempdir("nd-cli-stdout");
+    let data = support::data(3000 * 8, 5);
+    let input = npy_of(&[300, 10], "<f8", &data);
+    let npy = dir.join("a.npy");
+    std::fs::write(&npy, &input).unwrap();
+    let out = run(&[
+        PathBuf::from("compress"),
+        "--format".into(),
+        "frame".into(),
+        "--chunkshape".into(),
+        "64,10".into(),
+        npy.clone(),
+        "-".into(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let sc = SChunk::from_cframe(out.stdout).unwrap();
+    let mut a = NdArray::open(sc).unwrap();
+    assert_eq!(a.meta().shape, [300, 10]);
+    assert_eq!(a.meta().chunkshape, [64, 10]);
+    assert!(a.to_vec().unwrap() == data);
+    if std::path::Path::new("/dev/full").exists() {
+        let out = run(&[
+            PathBuf::from("compress"),
+            "-f".into(),
+            npy.clone(),
+            "/dev/full".into(),
+        ]);
+        assert!(!out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot write") && err.contains("/dev/full"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn cli_round_trip_npy_to_b2nd_to_npy() {
     let dir = support::tempdir("nd-cli-rt");

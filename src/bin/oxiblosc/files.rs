@@ -421,6 +421,40 @@ impl io::Seek for WritebackFile {
     }
 }
 
+/// An [`Output`] as an `io::Write`, for writers that stream into one
+/// (`SChunk::write_cframe`); the output's own error message is kept.
+pub struct OutputWriter<'a> {
+    out: &'a mut Output,
+    error: Option<String>,
+}
+
+impl<'a> OutputWriter<'a> {
+    /// Write into `out`.
+    pub fn new(out: &'a mut Output) -> OutputWriter<'a> {
+        OutputWriter { out, error: None }
+    }
+
+    /// The message of the output's write that failed, if one did.
+    pub fn take_error(&mut self) -> Option<String> {
+        self.error.take()
+    }
+}
+
+impl Write for OutputWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.out.write(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                self.error = Some(e.clone());
+                Err(std::io::Error::other(e))
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Output {
     /// Start writing `place`.
     pub fn begin(place: &Place) -> Result<Output, String> {

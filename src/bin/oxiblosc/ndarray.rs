@@ -188,9 +188,12 @@ pub(crate) fn compress_npy(
     let Some(path) = path else {
         let mut sc = builder.build_memory().map_err(what)?;
         fill(&mut sc)?;
-        let bytes = sc.to_cframe().map_err(what)?;
         let mut out = files::Output::begin(output)?;
-        out.write(&bytes)?;
+        // Streamed: the array's frame is not copied whole once more.
+        let mut w = files::OutputWriter::new(&mut out);
+        if let Err(e) = sc.write_cframe(&mut w) {
+            return Err(w.take_error().unwrap_or_else(|| what(e)));
+        }
         return out.finish();
     };
     if format == Format::Frame && path.is_dir() {
