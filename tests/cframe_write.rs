@@ -178,3 +178,41 @@ fn a_chunk_file_changed_while_written_is_refused() {
     drop(sparse);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `save` over the file the super-chunk's own frame is in (as C's
+/// `blosc2_schunk_to_file` may be asked): the file holds the frame, and
+/// the super-chunk keeps writing to that file, not to one a rename took
+/// out of the directory. A frame at an offset of the file is refused (the
+/// file holds more than the frame).
+#[test]
+fn saving_a_frame_over_its_own_file() {
+    let dir = tempdir("cframe-write-self");
+    let path = dir.join("self.b2frame");
+    let mut sc = builder().create_file(&path).unwrap();
+    fill(&mut sc);
+    let n = sc.save(&path).unwrap();
+    assert_eq!(n, sc.cframe_len().unwrap());
+    assert!(fs::read(&path).unwrap() == sc.to_cframe().unwrap());
+    let before = sc.nchunks();
+    sc.append_buffer(&[9u8; 4000]).unwrap();
+    sc.close().unwrap();
+    let mut back = SChunk::open(&path).unwrap();
+    assert_eq!(back.nchunks(), before + 1);
+    assert!(back.decompress_chunk_vec(before).unwrap() == [9u8; 4000]);
+    drop(back);
+
+    // The same frame at offset 100 of a file.
+    let mut bytes = vec![0xAB; 100];
+    bytes.extend(fs::read(&path).unwrap());
+    let outer = dir.join("outer.bin");
+    fs::write(&outer, &bytes).unwrap();
+    let mut sc = oxiblosc::schunk::OpenOptions::new()
+        .offset(100)
+        .open(&outer)
+        .unwrap();
+    let e = sc.save(&outer).unwrap_err();
+    assert!(e.to_string().contains("offset"), "{e}");
+    assert!(fs::read(&outer).unwrap() == bytes);
+    drop(sc);
+    let _ = fs::remove_dir_all(&dir);
+}

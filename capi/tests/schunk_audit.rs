@@ -7,8 +7,8 @@
 
 use blosc2::schunk::{
     blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer,
-    blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_new, blosc2_schunk_to_file,
-    blosc2_storage,
+    blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_new, blosc2_schunk_open,
+    blosc2_schunk_to_file, blosc2_storage,
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
 use std::ffi::CString;
@@ -133,5 +133,27 @@ fn frames_to_files_and_failed_writes() {
     }
     // SAFETY: the handle is live and freed once.
     unsafe { blosc2_schunk_free(s) };
+
+    // A frame opened from a file, written over that same file: the file
+    // is the frame, and the handle's later appends go to it.
+    // SAFETY: a NUL-terminated path.
+    let f = unsafe { blosc2_schunk_open(c(&whole).as_ptr()) };
+    assert!(!f.is_null());
+    // SAFETY: a live handle and a NUL-terminated path.
+    let n = unsafe { blosc2_schunk_to_file(f, c(&whole).as_ptr()) };
+    assert_eq!(n, std::fs::metadata(&whole).unwrap().len() as i64);
+    let data = vec![3u8; 4000];
+    // SAFETY: a live handle; data.len() readable bytes.
+    let rc = unsafe { blosc2_schunk_append_buffer(f, data.as_ptr().cast(), 4000) };
+    assert_eq!(rc, 3);
+    // SAFETY: the handle is live and freed once.
+    unsafe { blosc2_schunk_free(f) };
+    // SAFETY: a NUL-terminated path.
+    let f = unsafe { blosc2_schunk_open(c(&whole).as_ptr()) };
+    assert!(!f.is_null());
+    // SAFETY: a live handle, the struct C reads.
+    assert_eq!(unsafe { (*f).nchunks }, 3);
+    // SAFETY: the handle is live and freed once.
+    unsafe { blosc2_schunk_free(f) };
     std::fs::remove_dir_all(&dir).unwrap();
 }

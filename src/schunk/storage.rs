@@ -135,6 +135,26 @@ pub(super) fn at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Whether `a` and `b` name one file (the same device and inode on Unix;
+/// the same canonical path elsewhere); false when either is not there.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (fs::metadata(a), fs::metadata(b)) {
+            (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (fs::canonicalize(a), fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
 /// Write `bytes` to `path` through a temporary file and a rename; on any
 /// error the temporary file is removed and `path` is left as it was.
 pub(super) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
@@ -674,10 +694,38 @@ impl SChunk {
     /// frame is written a piece at a time ([`SChunk::write_cframe`]), never
     /// held whole. Returns its length.
     ///
+    ///
+    /// Saved over the file its own frame is in, the super-chunk is trimmed
+    /// ([`SChunk::trim`]) so that the file is the frame, and keeps writing
+    /// to that file (a rename over it would have left the super-chunk
+    /// writing to a file no longer in the directory).
+    ///
     /// # Errors
     /// I/O errors, naming the path and the cause; as
-    /// [`SChunk::write_cframe`].
+    /// [`SChunk::write_cframe`]; [`Error::InvalidParam`] for the file its
+    /// own frame is in at an offset (the file holds more than the frame);
+    /// as [`SChunk::trim`] (a read-only super-chunk) over its own file.
     pub fn save(&mut self, path: impl AsRef<Path>) -> Result<u64> {
+        if let Backend::Frame {
+            storage: Storage::File { path: own, offset },
+            ..
+        } = &self.backend
+            && same_file(own, path.as_ref())
+        {
+            if *offset != 0 {
+                return Err(Error::InvalidParam(format!(
+                    "cannot save the frame over '{}', the file it is read from at offset                      {offset}",
+                    path.as_ref().display()
+                )));
+            }
+            self.trim()?;
+            if let Backend::Frame { io, .. } = &mut self.backend
+                && self.fsync
+            {
+                io.sync()?;
+            }
+            return Ok(self.header.frame_len);
+        }
         let mut len = 0;
         let sync = self.fsync;
         write_replace_with(path.as_ref(), sync, |w| {
