@@ -213,6 +213,11 @@ fn saving_a_frame_over_its_own_file() {
     let e = sc.save(&outer).unwrap_err();
     assert!(e.to_string().contains("offset"), "{e}");
     assert!(fs::read(&outer).unwrap() == bytes);
+    // Saved elsewhere: the frame alone, from its offset on.
+    let alone = dir.join("alone.b2frame");
+    let n = sc.save(&alone).unwrap();
+    assert_eq!(n as usize, bytes.len() - 100);
+    assert!(fs::read(&alone).unwrap() == bytes[100..]);
     drop(sc);
     let _ = fs::remove_dir_all(&dir);
 }
