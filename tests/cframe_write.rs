@@ -60,7 +60,7 @@ fn write_cframe_and_save_stream_the_frame() {
         ("directory", &mut sparse),
     ] {
         let whole = sc.to_cframe().unwrap();
-        assert!(whole.len() > 4 * CHUNK * 4, "{name}: {}", whole.len());
+        assert!(whole.len() > 16 * CHUNK, "{name}: {}", whole.len());
         Frame::parse(&whole).unwrap();
         let mut streamed = Vec::new();
         let n = sc.write_cframe(&mut streamed).unwrap();
@@ -211,7 +211,7 @@ fn saving_a_frame_over_its_own_file() {
         .open(&outer)
         .unwrap();
     let e = sc.save(&outer).unwrap_err();
-    assert!(e.to_string().contains("offset"), "{e}");
+    assert!(e.to_string().ends_with("at offset 100"), "{e}");
     assert!(fs::read(&outer).unwrap() == bytes);
     // Saved elsewhere: the frame alone, from its offset on.
     let alone = dir.join("alone.b2frame");

@@ -367,6 +367,19 @@ fn reading_the_whole_array_decodes_the_blocks_inside_it_not_the_chunks() {
     a.write_npy(&mut npy).unwrap();
     assert!(npy.ends_with(&data), "{npy:?}");
     assert!(counting::largest() <= bound, "{}", counting::largest());
+    // Chunks over the output limit: every reader refuses them, the whole
+    // read included (through `get_slice`'s own check), before decoding.
+    a.schunk()
+        .set_dparams(DParams::default().max_output(64 << 10));
+    let mut out = [7u8; 9];
+    for r in [
+        a.read_into(&mut out),
+        a.to_vec().map(drop),
+        a.write_to(&mut Vec::new()),
+    ] {
+        assert!(matches!(&r, Err(Error::InvalidParam(_))), "{r:?}");
+    }
+    assert_eq!(out, [7u8; 9]);
 }
 
 /// The session-34 calls on an array of one 64 MiB zero chunk (a few bytes

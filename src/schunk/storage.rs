@@ -127,12 +127,7 @@ impl DirFrame {
 
 /// An I/O error that names `path`: `'<path>': <cause>` (the kind kept).
 pub(super) fn at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| {
-        Error::Io(std::io::Error::new(
-            e.kind(),
-            format!("'{}': {e}", path.display()),
-        ))
-    }
+    move |e| Error::Io(named(path, e))
 }
 
 /// Whether `a` and `b` name one file (the same device and inode on Unix;
@@ -213,7 +208,7 @@ impl Write for NamedWriter<'_> {
     }
 }
 
-/// `e` with `path` in its message, as [`at`] names it.
+/// `e` with `path` in its message (the errors [`at`] and [`NamedWriter`] give).
 fn named(path: &Path, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("'{}': {e}", path.display()))
 }
@@ -694,7 +689,6 @@ impl SChunk {
     /// frame is written a piece at a time ([`SChunk::write_cframe`]), never
     /// held whole. Returns its length.
     ///
-    ///
     /// Saved over the file its own frame is in, the super-chunk is trimmed
     /// ([`SChunk::trim`]) so that the file is the frame, and keeps writing
     /// to that file (a rename over it would have left the super-chunk
@@ -714,7 +708,8 @@ impl SChunk {
         {
             if *offset != 0 {
                 return Err(Error::InvalidParam(format!(
-                    "cannot save the frame over '{}', the file it is read from at offset                      {offset}",
+                    "cannot save the frame over '{}', the file it is read from at \
+                     offset {offset}",
                     path.as_ref().display()
                 )));
             }
