@@ -320,3 +320,94 @@ fn reader_threads_see_old_or_new_frames_while_a_thread_appends() {
     read_all(&path);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Another writer after the frame's end.
+
+/// Bytes another writer puts after a frame once it is open (another frame
+/// appended to the same file, as C's `blosc2_schunk_append_file` does, or
+/// the file cut) are never overwritten or truncated by this handle: every
+/// change is refused, naming what it found, and so is the tidy on drop.
+/// Opened again with `discard_trailing`, changes go on.
+#[test]
+fn bytes_written_after_an_open_frame_are_not_overwritten() {
+    let dir = tempdir("after-open");
+    let path = dir.join("f.b2frame");
+    new_frame(&path);
+    let mut sc = OpenOptions::new().fsync(false).open(&path).unwrap();
+    // A change first, so that dropping the handle has a tidy to do.
+    sc.append_buffer(&chunk_data(1)).unwrap();
+    sc.vlmeta_set("k", b"v").unwrap();
+    let frame = fs::read(&path).unwrap();
+    let tail = vec![0xEE; 4321];
+    {
+        use std::io::Write;
+        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&tail).unwrap();
+    }
+    let whole = [frame.clone(), tail.clone()].concat();
+    type Edit = fn(&mut SChunk) -> oxiblosc::Result<()>;
+    let edits: [(&str, Edit); 10] = [
+        ("append", |sc| sc.append_buffer(&chunk_data(2)).map(drop)),
+        ("insert", |sc| {
+            let c = sc.get_chunk(0)?.into_owned();
+            sc.insert_chunk(0, &c)
+        }),
+        ("update", |sc| {
+            let c = sc.get_chunk(1)?.into_owned();
+            sc.update_chunk(0, &c)
+        }),
+        ("delete", |sc| sc.delete_chunk(0)),
+        ("vlmeta", |sc| sc.vlmeta_set("k", b"w")),
+        ("vlmeta_delete", |sc| sc.vlmeta_delete("k")),
+        ("set_slice", |sc| sc.set_slice(0, &[1, 2, 3, 4])),
+        ("trim", |sc| sc.trim()),
+        ("compact", |sc| sc.compact()),
+        ("tidy", |sc| sc.tidy()),
+    ];
+    for (what, edit) in edits {
+        let e = edit(&mut sc).expect_err(what).to_string();
+        assert!(e.contains("4321 bytes now follow the frame"), "{what}: {e}");
+        assert_eq!(fs::read(&path).unwrap(), whole, "{what} wrote");
+    }
+    // Reads still work.
+    assert_eq!(sc.nchunks(), 2);
+    assert_eq!(sc.decompress_chunk_vec(1).unwrap(), chunk_data(1));
+    drop(sc);
+    assert_eq!(fs::read(&path).unwrap(), whole, "the tidy on drop wrote");
+
+    // The same for a file cut under the frame.
+    let mut sc = OpenOptions::new()
+        .fsync(false)
+        .discard_trailing(true)
+        .open(&path)
+        .unwrap();
+    sc.append_buffer(&chunk_data(2)).unwrap();
+    let grown = fs::read(&path).unwrap();
+    assert!(grown.len() > frame.len());
+    let cut = &grown[..grown.len() - 10];
+    fs::write(&path, cut).unwrap();
+    let e = sc.append_buffer(&chunk_data(3)).unwrap_err().to_string();
+    assert!(e.contains("cut"), "{e}");
+    drop(sc);
+    assert_eq!(fs::read(&path).unwrap(), cut);
+
+    // With discard_trailing the bytes after the frame are free.
+    fs::write(&path, &whole).unwrap();
+    let mut sc = OpenOptions::new()
+        .fsync(false)
+        .discard_trailing(true)
+        .open(&path)
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&tail).unwrap();
+    }
+    sc.append_buffer(&chunk_data(2)).unwrap();
+    sc.close().unwrap();
+    let mut sc = SChunk::open(&path).unwrap();
+    assert_eq!(sc.nchunks(), 3);
+    assert_eq!(sc.decompress_chunk_vec(2).unwrap(), chunk_data(2));
+    sc.check_writable().unwrap();
+}

@@ -8,7 +8,7 @@
 use blosc2::schunk::{
     blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer,
     blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_new, blosc2_schunk_open,
-    blosc2_schunk_to_file, blosc2_storage,
+    blosc2_schunk_open_offset, blosc2_schunk_to_file, blosc2_storage,
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
 use std::ffi::CString;
@@ -153,7 +153,31 @@ fn frames_to_files_and_failed_writes() {
     assert!(!f.is_null());
     // SAFETY: a live handle, the struct C reads.
     assert_eq!(unsafe { (*f).nchunks }, 3);
+
+    // Its own frame appended to its own file: the copy after it is never
+    // overwritten (C-Blosc2 cuts it at the handle's next change), neither
+    // by a change (refused) nor by the tidy when the handle is freed.
+    // SAFETY: a live handle; data.len() readable bytes.
+    let rc = unsafe { blosc2_schunk_append_buffer(f, data.as_ptr().cast(), 4000) };
+    assert_eq!(rc, 4);
+    // SAFETY: a live handle and a NUL-terminated path.
+    let at = unsafe { blosc2_schunk_append_file(f, c(&whole).as_ptr()) };
+    let both = std::fs::read(&whole).unwrap();
+    assert_eq!(at as usize * 2, both.len());
+    // SAFETY: as above.
+    let rc = unsafe { blosc2_schunk_append_buffer(f, data.as_ptr().cast(), 4000) };
+    assert!(rc < 0, "{rc}");
     // SAFETY: the handle is live and freed once.
     unsafe { blosc2_schunk_free(f) };
+    assert!(std::fs::read(&whole).unwrap() == both);
+    for offset in [0, at] {
+        // SAFETY: a NUL-terminated path.
+        let f = unsafe { blosc2_schunk_open_offset(c(&whole).as_ptr(), offset) };
+        assert!(!f.is_null());
+        // SAFETY: a live handle, the struct C reads.
+        assert_eq!(unsafe { (*f).nchunks }, 4);
+        // SAFETY: the handle is live and freed once.
+        unsafe { blosc2_schunk_free(f) };
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -180,7 +180,7 @@ pub(super) fn prepare(
             "a new shape needs {n} dimensions"
         )));
     }
-    sc.check_writable()?;
+    sc.check_editable()?;
     sc.check_index_editable()?;
     let old_layout = layout_of(sc, meta)?;
     let mut s = [0u64; MAX_DIM];

@@ -395,7 +395,7 @@ pub fn set_orthogonal(
         )));
     }
     // Before anything is sized by the chunk count (see `patch_chunks`).
-    sc.check_writable()?;
+    sc.check_editable()?;
     sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
     let sel = Orthogonal::new(meta, &layout, selection, bshape);

@@ -511,7 +511,7 @@ pub fn set_slice(
         )));
     }
     // Before anything is sized by the chunk count (see `patch_chunks`).
-    sc.check_writable()?;
+    sc.check_editable()?;
     sc.check_index_editable()?;
     let layout = layout_of(sc, meta)?;
     let chunks = chunks_of_box(meta, &layout, start, stop);
@@ -601,7 +601,7 @@ pub(super) fn patch_chunks(
     fresh: impl Fn(u64) -> bool,
     mut patch: impl FnMut(u64, &mut [u8]) -> Result<()>,
 ) -> Result<()> {
-    sc.check_writable()?;
+    sc.check_editable()?;
     // Before anything is sized by the chunk count (a repeated index may
     // stand for millions of chunks the change could not write).
     sc.check_index_editable()?;

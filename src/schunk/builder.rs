@@ -115,6 +115,7 @@ impl SChunkBuilder {
             dparams: self.dparams,
             fsync: self.fsync,
             writable: Ok(()),
+            trailing_free: false,
             tidy_on_close: false,
             tidy_on_drop: true,
             tail_stale: false,

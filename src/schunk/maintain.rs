@@ -49,7 +49,7 @@ impl SChunk {
     /// # Errors
     /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
     pub fn trim(&mut self) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         if !self.is_persistent_frame() {
             return Ok(());
         }
@@ -101,7 +101,7 @@ impl SChunk {
         if !self.tidy_pending() {
             return Ok(());
         }
-        self.check_writable()?;
+        self.check_editable()?;
         if self.space.hole_bytes().saturating_mul(100) > self.live_cbytes {
             self.compact()?;
         } else {
@@ -132,7 +132,7 @@ impl SChunk {
     /// # Errors
     /// I/O errors; [`Error::Unsupported`](crate::Error::Unsupported) for a read-only super-chunk.
     pub fn compact(&mut self) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         // Stored chunks may move: every chunk stamp taken before is stale.
         self.stamp_epoch = super::next_stamp_epoch();
         let persistent = self.is_persistent_frame();

@@ -35,7 +35,7 @@ impl SChunk {
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) when there are chunks, the name exists, or a
     /// limit is hit.
     pub fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         frame::check_name(name)?;
         if self.meta_exists(name) {
             return Err(invalid_param(format!("metalayer {name:?} exists")));
@@ -82,7 +82,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for an unknown name or longer content.
     pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let metas = self.metas_updated(name, content)?;
         let mut h = self.header.clone();
         let bytes = frame::raw::encode_header(&mut h, &metas)?;
@@ -158,7 +158,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) if it exists or a limit is hit.
     pub fn vlmeta_add(&mut self, name: &str, value: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         frame::check_name(name)?;
         if self.vlmetalayers.iter().any(|m| m.name == name) {
             return Err(invalid_param(format!("vlmetalayer {name:?} exists")));
@@ -177,7 +177,7 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::vlmeta_add`], plus a malformed chunk.
     pub fn vlmeta_add_chunk(&mut self, name: &str, chunk: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         frame::check_name(name)?;
         let h = ChunkHeader::parse(chunk)?;
         if h.cbytes != chunk.len() {
@@ -199,7 +199,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) if it does not exist.
     pub fn vlmeta_update(&mut self, name: &str, value: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let chunk = self.vl_chunk(value)?;
         let mut vl = self.vlmetalayers.clone();
         let m = vl
@@ -227,7 +227,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) if it does not exist.
     pub fn vlmeta_delete(&mut self, name: &str) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let mut vl = self.vlmetalayers.clone();
         let i = vl
             .iter()

@@ -5,7 +5,9 @@
 //! * one file: a cframe on disk, possibly at an offset inside a larger
 //!   file (bytes after the frame are never truncated or overwritten: a
 //!   frame followed by other bytes is opened read-only for changes unless
-//!   [`OpenOptions::discard_trailing`] says those bytes are free);
+//!   [`OpenOptions::discard_trailing`] says those bytes are free, and
+//!   bytes written after it once it is open, or a file cut under it, make
+//!   every change fail before it writes);
 //! * a directory: a sparse frame (sframe), `chunks.b2frame` plus one
 //!   `%08X.chunk` file per stored chunk.
 //!
@@ -298,6 +300,11 @@ pub struct SChunk {
     fsync: bool,
     /// Changes allowed (current edition; the frame owns the end of its file).
     writable: std::result::Result<(), String>,
+    /// Bytes after a persistent frame's end are free (opened with
+    /// [`OpenOptions::discard_trailing`]): changes may overwrite them. Else
+    /// every change first checks that the storage still ends where the
+    /// frame does ([`SChunk::check_editable`]).
+    trailing_free: bool,
     /// A file-backed frame changed since it was opened or last tidied:
     /// [`SChunk::close`] (or dropping it) trims its free space.
     tidy_on_close: bool,

@@ -311,6 +311,7 @@ impl OpenOptions {
             space: Space::default(),
             fsync: !self.no_fsync,
             writable,
+            trailing_free: self.discard_trailing,
             tidy_on_close: false,
             tidy_on_drop: true,
             tail_stale: false,

@@ -146,6 +146,41 @@ impl SChunk {
         self.writable.clone().map_err(Error::Unsupported)
     }
 
+    /// [`SChunk::check_writable`], then, for a frame in a file (or behind a
+    /// persistent [`FrameIo`](crate::frame::FrameIo)), that its storage
+    /// still ends where the frame does: bytes another writer put after the
+    /// frame since it was opened (another frame appended to the same file,
+    /// as C-Blosc2's `blosc2_schunk_append_file` does) would be overwritten
+    /// or cut by the change (unless the frame was opened with
+    /// [`OpenOptions::discard_trailing`](super::OpenOptions::discard_trailing)),
+    /// and a storage cut under the frame lost part of it. Every change calls
+    /// this before it writes anything.
+    pub(crate) fn check_editable(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if !self.is_persistent_frame() {
+            return Ok(());
+        }
+        let flen = self.header.frame_len;
+        let super::Backend::Frame { io, .. } = &mut self.backend else {
+            return Ok(());
+        };
+        let len = io.storage_len()?;
+        if len > flen && !self.trailing_free {
+            return Err(Error::Unsupported(format!(
+                "{} bytes now follow the frame in its file (written there since it was \
+                 opened); a change would overwrite them (OpenOptions::discard_trailing \
+                 allows it)",
+                len - flen
+            )));
+        }
+        if len < flen {
+            return Err(crate::error::corrupt(format!(
+                "the file was cut to {len} bytes under the frame's {flen} since it was opened"
+            )));
+        }
+        Ok(())
+    }
+
     // Inlined, as are the chunk's load and its borrow with the
     // decompressor: out of line, each handed its result back through memory
     // with narrow stores that the caller read at once with a 16-byte load, a

@@ -15,7 +15,7 @@ impl SChunk {
     /// # Errors
     /// Compression errors and those of [`SChunk::append_chunk`].
     pub fn append_buffer(&mut self, src: &[u8]) -> Result<usize> {
-        self.check_writable()?;
+        self.check_editable()?;
         let chunk = self.compressor.compress(src)?;
         self.append_chunk(&chunk)
     }
@@ -60,7 +60,7 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::append_chunk`], plus `i` out of range.
     pub fn insert_chunk(&mut self, i: usize, chunk: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let n = self.nchunks();
         if i > n {
             return Err(invalid_param(format!("insert at {i} of {n} chunks")));
@@ -111,7 +111,7 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::append_chunk`], plus `i` out of range.
     pub fn update_chunk(&mut self, i: usize, chunk: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let n = self.nchunks();
         if i >= n {
             return Err(invalid_param(format!("update of chunk {i} of {n}")));
@@ -146,7 +146,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for `i` out of range.
     pub fn delete_chunk(&mut self, i: usize) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let n = self.nchunks();
         if i >= n {
             return Err(invalid_param(format!("delete of chunk {i} of {n}")));
@@ -184,7 +184,7 @@ impl SChunk {
         plan: &[Rebuild<'_>],
         metas: Option<Vec<frame::Metalayer>>,
     ) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         self.check_index_editable()?;
         let n = self.nchunks();
         let cs = self.header.chunksize;
@@ -327,7 +327,7 @@ impl SChunk {
         name: &str,
         content: &[u8],
     ) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let metas = self.metas_updated(name, content)?;
         if !self.header_change_in_one_sector(&metas)? {
             self.meta_update(name, content)?;
@@ -342,7 +342,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) when it is not.
     pub fn reorder_chunks(&mut self, order: &[usize]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let n = self.nchunks();
         if order.len() != n {
             return Err(invalid_param("order must list every chunk once"));
@@ -381,7 +381,7 @@ impl SChunk {
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) when there are chunks already, sizes do not
     /// fit the type size, or NaN with a type size other than 4 or 8.
     pub fn fill_special(&mut self, nitems: u64, fill: Fill<'_>, chunksize: usize) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         if self.nchunks() != 0 {
             return Err(invalid_param("fill_special needs an empty super-chunk"));
         }
@@ -462,7 +462,7 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a range outside the content.
     pub fn set_slice(&mut self, start: u64, data: &[u8]) -> Result<()> {
-        self.check_writable()?;
+        self.check_editable()?;
         let stop = start
             .checked_add(data.len() as u64)
             .filter(|&s| s <= self.nbytes())
