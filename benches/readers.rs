@@ -5,6 +5,10 @@
 //!   directory, one file per chunk) decoded in turn, so mostly the cost of
 //!   fetching a chunk file (open, checks, read). The directory is written
 //!   once, in the system's temporary directory, outside the timing.
+//! - `sframe_write_out/cframe_len_64MiB|write_cframe_64MiB`: a sparse frame
+//!   of 64 incompressible chunks of 1 MiB measured as a contiguous frame
+//!   (`cframe_len`: the chunk files' headers) and streamed as one to a sink
+//!   (`write_cframe`: each file read once more and copied).
 //! - `bloscpack_read/decompress_all/CODEC`: a `.blp` in memory decoded whole
 //!   (`Reader::decompress_all`: each chunk's digest checked, then decoded).
 //! - `packed_read/decompress_chunks`: every chunk of a packed super-chunk in
@@ -61,6 +65,51 @@ fn bench(c: &mut Criterion) {
                 black_box(sc.decompress_chunk_into(i, &mut out).unwrap());
             }
         })
+    });
+    g.finish();
+    drop(sc);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sparse frame of 64 chunks of 1 MiB that do not compress (64 MiB of
+/// chunk files) written out as one contiguous frame: its length alone
+/// (`cframe_len`, a layout pass) and the frame streamed to a sink
+/// (`write_cframe`, the layout pass then every file copied).
+fn sframe_write_out(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!(
+        "oxiblosc-bench-sframe-out-{}.b2frame",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut state = 1u64;
+    let chunk: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 56) as u8
+        })
+        .collect();
+    {
+        let mut sc = SChunk::builder()
+            .cparams(CParams::default().codec(Codec::Lz4).clevel(1))
+            .fsync(false)
+            .create_dir(&dir)
+            .unwrap();
+        for k in 0..64u8 {
+            let mut c = chunk.clone();
+            c[0] = k;
+            sc.append_buffer(&c).unwrap();
+        }
+    }
+    let mut sc = OpenOptions::new().read_only(true).open(&dir).unwrap();
+    let mut g = c.benchmark_group("sframe_write_out");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    g.bench_function("cframe_len_64MiB", |b| {
+        b.iter(|| black_box(sc.cframe_len().unwrap()))
+    });
+    g.bench_function("write_cframe_64MiB", |b| {
+        b.iter(|| black_box(sc.write_cframe(&mut std::io::sink()).unwrap()))
     });
     g.finish();
     drop(sc);
@@ -166,5 +215,12 @@ fn ndarray_points(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bloscpack_read, packed_read, ndarray_points);
+criterion_group!(
+    benches,
+    bench,
+    sframe_write_out,
+    bloscpack_read,
+    packed_read,
+    ndarray_points
+);
 criterion_main!(benches);

@@ -25,6 +25,8 @@ struct Counts {
     set_len: usize,
     rename: usize,
     remove: usize,
+    /// Bytes read.
+    read_bytes: u64,
     /// Every path asked for.
     paths: Vec<PathBuf>,
 }
@@ -69,7 +71,11 @@ impl FrameIo for Counted {
         self.inner.storage_len()
     }
     fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.counts.lock().unwrap().read += 1;
+        {
+            let mut c = self.counts.lock().unwrap();
+            c.read += 1;
+            c.read_bytes += buf.len() as u64;
+        }
         self.inner.read_exact_at(pos, buf)
     }
     fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
@@ -293,4 +299,54 @@ fn store_errors_are_errors() {
             assert_eq!(again.decompress_chunk_vec(i).unwrap(), data);
         }
     }
+}
+
+/// A directory frame written out as one contiguous frame reads each chunk
+/// file's bytes once (the layout pass reads each file's header alone), and
+/// its length is measured from the headers alone.
+#[test]
+fn a_directory_frame_is_read_once_to_be_written_out() {
+    let dir = support::tempdir("store-once");
+    let path = dir.join("f.sframe");
+    let (s, counts) = store(true);
+    let mut sc = SChunk::builder()
+        .cparams(params().clevel(1))
+        .fsync(false)
+        .store(s)
+        .create_dir(&path)
+        .unwrap();
+    let mut state = 12345u64;
+    let mut files = 0u64;
+    for _ in 0..8 {
+        let chunk: Vec<u8> = (0..100_000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (state >> 56) as u8
+            })
+            .collect();
+        sc.append_buffer(&chunk).unwrap();
+    }
+    for i in 0..sc.nchunks() {
+        files += sc.get_chunk(i).unwrap().len() as u64;
+    }
+    assert!(files > 800_000, "{files}");
+    let count = |counts: &Arc<Mutex<Counts>>| std::mem::take(&mut *counts.lock().unwrap());
+    count(&counts);
+    let len = sc.cframe_len().unwrap();
+    let c = count(&counts);
+    assert!(
+        c.read_bytes <= 8 * 64,
+        "cframe_len read {} bytes",
+        c.read_bytes
+    );
+    let mut out = Vec::new();
+    assert_eq!(sc.write_cframe(&mut out).unwrap(), len);
+    let c = count(&counts);
+    assert!(
+        c.read_bytes <= files + 8 * 64,
+        "write_cframe read {} bytes of {files} in chunk files",
+        c.read_bytes
+    );
+    assert_eq!(out.len() as u64, len);
+    assert_eq!(SChunk::from_cframe(out).unwrap().nchunks(), 8);
 }

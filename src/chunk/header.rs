@@ -315,6 +315,15 @@ impl ChunkHeader {
     /// stalled on store forwarding (perf/README.md, session 22).
     #[inline(always)]
     pub(crate) fn parse_with_tail(src: &[u8]) -> Result<(ChunkHeader, u128)> {
+        Self::parse_head_of(src, src.len())
+    }
+
+    /// [`ChunkHeader::parse_with_tail`] of a chunk `len` bytes long of
+    /// which `src` holds the start (at least its header): the same checks,
+    /// `cbytes` against `len`. Lets a chunk be measured and checked from
+    /// its header without reading it whole.
+    #[inline(always)]
+    pub(crate) fn parse_head_of(src: &[u8], len: usize) -> Result<(ChunkHeader, u128)> {
         if src.len() < MIN_HEADER_LEN {
             return Err(Error::Truncated {
                 what: "chunk header",
@@ -455,11 +464,11 @@ impl ChunkHeader {
             }
         }
         let lazy = extended && blosc2_flags & bflags::LAZY != 0;
-        if !lazy && cbytes > src.len() {
+        if !lazy && cbytes > len {
             return Err(Error::Truncated {
                 what: "chunk (cbytes)",
                 needed: cbytes,
-                available: src.len(),
+                available: len,
             });
         }
         let h = ChunkHeader {

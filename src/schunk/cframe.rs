@@ -201,13 +201,10 @@ impl SChunk {
                     let (at, len, sizes) = match placed.get(&id) {
                         Some(&p) => p,
                         None => {
-                            let file = dir.read_chunk(id)?;
-                            frame::check_stored_chunk(&self.header, n, &file, i)?;
-                            let bytes = frame::raw::widen_short_chunk(&file)?;
-                            let ch = ChunkHeader::parse(&bytes)?;
-                            let p = (section, bytes.len(), (ch.nbytes, ch.cbytes, ch.is_lazy()));
-                            section += bytes.len() as u64;
-                            files.push((id, p.1, p.2));
+                            let (len, sizes) = chunk_file_layout(dir, id)?;
+                            let p = (section, len, sizes);
+                            section += len as u64;
+                            files.push((id, len, sizes));
                             placed.insert(id, p);
                             p
                         }
@@ -235,24 +232,40 @@ impl SChunk {
         match ChunkEntry::from_raw(value)? {
             ChunkEntry::Special(_) => Ok((Vec::new(), Offsets::Repeated { value, len: n }, 0, 0)),
             ChunkEntry::Stored(id) => {
-                let file = dir.read_chunk(id)?;
+                let (len, sizes) = chunk_file_layout(dir, id)?;
                 // Checked as a reader checks each entry: the first, and the
                 // last (which may be shorter).
-                frame::check_stored_chunk(&self.header, n, &file, 0)?;
-                frame::check_stored_chunk(&self.header, n, &file, n.saturating_sub(1))?;
-                let bytes = frame::raw::widen_short_chunk(&file)?;
-                let ch = ChunkHeader::parse(&bytes)?;
-                let nb = ch.nbytes as u64;
+                frame::check_stored_fields(&self.header, n, len, sizes, 0)?;
+                frame::check_stored_fields(&self.header, n, len, sizes, n.saturating_sub(1))?;
                 Ok((
-                    vec![(id, bytes.len(), (ch.nbytes, ch.cbytes, ch.is_lazy()))],
+                    vec![(id, len, sizes)],
                     Offsets::Repeated { value: 0, len: n },
-                    nb.saturating_mul(n as u64),
-                    bytes.len() as u64,
+                    (sizes.0 as u64).saturating_mul(n as u64),
+                    len as u64,
                 ))
             }
         }
     }
 }
+
+/// Chunk file `id`'s length in a contiguous frame and its header's sizes,
+/// from its header alone (a file shorter than an extended header is read
+/// whole and widened to one, as [`SChunk::write_cframe`] writes it).
+fn chunk_file_layout(dir: &DirFrame, id: u64) -> Result<(usize, Sizes)> {
+    let (head, len) = dir.read_chunk_head(id, CHUNK_HEAD)?;
+    let (len, ch) = if len < CHUNK_HEAD {
+        let bytes = frame::raw::widen_short_chunk(&head)?;
+        (bytes.len(), ChunkHeader::parse(&bytes)?)
+    } else {
+        let len = len as usize;
+        (len, ChunkHeader::parse_head_of(&head, len)?.0)
+    };
+    Ok((len, (ch.nbytes, ch.cbytes, ch.is_lazy())))
+}
+
+/// An extended chunk header's length: what the layout of a directory
+/// frame's cframe reads of each chunk file.
+const CHUNK_HEAD: u64 = 32;
 
 /// The most bytes of a contiguous frame [`SChunk::write_cframe`] holds at
 /// once.

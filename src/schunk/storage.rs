@@ -43,8 +43,14 @@ impl std::ops::Deref for DirFrame {
 impl DirFrame {
     /// Chunk file `id`, checked as [`read_chunk_file`] checks it.
     pub(super) fn read_chunk(&self, id: u64) -> Result<Vec<u8>> {
+        self.read_chunk_head(id, u64::MAX).map(|(v, _)| v)
+    }
+
+    /// The first `limit` bytes of chunk file `id` (all of a shorter file)
+    /// and the file's length, checked as [`read_chunk_file`] checks it.
+    pub(super) fn read_chunk_head(&self, id: u64, limit: u64) -> Result<(Vec<u8>, u64)> {
         let Some(store) = &self.store else {
-            return read_chunk_file(&self.path, id);
+            return read_chunk_file(&self.path, id, limit);
         };
         let p = chunk_file(&self.path, id);
         let mut f = store.0.open(&p, OpenMode::Read).map_err(at(&p))?;
@@ -52,9 +58,9 @@ impl DirFrame {
         if !(MIN_CHUNK_FILE..=i32::MAX as u64).contains(&len) {
             return Err(corrupt(format!("{}: {len} bytes", p.display())));
         }
-        let mut v = vec![0u8; len as usize];
+        let mut v = vec![0u8; len.min(limit) as usize];
         f.read_exact_at(0, &mut v).map_err(at(&p))?;
-        Ok(v)
+        Ok((v, len))
     }
 
     /// The stored size of chunk file `id`.
@@ -225,11 +231,12 @@ pub(super) fn chunk_file(dir: &Path, id: u64) -> PathBuf {
 /// ([`frame::raw::widen_short_chunk`]) so that the contiguous frame reopens.
 const MIN_CHUNK_FILE: u64 = 16;
 
-/// Read a chunk file: a regular file (no symlink), [`MIN_CHUNK_FILE`]
-/// bytes or more, whose size is its header's cbytes. The checks are made on
-/// the open file, so the file read is the file checked, and exactly the
-/// checked length is read (a file that grows meanwhile gives no more).
-pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
+/// Read the first `limit` bytes of a chunk file (all of a shorter one) and
+/// its length: a regular file (no symlink) of [`MIN_CHUNK_FILE`] bytes or
+/// more. The checks are made on the open file, so the file read is the
+/// file checked, and at most the checked length is read (a file that grows
+/// meanwhile gives no more).
+pub(super) fn read_chunk_file(dir: &Path, id: u64, limit: u64) -> Result<(Vec<u8>, u64)> {
     let p = chunk_file(dir, id);
     let not_regular = || corrupt(format!("{} is not a regular file", p.display()));
     let mut f = match open_no_follow(&p) {
@@ -249,9 +256,9 @@ pub(super) fn read_chunk_file(dir: &Path, id: u64) -> Result<Vec<u8>> {
     if md.len() < MIN_CHUNK_FILE || md.len() > i32::MAX as u64 {
         return Err(corrupt(format!("{}: {} bytes", p.display(), md.len())));
     }
-    let mut bytes = vec![0u8; md.len() as usize];
+    let mut bytes = vec![0u8; md.len().min(limit) as usize];
     f.read_exact(&mut bytes).map_err(at(&p))?;
-    Ok(bytes)
+    Ok((bytes, md.len()))
 }
 
 /// Open `p` to read, refusing a symbolic link as the last component, and
