@@ -68,6 +68,28 @@ fn write_cframe_and_save_stream_the_frame() {
         assert!(streamed == whole, "{name}: another frame");
         assert_eq!(sc.cframe_len().unwrap(), n, "{name}");
 
+        // Into a caller's buffer: no other copy of the frame; a memory
+        // frame also lends its bytes.
+        let mut buf = vec![0xA5u8; whole.len() + 7];
+        counting::reset_largest();
+        let m = sc.to_cframe_into(&mut buf).unwrap();
+        let largest = counting::largest();
+        assert!(
+            largest <= CFRAME_PIECE + CHUNK + (64 << 10),
+            "{name}: to_cframe_into allocated {largest} bytes at once"
+        );
+        assert_eq!(m, whole.len(), "{name}");
+        assert!(buf[..m] == whole[..] && buf[m..] == [0xA5; 7], "{name}");
+        let short = sc.to_cframe_into(&mut buf[..whole.len() - 1]).unwrap_err();
+        assert!(
+            matches!(short, oxiblosc::Error::DstTooSmall { needed, .. } if needed == m),
+            "{name}: {short}"
+        );
+        match sc.cframe_ref().unwrap() {
+            Some(f) => assert!(name == "memory" && f == &whole[..]),
+            None => assert_ne!(name, "memory"),
+        }
+
         let out = dir.join(format!("{name}.b2frame"));
         counting::reset_largest();
         let saved = sc.save(&out).unwrap();

@@ -12,6 +12,33 @@ pub fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
 
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
+    fn calloc(n: usize, size: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+}
+
+/// `len` bytes from C's `calloc` (at least one is allocated), written by
+/// `fill`; the caller `free()`s them. `Err(None)` when allocation fails,
+/// `Err(Some(e))` when `fill` does (the bytes are freed).
+pub fn calloc_filled<E>(
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<*mut u8, Option<E>> {
+    // SAFETY: calloc has no preconditions; null is checked.
+    let p = unsafe { calloc(len.max(1), 1) } as *mut u8;
+    if p.is_null() {
+        return Err(None);
+    }
+    // SAFETY: p holds len zeroed (so initialised) bytes that nothing else
+    // refers to until p is returned.
+    let dst = unsafe { std::slice::from_raw_parts_mut(p, len) };
+    match guard(None, || Some(fill(dst))) {
+        Some(Ok(())) => Ok(p),
+        r => {
+            // SAFETY: p came from calloc above and is freed once.
+            unsafe { free(p.cast()) };
+            Err(r.and_then(Result::err))
+        }
+    }
 }
 
 /// A copy of `b` in memory from C's `malloc` (the caller `free()`s it; at

@@ -3,7 +3,9 @@
 //! length, so asking the length of a 16 MiB frame file allocated 16 MiB.
 //! So did `blosc2_frame_get_offsets` for its index, and
 //! `blosc2_schunk_to_file` / `blosc2_schunk_append_file` to write the frame
-//! (until session 39): they now hold at most a piece of it.
+//! (until session 39), and `blosc2_schunk_to_buffer` copied the frame
+//! into one allocation and that into the one it returned (until session
+//! 40): they now hold at most a piece of it.
 //! Counted with the tests' counting allocator (peak of live bytes); this file
 //! holds a single test so nothing else allocates while it counts.
 
@@ -78,12 +80,21 @@ fn frame_len_does_not_copy_the_frame() {
             peak < 1 << 20,
             "frame_len of a {len}-byte frame (on disk: {on_disk}) allocated {peak} bytes"
         );
-        // The length of the frame `to_buffer` gives, and of the file.
+        // The length of the frame `to_buffer` gives, and of the file;
+        // `to_buffer` writes the frame into the buffer it gives, holding
+        // no copy of its own (the C allocation is not counted here).
         let mut buf: *mut u8 = std::ptr::null_mut();
         let mut needs_free = false;
+        counting::reset_peak();
+        let base = counting::live();
         // SAFETY: a live handle; out-pointers to locals.
         let n = unsafe { blosc2_schunk_to_buffer(s, &mut buf, &mut needs_free) };
+        let peak = counting::peak() - base;
         assert_eq!(n, len);
+        assert!(
+            peak < (1 << 20) + (64 << 10),
+            "to_buffer (on disk: {on_disk}) allocated {peak} bytes"
+        );
         // SAFETY: the call gave n readable bytes at buf.
         let frame = unsafe { std::slice::from_raw_parts(buf, n as usize) }.to_vec();
         if needs_free {

@@ -39,8 +39,8 @@ impl SChunk {
 
     /// The length of [`to_cframe`](Self::to_cframe)'s frame. A contiguous
     /// frame (in memory or a file) is not copied: its header's length once
-    /// pending changes are written. A directory frame's chunk files are
-    /// read one at a time to be checked and measured, not gathered.
+    /// pending changes are written. A directory frame is measured from its
+    /// chunk files' headers and lengths, its chunks not read.
     ///
     /// ```
     /// use oxiblosc::{CParams, SChunk};
@@ -74,24 +74,105 @@ impl SChunk {
     /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
     /// chunk files do not make a frame that opens.
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
-        self.flush_tail()?;
-        if let Backend::Frame { io, .. } = &mut self.backend {
-            let mut v = vec![0u8; self.header.frame_len as usize];
-            io.read_exact_at(0, &mut v)?;
-            return Ok(v);
-        }
-        let mut v = Vec::new();
-        self.write_cframe(&mut v)?;
-        // The frame must open as written (index, sizes, trailer).
-        Frame::parse(&v)?;
+        let len = self.cframe_len()?;
+        let n = usize::try_from(len).map_err(|_| corrupt("frame length past the address space"))?;
+        let mut v = vec![0u8; n];
+        self.to_cframe_into(&mut v)?;
         Ok(v)
+    }
+
+    /// Write [`to_cframe`](Self::to_cframe)'s frame to the start of `dst`
+    /// (at least [`cframe_len`](Self::cframe_len) bytes) without another
+    /// copy of it: a frame in memory is copied once, any other written a
+    /// piece at a time ([`write_cframe`](Self::write_cframe)). Returns its
+    /// length. For a buffer of a caller's (C's `blosc2_schunk_to_buffer`
+    /// writes into the allocation it returns, Python's `to_cframe` into
+    /// its `bytes`).
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let mut buf = vec![0u8; sc.cframe_len()? as usize];
+    /// let n = sc.to_cframe_into(&mut buf)?;
+    /// assert_eq!(&buf[..n], &sc.to_cframe()?[..]);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::DstTooSmall`] when `dst` is shorter than the frame;
+    /// as [`to_cframe`](Self::to_cframe).
+    pub fn to_cframe_into(&mut self, dst: &mut [u8]) -> Result<usize> {
+        let len = self.cframe_len()?;
+        let n = usize::try_from(len)
+            .ok()
+            .filter(|&n| n <= dst.len())
+            .ok_or(crate::Error::DstTooSmall {
+                needed: usize::try_from(len).unwrap_or(usize::MAX),
+                available: dst.len(),
+            })?;
+        let dst = &mut dst[..n];
+        if let Some(f) = self.cframe_ref()? {
+            dst.copy_from_slice(f);
+            return Ok(n);
+        }
+        let mut w = &mut *dst;
+        let m = self.write_cframe(&mut w)?;
+        if m != len || !w.is_empty() {
+            return Err(corrupt(format!(
+                "the frame's length changed from {len} to {m} bytes while it was written"
+            )));
+        }
+        if matches!(self.backend, Backend::Dir(_)) {
+            // The frame must open as written (index, sizes, trailer).
+            Frame::parse(dst)?;
+        }
+        Ok(n)
+    }
+
+    /// [`to_cframe`](Self::to_cframe)'s frame borrowed, not copied, when
+    /// the super-chunk is a contiguous frame in memory
+    /// ([`Storage::Memory`](super::Storage::Memory)): its pending index and
+    /// trailer are written first ([`SChunk::flush`]). `None` for a frame in
+    /// a file, behind a caller's [`FrameIo`](crate::frame::FrameIo) or in a
+    /// directory (use [`to_cframe`](Self::to_cframe) or
+    /// [`write_cframe`](Self::write_cframe)).
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let copy = sc.to_cframe()?;
+    /// assert_eq!(sc.cframe_ref()?, Some(&copy[..]));
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SChunk::flush`].
+    pub fn cframe_ref(&mut self) -> Result<Option<&[u8]>> {
+        if !matches!(
+            self.backend,
+            Backend::Frame {
+                storage: super::Storage::Memory,
+                ..
+            }
+        ) {
+            return Ok(None);
+        }
+        self.flush_tail()?;
+        let len = usize::try_from(self.header.frame_len)
+            .map_err(|_| corrupt("frame length past the address space"))?;
+        match &self.backend {
+            Backend::Frame { io, .. } => Ok(io.slice(0, len)),
+            Backend::Dir(_) => Ok(None),
+        }
     }
 
     /// Write [`to_cframe`](Self::to_cframe)'s frame to `w`, a piece at a
     /// time: memory stays at one [`CFRAME_PIECE`] for a contiguous frame
-    /// and one chunk file for a directory frame (whose files are read
-    /// twice: once to lay the frame out, once to write it), whatever the
-    /// frame's size. Returns the bytes written. [`SChunk::save`] writes a
+    /// and one chunk file for a directory frame (each file's header is
+    /// read to lay the frame out, then the file once to write it), whatever
+    /// the frame's size. Returns the bytes written. [`SChunk::save`] writes a
     /// file through it.
     ///
     /// ```
@@ -145,8 +226,9 @@ impl SChunk {
         }
     }
 
-    /// Lay out a directory frame's cframe: every chunk file read once,
-    /// checked as a reader checks it and measured, none kept.
+    /// Lay out a directory frame's cframe: every chunk file's header read,
+    /// checked as a reader checks it against the file's length, and
+    /// measured.
     fn dir_cframe(&mut self, dir: &DirFrame) -> Result<DirCframe> {
         let (files, offsets, held, section) = match self.offsets {
             Offsets::Repeated { value, len } => self.repeated_dir_section(dir, value, len)?,

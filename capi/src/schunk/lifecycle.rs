@@ -280,7 +280,10 @@ pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int
 pub extern "C" fn blosc2_schunk_avoid_cframe_free(_schunk: *mut blosc2_schunk, _avoid: bool) {}
 
 /// The whole super-chunk as a contiguous frame (malloc'ed,
-/// `*needs_free` = true); its length.
+/// `*needs_free` = true: C-Blosc2 hands out a frame in memory itself, valid
+/// until the next change, which C callers may not write to; a copy is
+/// always free to use); its length. The frame is written straight into the
+/// allocation (`SChunk::to_cframe_into`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_to_buffer(
     schunk: *mut blosc2_schunk,
@@ -292,9 +295,16 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
             }
-            match h.sc.to_cframe() {
-                Ok(f) => {
-                    let p = malloc_copy(&f);
+            let len = match h.sc.cframe_len() {
+                Ok(n) => n,
+                Err(e) => return i64::from(code_of(&e)),
+            };
+            let Ok(n) = usize::try_from(len) else {
+                return i64::from(err::MEMORY_ALLOC);
+            };
+            let filled = calloc_filled(n, |dst| h.sc.to_cframe_into(dst).map(drop));
+            match filled {
+                Ok(p) => {
                     // SAFETY: cframe is non-null; needs_free is null-checked.
                     unsafe {
                         *cframe = p;
@@ -302,9 +312,10 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
                             *needs_free = true;
                         }
                     }
-                    f.len() as i64
+                    len as i64
                 }
-                Err(e) => i64::from(code_of(&e)),
+                Err(None) => i64::from(err::MEMORY_ALLOC),
+                Err(Some(e)) => i64::from(code_of(&e)),
             }
         })
     })

@@ -37,7 +37,9 @@ use oxiblosc::plugins::CallContext;
 use oxiblosc::schunk::{ChunkStamp, Fill, SChunk};
 use oxiblosc::{CParams, DParams};
 
-use crate::common::{guard, malloc_copy, malloc_value, slice_in, slice_out, str_arg};
+use crate::common::{
+    calloc_filled, guard, malloc_copy, malloc_value, slice_in, slice_out, str_arg,
+};
 use crate::v2::{
     CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, blosc2_context, blosc2_cparams, blosc2_create_cctx,
     blosc2_create_dctx, blosc2_dparams, blosc2_free_ctx, code_of, err, to_cparams,
