@@ -23,7 +23,11 @@
 //! to an array in chunks of one row of 1 Mi items (blocks of 64 Ki), in
 //! memory: 256 new chunks of 1 MiB, 5 bytes of items each and the rest
 //! padding (the shape of the fuzz input `ndarray_args` `slow-unit-ea7ce835`,
-//! fuzz/README.md session 36): building, checking and compressing padding.
+//! fuzz/README.md session 36): building, checking and compressing padding;
+//! `append_256_rows/keep_chunks` the same as C-Blosc2's `b2nd_append` does
+//! it (`insert_keep_chunks`); `append_1000_narrow_rows` appends 1,000 rows of
+//! 10 u32 to an array in chunks of 1,000 x 1,000 (blocks of 100 x 100): a
+//! new chunk of 4 MB whose items fill one column of its blocks.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -157,6 +161,41 @@ fn padding(c: &mut Criterion) {
             |(mut sc, mut m)| {
                 ndarray::append(&mut sc, &mut m, &rows, 0).unwrap();
                 assert_eq!(sc.nchunks(), 257);
+                sc
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // The same through C-Blosc2's way (the C ABI's `b2nd_append`).
+    g.bench_function("append_256_rows/keep_chunks", |b| {
+        b.iter_batched(
+            || (SChunk::from_cframe(bytes.clone()).unwrap(), meta.clone()),
+            |(mut sc, mut m)| {
+                ndarray::insert_keep_chunks(&mut sc, &mut m, &rows, 0, 1).unwrap();
+                assert_eq!(sc.nchunks(), 257);
+                sc
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // Rows narrower than the chunks: 1,000 rows of 10 u32 into a new chunk
+    // of 1,000 x 1,000 (4 MB, blocks of 100 x 100), whose items lie in one
+    // column of its 10 x 10 blocks.
+    let narrow = NdMeta::new(&[1000, 10], &[1000, 1000], &[100, 100], "<u4");
+    let mut sc = ndarray::create(&narrow, CParams::default().nthreads(1), &[1u8; 40_000]).unwrap();
+    let narrow_bytes = sc.to_cframe().unwrap();
+    let narrow_rows = vec![3u8; 40_000];
+    g.bench_function("append_1000_narrow_rows", |b| {
+        b.iter_batched(
+            || {
+                (
+                    SChunk::from_cframe(narrow_bytes.clone()).unwrap(),
+                    narrow.clone(),
+                )
+            },
+            |(mut sc, mut m)| {
+                ndarray::append(&mut sc, &mut m, &narrow_rows, 0).unwrap();
+                assert_eq!(sc.nchunks(), 2);
                 sc
             },
             BatchSize::PerIteration,

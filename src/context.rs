@@ -65,18 +65,31 @@ impl Compressor {
     /// and copied out, unless it fills most of that buffer (data that does
     /// not compress): then the buffer itself is handed over.
     pub fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        self.compress_hinted(src, None)
+    }
+
+    /// [`Compressor::compress`] of a `src` whose zero bytes `zeros` tells
+    /// (the caller built it so): the same chunk, without the blocks known
+    /// to be zeros filtered or scanned (see
+    /// `chunk::encode::compress_into_hinted`).
+    pub(crate) fn compress_hinted(
+        &mut self,
+        src: &[u8],
+        zeros: Option<chunk::encode::ZeroMap<'_>>,
+    ) -> Result<Vec<u8>> {
         let need = src.len() + MAX_OVERHEAD;
         let mut out = std::mem::take(&mut self.out);
         if out.len() < need {
             // Zeroed by the allocator (fresh pages untouched until written).
             out = vec![0u8; need];
         }
-        let r = chunk::encode::compress_into(
+        let r = chunk::encode::compress_into_hinted(
             src,
             &mut out[..need],
             &self.params,
             &mut self.workers,
             chunk::encode::Room::Bounded,
+            zeros,
         );
         let chunk = match r {
             Ok(n) if n >= out.capacity() / 2 => {

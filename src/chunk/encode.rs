@@ -217,6 +217,54 @@ pub(crate) fn compress_into(
     workers: &mut Workers,
     room: Room,
 ) -> Result<usize> {
+    compress_into_hinted(src, dst, p, workers, room, None)
+}
+
+/// Which bytes of a chunk's input are known to be zero: the input cut in
+/// granules of `granule` bytes (the last may be shorter), granule `g`
+/// all zeros unless `dirty[g]`. A caller that builds a chunk from zeros
+/// and a few items knows it without looking.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ZeroMap<'a> {
+    pub granule: usize,
+    pub dirty: &'a [bool],
+}
+
+impl ZeroMap<'_> {
+    /// Whether every byte of `range` lies in granules not dirty.
+    fn clean(&self, range: std::ops::Range<usize>) -> bool {
+        if range.is_empty() || self.granule == 0 {
+            return range.is_empty();
+        }
+        let (g0, g1) = (range.start / self.granule, (range.end - 1) / self.granule);
+        self.dirty
+            .get(g0..=g1)
+            .is_some_and(|d| d.iter().all(|&x| !x))
+    }
+}
+
+/// [`compress_into`] of an input whose zero bytes `zeros` tells: the same
+/// chunk, byte for byte, but a block all in clean granules is not filtered
+/// or scanned. When its filters turn zeros into zeros (shuffle,
+/// bitshuffle, truncation, bytedelta), each of its streams is a zero run
+/// (Blosc2 chunks), which the scan would have found.
+pub(crate) fn compress_into_hinted(
+    src: &[u8],
+    dst: &mut [u8],
+    p: &CParams,
+    workers: &mut Workers,
+    room: Room,
+    zeros: Option<ZeroMap<'_>>,
+) -> Result<usize> {
+    // Sampled, not scanned: a whole scan is what the map saves (and in
+    // fuzz builds, which keep debug assertions, a traced comparison per
+    // byte made inputs with chunks of mostly padding 50 times slower).
+    debug_assert!(zeros.is_none_or(|z| {
+        (0..src.len())
+            .step_by(65_521)
+            .chain(src.len().checked_sub(1))
+            .all(|at| src[at] == 0 || !z.clean(at..at + 1))
+    }));
     let lay = layout(p, src.len())?;
     let mut h = lay.header.clone();
     let nbytes = src.len();
@@ -275,6 +323,12 @@ pub(crate) fn compress_into(
 
     let reference0 = delta_reference(&lay, src, k, workers.inline())?;
     let reference0: &[u8] = &reference0;
+    let zero_filters = lay.pipeline.ids().iter().all(|&f| {
+        matches!(
+            f,
+            id::NOFILTER | id::SHUFFLE | id::BITSHUFFLE | id::TRUNC_PREC | id::BYTEDELTA
+        )
+    });
     let blocks = Blocks {
         lay: &lay,
         p,
@@ -283,6 +337,7 @@ pub(crate) fn compress_into(
         reference0,
         dict: enc_dict,
         c_split: false,
+        zeros: zeros.filter(|_| zero_filters && !lay.blosc1),
     };
     if lay.blosc1 && blocks.c_split_unreadable() {
         // C-Blosc 1.21 would write split streams here that its readers
@@ -408,6 +463,9 @@ struct Blocks<'a> {
     /// Split Blosc1 blocks as C-Blosc 1.21's writer does, readable or not
     /// (only to predict its memcpy fallback).
     c_split: bool,
+    /// Blocks known to be zeros, whose streams are zero runs (see
+    /// [`compress_into_hinted`]).
+    zeros: Option<ZeroMap<'a>>,
 }
 
 impl Blocks<'_> {
@@ -456,6 +514,20 @@ impl Blocks<'_> {
         dst: &mut [u8],
         pos: usize,
     ) -> Result<Option<usize>> {
+        let bs = self.lay.blocksize;
+        if self
+            .zeros
+            .is_some_and(|z| z.clean(i * bs..((i + 1) * bs).min(self.src.len())))
+        {
+            // What the filters and the scan below would find: every stream
+            // a zero run, its size word 0.
+            let end = pos + 4 * self.nstreams(i);
+            if end > dst.len() {
+                return Ok(None);
+            }
+            dst[pos..end].fill(0);
+            return Ok(Some(end));
+        }
         let block = self.block(i);
         let reference = (i > 0).then_some(self.reference0);
         scratch.reserve(block.len());
@@ -750,7 +822,117 @@ pub(crate) fn special_header(
 
 #[cfg(test)]
 mod tests {
-    use super::constant;
+    use super::{ZeroMap, constant};
+    use crate::{CParams, ChunkFormat, Codec, Compressor, Filter, SplitMode};
+
+    /// A chunk whose caller says where it is zero is the chunk `compress`
+    /// writes, byte for byte, whatever the codec, filters, split mode,
+    /// format, threads, the granule of the map (smaller or larger than a
+    /// block) and where the zeros are (a tail from inside a block, a
+    /// block's edge, the leftover block; every other granule).
+    #[test]
+    fn a_zero_map_gives_the_same_chunk() {
+        let mut x = 0x2545_f491_u32;
+        let mut noise = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    // Compressible: few distinct values.
+                    (x % 5) as u8
+                })
+                .collect()
+        };
+        let filters: [&[Filter]; 7] = [
+            &[],
+            &[Filter::Shuffle],
+            &[Filter::BitShuffle],
+            &[Filter::Delta],
+            &[Filter::Shuffle, Filter::ByteDelta],
+            &[Filter::TruncPrec(10), Filter::Shuffle],
+            &[Filter::Shuffle, Filter::Delta],
+        ];
+        // (typesize, input length, blocksize (0: automatic)).
+        let shapes = [
+            (1, 10_000, 1024),
+            (4, 65_536 + 20, 4096),
+            (8, 40_000, 0),
+            (3, 9_999, 1536),
+        ];
+        let mut cases = Vec::new();
+        for (ts, len, bs) in shapes {
+            for f in filters {
+                for codec in [Codec::BloscLz, Codec::Lz4, Codec::Zstd, Codec::Zlib] {
+                    for format in [ChunkFormat::Blosc2, ChunkFormat::Blosc1] {
+                        for (split, threads) in [(SplitMode::Always, 1), (SplitMode::Never, 2)] {
+                            let p = CParams::default()
+                                .codec(codec)
+                                .clevel(5)
+                                .typesize(ts)
+                                .filters(f)
+                                .blocksize(bs)
+                                .splitmode(split)
+                                .nthreads(threads)
+                                .format(format);
+                            if p.validate().is_ok() {
+                                cases.push((p, len, if bs == 0 { 4096 } else { bs }));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases.len() > 300, "{} cases", cases.len());
+        // The chunk with a map must be the chunk without one.
+        let same = |c: &mut Compressor, src: &[u8], granule: usize, dirty: &[bool], what: &str| {
+            let want = c.compress(src).unwrap();
+            let got = c
+                .compress_hinted(src, Some(ZeroMap { granule, dirty }))
+                .unwrap();
+            assert!(got == want, "{:?}: {what}", c.params());
+        };
+        for (p, len, block) in cases {
+            let mut c = Compressor::new(p);
+            for zero_from in [
+                0,
+                1,
+                block - 1,
+                block,
+                block + 7,
+                3 * block + block / 2,
+                len - 1,
+                len,
+            ] {
+                let mut src = noise(zero_from);
+                src.resize(len, 0);
+                for granule in [1, 100, block, 3 * block] {
+                    let n = len.div_ceil(granule);
+                    // A zero tail, the granules before it dirty.
+                    let mut dirty: Vec<bool> = (0..n).map(|g| g * granule < zero_from).collect();
+                    same(
+                        &mut c,
+                        &src,
+                        granule,
+                        &dirty,
+                        &format!("zero from {zero_from}, granule {granule}"),
+                    );
+                    // Every other granule zeroed and clean.
+                    for g in (1..n).step_by(2) {
+                        src[g * granule..((g + 1) * granule).min(len)].fill(0);
+                        dirty[g] = false;
+                    }
+                    same(
+                        &mut c,
+                        &src,
+                        granule,
+                        &dirty,
+                        &format!("holes, granule {granule}"),
+                    );
+                }
+            }
+        }
+    }
 
     /// The vector-friendly scan agrees with the obvious one for every length
     /// around the 64-byte steps and a differing byte at every position.

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use super::chunkbuf::ChunkBuf;
 use super::fill::{BoxFill, FillSrc};
 use super::meta::{MAX_DIM, NdMeta};
 use super::reshape::{Prepared, commit, insert_box, next_chunk, prepare};
@@ -182,7 +183,7 @@ fn keep_chunks_with(
     let zero = crate::special_chunk(comp.params(), want, crate::SpecialValue::Zeros, &[])?;
     let mut plan: Vec<Rebuild> = Vec::new();
     // Sized when a chunk is first written from items.
-    let mut buf: Vec<u8> = Vec::new();
+    let mut buf = ChunkBuf::default();
     let mut tmp: Vec<u8> = Vec::new();
     let mut keep_all: Vec<bool> = Vec::new();
     let bn = new_layout.block_nbytes().max(1);
@@ -215,14 +216,15 @@ fn keep_chunks_with(
             continue;
         };
         let covers = box_covers(new_shape, &cs, &cc[..n], f.lo, f.hi);
-        if buf.is_empty() {
+        if keep_all.is_empty() {
             sc.dparams().check_output(want)?;
-            buf.resize(want, 0);
             keep_all = vec![false; want.div_ceil(bn)];
         }
-        match old.filter(|_| !covers) {
-            Some(i) => decode_whole(sc, i, bn, &keep_all, &mut buf)?,
-            None => buf.fill(0),
+        // Only the blocks the last chunk wrote are zeroed again, and the
+        // encoder skips the blocks this one leaves zero (`ChunkBuf`).
+        buf.zero(want, bn);
+        if let Some(i) = old.filter(|_| !covers) {
+            decode_whole(sc, i, bn, &keep_all, buf.all_mut())?;
         }
         f.write(
             &new_layout,
@@ -233,7 +235,9 @@ fn keep_chunks_with(
             &mut buf,
             &mut tmp,
         )?;
-        plan.push(Rebuild::New(comp.compress(&buf)?.into()));
+        plan.push(Rebuild::New(
+            comp.compress_hinted(buf.bytes(), Some(buf.zeros()))?.into(),
+        ));
     }
     commit(sc, meta, new_meta, &plan, &raw)
 }

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use super::chunkbuf::ChunkBuf;
 use super::layout::Layout;
 use super::meta::NdMeta;
 use super::slice::{chunks_of_box, get_slice, zero_chunk};
@@ -49,7 +50,8 @@ pub(super) enum FillSrc<'a> {
 impl<'a> BoxFill<'a> {
     /// Write the items of the fill that chunk `ci` (coordinates `cc` of a
     /// `layout` of chunks `cs`, new shape `shape`) holds into `buf`, the
-    /// chunk's bytes; `tmp` a scratch buffer.
+    /// chunk's bytes (marked as written where they go); `tmp` a scratch
+    /// buffer.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn write(
         &mut self,
@@ -58,7 +60,7 @@ impl<'a> BoxFill<'a> {
         cc: &[u64],
         cs: &[u64],
         shape: &[u64],
-        buf: &mut [u8],
+        buf: &mut ChunkBuf,
         tmp: &mut Vec<u8>,
     ) -> Result<()> {
         let n = self.lo.len();
@@ -67,7 +69,7 @@ impl<'a> BoxFill<'a> {
         match &mut self.src {
             FillSrc::Data(data) => {
                 layout.for_each_box_span(ci, self.lo, self.hi, &fshape, |c, b, k| {
-                    buf[c * is..(c + k) * is].copy_from_slice(&data[b * is..(b + k) * is]);
+                    buf.write(c * is, &data[b * is..(b + k) * is]);
                 });
             }
             FillSrc::Array { sc, meta, .. } => {
@@ -87,7 +89,7 @@ impl<'a> BoxFill<'a> {
                 tmp.resize(ext.iter().product::<u64>() as usize * is, 0);
                 get_slice(sc, meta, &slo, &shi, tmp, &ext)?;
                 layout.for_each_box_span(ci, &flo, &fhi, &ext, |c, b, k| {
-                    buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                    buf.write(c * is, &tmp[b * is..(b + k) * is]);
                 });
             }
             // Its chunks are whole new chunks: `whole_chunk` gave each one

@@ -19,6 +19,7 @@
 //! selections).
 
 mod buffer;
+mod chunkbuf;
 mod chunkwise;
 mod dims;
 mod fill;

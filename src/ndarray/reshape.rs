@@ -4,6 +4,7 @@
 //! list (runs of old chunks kept, new chunks compressed) and commits it
 //! with the new `b2nd` metalayer in one change of the super-chunk.
 
+use super::chunkbuf::ChunkBuf;
 use super::fill::{BoxFill, FillSrc};
 use super::layout::Layout;
 use super::meta::{B2ND_META, CATERVA_META, MAX_DIM, NdMeta};
@@ -305,7 +306,7 @@ fn resize_with(
     // Sized when a chunk is first rebuilt from items: a resize that only
     // keeps chunks and adds zero ones allocates none (a frame of a few
     // bytes may claim chunks of gigabytes).
-    let mut buf: Vec<u8> = Vec::new();
+    let mut buf = ChunkBuf::default();
     let mut tmp: Vec<u8> = Vec::new();
     // Per dimension: which old chunk coordinate each new one keeps, and
     // which new ones meet `fill` (looked up for every chunk below: an edit
@@ -401,14 +402,17 @@ fn resize_with(
         // as a chunk read or patched is (the array may be zero chunks of
         // a few bytes of index each, claiming gigabytes).
         sc.dparams().check_output(new_layout.chunk_nbytes())?;
-        buf.clear();
-        buf.resize(new_layout.chunk_nbytes(), 0);
+        // Only the blocks the last chunk wrote are zeroed again, and the
+        // encoder skips the blocks this one leaves zero (`ChunkBuf`).
+        buf.zero(new_layout.chunk_nbytes(), new_layout.block_nbytes());
         if old_zero {
             // Only the fill's items.
             if let Some(f) = fill.as_mut() {
                 f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
             }
-            plan.push(Rebuild::New(comp.compress(&buf)?.into()));
+            plan.push(Rebuild::New(
+                comp.compress_hinted(buf.bytes(), Some(buf.zeros()))?.into(),
+            ));
             continue;
         }
         for PieceBox { nlo, nhi, olo, ohi } in &boxes {
@@ -418,13 +422,15 @@ fn resize_with(
             tmp.resize(items as usize * is, 0);
             get_slice(sc, meta, olo, ohi, &mut tmp, &bshape)?;
             new_layout.for_each_box_span(ci, nlo, nhi, &bshape, |c, b, k| {
-                buf[c * is..(c + k) * is].copy_from_slice(&tmp[b * is..(b + k) * is]);
+                buf.write(c * is, &tmp[b * is..(b + k) * is]);
             });
         }
         if let Some(f) = fill.as_mut().filter(|_| filled) {
             f.write(&new_layout, ci, &cc[..n], cs, new_shape, &mut buf, &mut tmp)?;
         }
-        plan.push(Rebuild::New(comp.compress(&buf)?.into()));
+        plan.push(Rebuild::New(
+            comp.compress_hinted(buf.bytes(), Some(buf.zeros()))?.into(),
+        ));
     }
     // Every chunk and the metalayer in one change.
     commit(sc, meta, new_meta, &plan, &raw)
