@@ -302,8 +302,8 @@ fn store_errors_are_errors() {
 }
 
 /// A directory frame written out as one contiguous frame reads each chunk
-/// file's bytes once (the layout pass reads each file's header alone), and
-/// its length is measured from the headers alone.
+/// file's bytes once (the layout pass reads each file's header alone, and
+/// runs once), and its length is measured from the headers alone.
 #[test]
 fn a_directory_frame_is_read_once_to_be_written_out() {
     let dir = support::tempdir("store-once");
@@ -348,5 +348,24 @@ fn a_directory_frame_is_read_once_to_be_written_out() {
         c.read_bytes
     );
     assert_eq!(out.len() as u64, len);
+    // to_cframe and to_cframe_into lay the frame out once too: each file
+    // opened twice (its header, then all of it).
+    for into in [false, true] {
+        let got = if into {
+            let mut buf = vec![0u8; len as usize];
+            sc.to_cframe_into(&mut buf).unwrap();
+            buf
+        } else {
+            sc.to_cframe().unwrap()
+        };
+        let c = count(&counts);
+        assert!(got == out, "into {into}");
+        assert!(
+            c.read_bytes <= files + 8 * 64 && c.open <= 2 * 8,
+            "to_cframe (into {into}) opened {} files and read {} bytes of {files}",
+            c.open,
+            c.read_bytes
+        );
+    }
     assert_eq!(SChunk::from_cframe(out).unwrap().nchunks(), 8);
 }

@@ -74,20 +74,23 @@ impl SChunk {
     /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
     /// chunk files do not make a frame that opens.
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
-        let len = self.cframe_len()?;
+        let plan = self.cframe_plan()?;
+        let len = plan
+            .as_ref()
+            .map_or(self.header.frame_len, |(p, _)| p.frame_len);
         let n = usize::try_from(len).map_err(|_| corrupt("frame length past the address space"))?;
         let mut v = vec![0u8; n];
-        self.to_cframe_into(&mut v)?;
+        self.cframe_into_planned(plan, &mut v)?;
         Ok(v)
     }
 
     /// Write [`to_cframe`](Self::to_cframe)'s frame to the start of `dst`
     /// (at least [`cframe_len`](Self::cframe_len) bytes) without another
-    /// copy of it: a frame in memory is copied once, any other written a
-    /// piece at a time ([`write_cframe`](Self::write_cframe)). Returns its
-    /// length. For a buffer of a caller's (C's `blosc2_schunk_to_buffer`
-    /// writes into the allocation it returns, Python's `to_cframe` into
-    /// its `bytes`).
+    /// copy of it: a frame in memory is copied once, one in a file read
+    /// into it, a directory frame's chunk files read into it one at a time.
+    /// Returns its length. For a buffer of a caller's (C's
+    /// `blosc2_schunk_to_buffer` writes into the allocation it returns,
+    /// Python's `to_cframe` into its `bytes`).
     ///
     /// ```
     /// use oxiblosc::{CParams, SChunk};
@@ -103,7 +106,10 @@ impl SChunk {
     /// [`crate::Error::DstTooSmall`] when `dst` is shorter than the frame;
     /// as [`to_cframe`](Self::to_cframe).
     pub fn to_cframe_into(&mut self, dst: &mut [u8]) -> Result<usize> {
-        let len = self.cframe_len()?;
+        let plan = self.cframe_plan()?;
+        let len = plan
+            .as_ref()
+            .map_or(self.header.frame_len, |(p, _)| p.frame_len);
         let n = usize::try_from(len)
             .ok()
             .filter(|&n| n <= dst.len())
@@ -111,23 +117,50 @@ impl SChunk {
                 needed: usize::try_from(len).unwrap_or(usize::MAX),
                 available: dst.len(),
             })?;
-        let dst = &mut dst[..n];
-        if let Some(f) = self.cframe_ref()? {
-            dst.copy_from_slice(f);
-            return Ok(n);
-        }
-        let mut w = &mut *dst;
-        let m = self.write_cframe(&mut w)?;
-        if m != len || !w.is_empty() {
-            return Err(corrupt(format!(
-                "the frame's length changed from {len} to {m} bytes while it was written"
-            )));
-        }
-        if matches!(self.backend, Backend::Dir(_)) {
-            // The frame must open as written (index, sizes, trailer).
-            Frame::parse(dst)?;
-        }
+        self.cframe_into_planned(plan, &mut dst[..n])?;
         Ok(n)
+    }
+
+    /// The pending tail of a memory frame written, and a directory frame
+    /// laid out (`None` for a contiguous frame, whose header has the
+    /// length): what every way of serialising starts with, once.
+    fn cframe_plan(&mut self) -> Result<Option<(DirCframe, DirFrame)>> {
+        self.flush_tail()?;
+        match &self.backend {
+            Backend::Frame { .. } => Ok(None),
+            Backend::Dir(dir) => {
+                let dir = dir.clone();
+                Ok(Some((self.dir_cframe(&dir)?, dir)))
+            }
+        }
+    }
+
+    /// The frame `plan` describes (see [`SChunk::cframe_plan`]) into `dst`,
+    /// its exact length.
+    fn cframe_into_planned(
+        &mut self,
+        plan: Option<(DirCframe, DirFrame)>,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        match (plan, &mut self.backend) {
+            (Some((plan, dir)), _) => {
+                let mut w = &mut *dst;
+                write_dir_cframe(&dir, &plan, &mut w)?;
+                if !w.is_empty() {
+                    return Err(corrupt("the directory frame came out short"));
+                }
+                // The frame must open as written (index, sizes, trailer).
+                Frame::parse(dst)?;
+            }
+            (None, Backend::Frame { io, .. }) => match io.slice(0, dst.len()) {
+                Some(f) => dst.copy_from_slice(f),
+                None => io.read_exact_at(0, dst)?,
+            },
+            (None, Backend::Dir(_)) => {
+                return Err(corrupt("a directory frame without its layout"));
+            }
+        }
+        Ok(())
     }
 
     /// [`to_cframe`](Self::to_cframe)'s frame borrowed, not copied, when
@@ -208,19 +241,7 @@ impl SChunk {
             Backend::Dir(dir) => {
                 let dir = dir.clone();
                 let plan = self.dir_cframe(&dir)?;
-                w.write_all(&plan.header)?;
-                for &(id, len, sizes) in &plan.files {
-                    let file = dir.read_chunk(id)?;
-                    let bytes = frame::raw::widen_short_chunk(&file)?;
-                    let ch = ChunkHeader::parse(&bytes)?;
-                    if bytes.len() != len || (ch.nbytes, ch.cbytes, ch.is_lazy()) != sizes {
-                        return Err(corrupt(format!(
-                            "chunk file {id:08X} changed while the frame was written"
-                        )));
-                    }
-                    w.write_all(&bytes)?;
-                }
-                w.write_all(&plan.tail)?;
+                write_dir_cframe(&dir, &plan, w)?;
                 Ok(plan.frame_len)
             }
         }
@@ -328,6 +349,26 @@ impl SChunk {
             }
         }
     }
+}
+
+/// Write a directory frame's cframe laid out as `plan` to `w`: each chunk
+/// file read again and written, refused when its length or sizes are no
+/// longer the layout's.
+fn write_dir_cframe(dir: &DirFrame, plan: &DirCframe, w: &mut dyn Write) -> Result<()> {
+    w.write_all(&plan.header)?;
+    for &(id, len, sizes) in &plan.files {
+        let file = dir.read_chunk(id)?;
+        let bytes = frame::raw::widen_short_chunk(&file)?;
+        let ch = ChunkHeader::parse(&bytes)?;
+        if bytes.len() != len || (ch.nbytes, ch.cbytes, ch.is_lazy()) != sizes {
+            return Err(corrupt(format!(
+                "chunk file {id:08X} changed while the frame was written"
+            )));
+        }
+        w.write_all(&bytes)?;
+    }
+    w.write_all(&plan.tail)?;
+    Ok(())
 }
 
 /// Chunk file `id`'s length in a contiguous frame and its header's sizes,
