@@ -138,7 +138,10 @@ impl SChunk {
         usize::try_from(self.header.typesize).unwrap_or(1)
     }
 
-    /// Whether changes are allowed, and why not.
+    /// Whether changes are allowed, and why not. Each change also checks,
+    /// before it writes, that a frame's file still ends where the frame
+    /// does (bytes written after it since it was opened, or a file cut
+    /// under it, make the change fail; see the [module docs](super)).
     ///
     /// # Errors
     /// [`Error::Unsupported`] saying why the super-chunk is read-only.
