@@ -220,6 +220,36 @@ pub unsafe fn chunk_at<'a>(src: *const c_void) -> Option<&'a [u8]> {
 mod tests {
     use std::ffi::c_void;
 
+    /// `calloc_filled` hands over the bytes `fill` wrote (zero where it
+    /// wrote nothing), and frees them when `fill` fails or panics (under
+    /// Miri: no leak, no double free).
+    #[test]
+    fn calloc_filled_hands_over_or_frees() {
+        let p = super::calloc_filled(5, |b| {
+            b[1] = 7;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        // SAFETY: 5 bytes from calloc, ours to read and free.
+        unsafe {
+            assert_eq!(std::slice::from_raw_parts(p, 5), [0, 7, 0, 0, 0]);
+            super::free(p.cast());
+        }
+        let e = super::calloc_filled(5, |_| Err::<(), _>("no"));
+        assert_eq!(e.err(), Some(Some("no")));
+        let e = super::calloc_filled(5, |_| -> Result<(), ()> { panic!("fill") });
+        assert_eq!(e.err(), Some(None));
+        // Zero bytes still allocate one (C callers free what they get).
+        let p = super::calloc_filled(0, |b| {
+            assert!(b.is_empty());
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert!(!p.is_null());
+        // SAFETY: from calloc, freed once.
+        unsafe { super::free(p.cast()) };
+    }
+
     /// getitem of memcpyed chunks (clevel 0) through both ABIs takes the
     /// direct copy: every range gives the input's items; a range past the
     /// end is refused as before; a chunk whose cbytes is cut short still
