@@ -348,24 +348,49 @@ fn a_directory_frame_is_read_once_to_be_written_out() {
         c.read_bytes
     );
     assert_eq!(out.len() as u64, len);
-    // to_cframe and to_cframe_into lay the frame out once too: each file
-    // opened twice (its header, then all of it).
-    for into in [false, true] {
-        let got = if into {
-            let mut buf = vec![0u8; len as usize];
-            sc.to_cframe_into(&mut buf).unwrap();
-            buf
-        } else {
-            sc.to_cframe().unwrap()
+    // to_cframe, to_cframe_into and a caller's buffer sized by
+    // cframe_layout (C's to_buffer, Python's to_cframe) lay the frame out
+    // once too: each file opened twice (its header, then all of it).
+    for way in ["to_cframe", "to_cframe_into", "cframe_layout"] {
+        let got = match way {
+            "to_cframe" => sc.to_cframe().unwrap(),
+            "to_cframe_into" => {
+                let mut buf = vec![0u8; len as usize];
+                sc.to_cframe_into(&mut buf).unwrap();
+                buf
+            }
+            _ => {
+                let layout = sc.cframe_layout().unwrap();
+                let c = count(&counts);
+                assert!(
+                    c.read_bytes <= 8 * 64 && c.open <= 8,
+                    "the layout opened {} files and read {} bytes",
+                    c.open,
+                    c.read_bytes
+                );
+                let mut buf = vec![0u8; layout.frame_len() as usize];
+                assert_eq!(layout.write_into(&mut buf).unwrap(), buf.len());
+                buf
+            }
         };
         let c = count(&counts);
-        assert!(got == out, "into {into}");
+        assert!(got == out, "{way}");
         assert!(
             c.read_bytes <= files + 8 * 64 && c.open <= 2 * 8,
-            "to_cframe (into {into}) opened {} files and read {} bytes of {files}",
+            "{way} opened {} files and read {} bytes of {files}",
             c.open,
             c.read_bytes
         );
     }
+    // A buffer a byte short is refused before any chunk file is read.
+    let layout = sc.cframe_layout().unwrap();
+    count(&counts);
+    let mut short = vec![0u8; len as usize - 1];
+    assert!(matches!(
+        layout.write_into(&mut short),
+        Err(oxiblosc::Error::DstTooSmall { needed, available })
+            if needed as u64 == len && available as u64 == len - 1
+    ));
+    assert_eq!(count(&counts).read_bytes, 0);
     assert_eq!(SChunk::from_cframe(out).unwrap().nchunks(), 8);
 }

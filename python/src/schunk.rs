@@ -149,12 +149,11 @@ impl SChunk {
     #[allow(clippy::wrong_self_convention)] // python-blosc2's name
     fn to_cframe<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         // Written straight into the `bytes` (no second copy of the frame).
-        let n = self.inner.cframe_len().map_err(to_py)?;
-        let n = usize::try_from(n).map_err(|_| PyValueError::new_err("frame too large"))?;
-        let inner = &mut self.inner;
-        PyBytes::new_with(py, n, |dst| {
-            inner.to_cframe_into(dst).map(drop).map_err(to_py)
-        })
+        // Laid out once (a directory frame's chunk headers read once).
+        let layout = self.inner.cframe_layout().map_err(to_py)?;
+        let n = usize::try_from(layout.frame_len())
+            .map_err(|_| PyValueError::new_err("frame too large"))?;
+        PyBytes::new_with(py, n, |dst| layout.write_into(dst).map(drop).map_err(to_py))
     }
 
     /// Compress `data` with the super-chunk's parameters and append it as a

@@ -53,16 +53,7 @@ impl SChunk {
     /// # Errors
     /// As [`to_cframe`](Self::to_cframe).
     pub fn cframe_len(&mut self) -> Result<u64> {
-        match &self.backend {
-            Backend::Frame { .. } => {
-                self.flush_tail()?;
-                Ok(self.header.frame_len)
-            }
-            Backend::Dir(dir) => {
-                let dir = dir.clone();
-                Ok(self.dir_cframe(&dir)?.frame_len)
-            }
-        }
+        Ok(self.cframe_layout()?.frame_len())
     }
 
     /// The whole super-chunk as one contiguous frame (a copy; for a
@@ -74,13 +65,11 @@ impl SChunk {
     /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
     /// chunk files do not make a frame that opens.
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
-        let plan = self.cframe_plan()?;
-        let len = plan
-            .as_ref()
-            .map_or(self.header.frame_len, |(p, _)| p.frame_len);
-        let n = usize::try_from(len).map_err(|_| corrupt("frame length past the address space"))?;
+        let layout = self.cframe_layout()?;
+        let n = usize::try_from(layout.frame_len())
+            .map_err(|_| corrupt("frame length past the address space"))?;
         let mut v = vec![0u8; n];
-        self.cframe_into_planned(plan, &mut v)?;
+        layout.write_into(&mut v)?;
         Ok(v)
     }
 
@@ -88,9 +77,9 @@ impl SChunk {
     /// (at least [`cframe_len`](Self::cframe_len) bytes) without another
     /// copy of it: a frame in memory is copied once, one in a file read
     /// into it, a directory frame's chunk files read into it one at a time.
-    /// Returns its length. For a buffer of a caller's (C's
-    /// `blosc2_schunk_to_buffer` writes into the allocation it returns,
-    /// Python's `to_cframe` into its `bytes`).
+    /// Returns its length. To size a buffer of one's own to the frame
+    /// without laying a directory frame out twice, see
+    /// [`cframe_layout`](Self::cframe_layout).
     ///
     /// ```
     /// use oxiblosc::{CParams, SChunk};
@@ -106,61 +95,42 @@ impl SChunk {
     /// [`crate::Error::DstTooSmall`] when `dst` is shorter than the frame;
     /// as [`to_cframe`](Self::to_cframe).
     pub fn to_cframe_into(&mut self, dst: &mut [u8]) -> Result<usize> {
-        let plan = self.cframe_plan()?;
-        let len = plan
-            .as_ref()
-            .map_or(self.header.frame_len, |(p, _)| p.frame_len);
-        let n = usize::try_from(len)
-            .ok()
-            .filter(|&n| n <= dst.len())
-            .ok_or(crate::Error::DstTooSmall {
-                needed: usize::try_from(len).unwrap_or(usize::MAX),
-                available: dst.len(),
-            })?;
-        self.cframe_into_planned(plan, &mut dst[..n])?;
-        Ok(n)
+        self.cframe_layout()?.write_into(dst)
     }
 
-    /// The pending tail of a memory frame written, and a directory frame
-    /// laid out (`None` for a contiguous frame, whose header has the
-    /// length): what every way of serialising starts with, once.
-    fn cframe_plan(&mut self) -> Result<Option<(DirCframe, DirFrame)>> {
+    /// [`to_cframe`](Self::to_cframe)'s frame laid out, its length known,
+    /// to be written into a buffer the caller sizes to it: a memory
+    /// frame's pending index is written, a directory frame measured from
+    /// its chunk files' headers, once. C's `blosc2_schunk_to_buffer` writes
+    /// into the allocation it returns this way, Python's `to_cframe` into
+    /// its `bytes`. ([`cframe_len`](Self::cframe_len) and then
+    /// [`to_cframe_into`](Self::to_cframe_into) read each chunk file's
+    /// header twice.)
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let expected = sc.to_cframe()?;
+    /// let layout = sc.cframe_layout()?;
+    /// let mut buf = vec![0u8; layout.frame_len() as usize];
+    /// assert_eq!(layout.write_into(&mut buf)?, buf.len());
+    /// assert_eq!(buf, expected);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`cframe_len`](Self::cframe_len).
+    pub fn cframe_layout(&mut self) -> Result<CframeLayout<'_>> {
         self.flush_tail()?;
-        match &self.backend {
-            Backend::Frame { .. } => Ok(None),
+        let dir = match &self.backend {
+            Backend::Frame { .. } => None,
             Backend::Dir(dir) => {
                 let dir = dir.clone();
-                Ok(Some((self.dir_cframe(&dir)?, dir)))
+                Some((self.dir_cframe(&dir)?, dir))
             }
-        }
-    }
-
-    /// The frame `plan` describes (see [`SChunk::cframe_plan`]) into `dst`,
-    /// its exact length.
-    fn cframe_into_planned(
-        &mut self,
-        plan: Option<(DirCframe, DirFrame)>,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        match (plan, &mut self.backend) {
-            (Some((plan, dir)), _) => {
-                let mut w = &mut *dst;
-                write_dir_cframe(&dir, &plan, &mut w)?;
-                if !w.is_empty() {
-                    return Err(corrupt("the directory frame came out short"));
-                }
-                // The frame must open as written (index, sizes, trailer).
-                Frame::parse(dst)?;
-            }
-            (None, Backend::Frame { io, .. }) => match io.slice(0, dst.len()) {
-                Some(f) => dst.copy_from_slice(f),
-                None => io.read_exact_at(0, dst)?,
-            },
-            (None, Backend::Dir(_)) => {
-                return Err(corrupt("a directory frame without its layout"));
-            }
-        }
-        Ok(())
+        };
+        Ok(CframeLayout { sc: self, dir })
     }
 
     /// [`to_cframe`](Self::to_cframe)'s frame borrowed, not copied, when
@@ -348,6 +318,64 @@ impl SChunk {
                 ))
             }
         }
+    }
+}
+
+/// A super-chunk's contiguous frame laid out and not yet written
+/// ([`SChunk::cframe_layout`]): its length, then its bytes into a buffer
+/// of the caller's. It borrows the super-chunk, which cannot change in
+/// between.
+pub struct CframeLayout<'a> {
+    sc: &'a mut SChunk,
+    /// A directory frame's layout and the directory (`None`: a contiguous
+    /// frame, whose header has its length).
+    dir: Option<(DirCframe, DirFrame)>,
+}
+
+impl CframeLayout<'_> {
+    /// The frame's length in bytes.
+    pub fn frame_len(&self) -> u64 {
+        self.dir
+            .as_ref()
+            .map_or(self.sc.header.frame_len, |(p, _)| p.frame_len)
+    }
+
+    /// Write the frame to the start of `dst`; its length.
+    ///
+    /// # Errors
+    /// [`crate::Error::DstTooSmall`] when `dst` is shorter than
+    /// [`frame_len`](Self::frame_len); I/O errors from the storage;
+    /// [`crate::Error::Corrupt`] for a directory frame's chunk file that
+    /// changed since the layout or a frame that does not open as written.
+    pub fn write_into(self, dst: &mut [u8]) -> Result<usize> {
+        let len = self.frame_len();
+        let n = usize::try_from(len)
+            .ok()
+            .filter(|&n| n <= dst.len())
+            .ok_or(crate::Error::DstTooSmall {
+                needed: usize::try_from(len).unwrap_or(usize::MAX),
+                available: dst.len(),
+            })?;
+        let dst = &mut dst[..n];
+        match (self.dir, &mut self.sc.backend) {
+            (Some((plan, dir)), _) => {
+                let mut w = &mut *dst;
+                write_dir_cframe(&dir, &plan, &mut w)?;
+                if !w.is_empty() {
+                    return Err(corrupt("the directory frame came out short"));
+                }
+                // The frame must open as written (index, sizes, trailer).
+                Frame::parse(dst)?;
+            }
+            (None, Backend::Frame { io, .. }) => match io.slice(0, n) {
+                Some(f) => dst.copy_from_slice(f),
+                None => io.read_exact_at(0, dst)?,
+            },
+            (None, Backend::Dir(_)) => {
+                return Err(corrupt("a directory frame without its layout"));
+            }
+        }
+        Ok(n)
     }
 }
 

@@ -185,7 +185,7 @@ mod write;
 pub use iter::ChunkIter;
 
 pub use builder::SChunkBuilder;
-pub use cframe::CFRAME_PIECE;
+pub use cframe::{CFRAME_PIECE, CframeLayout};
 pub use open::OpenOptions;
 use space::Space;
 pub(crate) use write::Rebuild;

@@ -282,8 +282,8 @@ pub extern "C" fn blosc2_schunk_avoid_cframe_free(_schunk: *mut blosc2_schunk, _
 /// The whole super-chunk as a contiguous frame (malloc'ed,
 /// `*needs_free` = true: C-Blosc2 hands out a frame in memory itself, valid
 /// until the next change, which C callers may not write to; a copy is
-/// always free to use); its length. The frame is written straight into the
-/// allocation (`SChunk::to_cframe_into`).
+/// always free to use); its length. The frame is laid out once and written
+/// straight into the allocation (`SChunk::cframe_layout`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_to_buffer(
     schunk: *mut blosc2_schunk,
@@ -295,14 +295,17 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
             }
-            let len = match h.sc.cframe_len() {
-                Ok(n) => n,
+            // Laid out once: its length sizes the allocation it is
+            // written into.
+            let layout = match h.sc.cframe_layout() {
+                Ok(l) => l,
                 Err(e) => return i64::from(code_of(&e)),
             };
+            let len = layout.frame_len();
             let Ok(n) = usize::try_from(len) else {
                 return i64::from(err::MEMORY_ALLOC);
             };
-            let filled = calloc_filled(n, |dst| h.sc.to_cframe_into(dst).map(drop));
+            let filled = calloc_filled(n, |dst| layout.write_into(dst).map(drop));
             match filled {
                 Ok(p) => {
                     // SAFETY: cframe is non-null; needs_free is null-checked.
