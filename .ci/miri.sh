@@ -48,11 +48,13 @@ side() {
     echo "   (capi/src/schunk/data_tests.rs, and an NDArray's: capi/src/b2nd/data_tests.rs),"
     echo "   the C-visible context head and its shared pools, the open-race hook (capi/src/internal/ctx),"
     echo "   the handles' claim states across threads (capi/src/schunk/claim.rs), the buffer"
-    echo "   blosc2_schunk_to_buffer fills (capi/src/common.rs)"
+    echo "   blosc2_schunk_to_buffer fills (capi/src/common.rs) and the frame it lends, written"
+    echo "   to by C (capi/src/schunk/to_buffer_tests.rs)"
     CARGO_TARGET_DIR="$CARGO_TARGET_DIR-capi" MIRIFLAGS="$MIRIFLAGS -Zmiri-disable-isolation" \
         cargo +nightly miri test -p oxiblosc-capi --lib -- \
         reentry data_tests internal::ctx::pool internal::ctx::open_race a_super_chunks_contexts \
-        schunk::claim calloc_filled || { echo "Miri C ABI run failed"; return 1; }
+        schunk::claim calloc_filled to_buffer_tests::a_frame_in_memory \
+        || { echo "Miri C ABI run failed"; return 1; }
 }
 side >"$side_log" 2>&1 &
 side_pid=$!

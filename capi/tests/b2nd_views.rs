@@ -454,6 +454,8 @@ fn views_share_the_chunks_of_the_original() {
         unsafe { b2nd_to_cframe(v, &mut frame, &mut len, &mut needs_free) },
         0
     );
+    // Made for the call and freed after it: a copy the caller frees.
+    assert!(needs_free, "a view's frame is a copy");
     let mut back: *mut b2nd_array_t = std::ptr::null_mut();
     // SAFETY: the frame of len bytes, copied.
     assert_eq!(unsafe { b2nd_from_cframe(frame, len, true, &mut back) }, 0);

@@ -67,6 +67,16 @@ pub trait FrameIo {
     fn bytes(&self) -> Option<&[u8]> {
         None
     }
+    /// A pointer to [`FrameIo::bytes`] that may be written through, when
+    /// the storage is memory of its own (not borrowed), made without a
+    /// reference to the bytes (pointers taken from [`FrameIo::bytes`]
+    /// before stay valid): what [`SChunk::cframe_ptr`] lends to C.
+    /// `None` by default.
+    ///
+    /// [`SChunk::cframe_ptr`]: crate::SChunk::cframe_ptr
+    fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        None
+    }
     /// What the storage is, for error messages (a file's path): a
     /// super-chunk's I/O errors start with it.
     fn describe(&self) -> String {
@@ -145,6 +155,9 @@ impl FrameIo for Vec<u8> {
     }
     fn bytes(&self) -> Option<&[u8]> {
         Some(self.as_slice())
+    }
+    fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        Some(Vec::as_mut_ptr(self))
     }
 }
 
@@ -270,6 +283,9 @@ impl FrameIo for NamedIo {
     }
     fn bytes(&self) -> Option<&[u8]> {
         self.0.bytes()
+    }
+    fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        self.0.as_mut_ptr()
     }
     fn describe(&self) -> String {
         self.0.describe()

@@ -153,6 +153,19 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::flush`].
     pub fn cframe_ref(&mut self) -> Result<Option<&[u8]>> {
+        let Some(len) = self.memory_frame_len()? else {
+            return Ok(None);
+        };
+        match &self.backend {
+            Backend::Frame { io, .. } => Ok(io.slice(0, len)),
+            Backend::Dir(_) => Ok(None),
+        }
+    }
+
+    /// The length of a contiguous frame in memory
+    /// ([`Storage::Memory`](super::Storage::Memory)), its pending index and
+    /// trailer written first; `None` for other storage.
+    fn memory_frame_len(&mut self) -> Result<Option<usize>> {
         if !matches!(
             self.backend,
             Backend::Frame {
@@ -163,10 +176,47 @@ impl SChunk {
             return Ok(None);
         }
         self.flush_tail()?;
-        let len = usize::try_from(self.header.frame_len)
-            .map_err(|_| corrupt("frame length past the address space"))?;
-        match &self.backend {
-            Backend::Frame { io, .. } => Ok(io.slice(0, len)),
+        usize::try_from(self.header.frame_len)
+            .map(Some)
+            .map_err(|_| corrupt("frame length past the address space"))
+    }
+
+    /// [`cframe_ref`](Self::cframe_ref)'s frame as a pointer and a length,
+    /// for a caller that may write to it: C's `blosc2_schunk_to_buffer`
+    /// hands out a super-chunk's frame in memory this way (not to be
+    /// freed), and C callers write to it (C-Blosc2's
+    /// `test_frame_metalayer_overflow` does). `None` where `cframe_ref`
+    /// gives `None`, and for a frame in memory borrowed, not owned.
+    ///
+    /// The pointer is valid until the super-chunk next changes or is
+    /// dropped. Bytes written through it change the frame under the
+    /// super-chunk, whose readers check what they read as they check a
+    /// file's bytes: a later read may fail, it cannot read out of bounds.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let copy = sc.to_cframe()?;
+    /// let (p, n) = sc.cframe_ptr()?.unwrap();
+    /// // SAFETY: p holds n bytes until sc changes.
+    /// assert_eq!(unsafe { std::slice::from_raw_parts(p, n) }, &copy[..]);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SChunk::flush`].
+    pub fn cframe_ptr(&mut self) -> Result<Option<(*mut u8, usize)>> {
+        let Some(len) = self.memory_frame_len()? else {
+            return Ok(None);
+        };
+        match &mut self.backend {
+            Backend::Frame { io, .. } => {
+                if io.bytes().is_none_or(|b| b.len() < len) {
+                    return Ok(None);
+                }
+                Ok(io.as_mut_ptr().map(|p| (p, len)))
+            }
             Backend::Dir(_) => Ok(None),
         }
     }

@@ -130,6 +130,9 @@ fn the_data_array_of_an_array_without_a_frame_follows_its_writes() {
         unsafe { b2nd_to_cframe(a, &mut buf, &mut len, &mut needs_free) },
         0
     );
+    // Without a frame C-Blosc2 builds one for the call: a copy.
+    assert!(needs_free, "an array without a frame gets a copy");
+    assert_eq!(reads_as(a, buf, len), 70);
     if needs_free {
         // SAFETY: the frame's copy, malloc'ed for the caller.
         unsafe { libc::free(buf.cast()) };
@@ -155,7 +158,37 @@ fn an_array_in_memory_with_a_frame_has_no_data_array() {
         assert!((*(*s).storage).contiguous);
         assert!((*s).data.is_null() || (*s).data_len == 0);
         assert!(!(*s).frame.is_null());
+        // Its frame is lent, as C-Blosc2 lends it (not to be freed).
+        let (mut buf, mut len, mut needs_free) = (std::ptr::null_mut(), 0i64, true);
+        assert_eq!(b2nd_to_cframe(a, &mut buf, &mut len, &mut needs_free), 0);
+        assert!(!needs_free, "an array with a frame in memory lends it");
+        assert_eq!(reads_as(a, buf, len), 40);
         assert_eq!(b2nd_free(a), 0);
         assert_eq!(b2nd_free_ctx(ctx), 0);
+    }
+}
+
+/// The array of the frame `buf` (`len` bytes, copied) reads as `a`; its
+/// number of items.
+fn reads_as(a: *mut b2nd_array_t, buf: *mut u8, len: i64) -> usize {
+    let mut back = std::ptr::null_mut();
+    // SAFETY: the frame's len bytes, copied by the call.
+    assert_eq!(unsafe { b2nd_from_cframe(buf, len, true, &mut back) }, 0);
+    // SAFETY: live arrays; each buffer holds the array's items.
+    unsafe {
+        let n = (*back).nitems as usize;
+        assert_eq!(n as i64, (*a).nitems);
+        let (mut got, mut want) = (vec![0i32; n], vec![0i32; n]);
+        assert_eq!(
+            b2nd_to_cbuffer(back, got.as_mut_ptr().cast(), 4 * n as i64),
+            0
+        );
+        assert_eq!(
+            b2nd_to_cbuffer(a, want.as_mut_ptr().cast(), 4 * n as i64),
+            0
+        );
+        assert_eq!(got, want);
+        assert_eq!(b2nd_free(back), 0);
+        n
     }
 }

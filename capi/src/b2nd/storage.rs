@@ -170,8 +170,10 @@ pub unsafe extern "C" fn b2nd_from_schunk(
     })
 }
 
-/// `b2nd_to_cframe`: the array's contiguous frame, in memory from
-/// `malloc` (`*needs_free` true: the caller `free()`s it).
+/// `b2nd_to_cframe`: the array's contiguous frame, as
+/// `blosc2_schunk_to_buffer` gives its super-chunk's (an array in memory
+/// lends its own frame, `*needs_free` false; else a `calloc`'ed copy the
+/// caller `free()`s). A view's frame, made for the call, is a copy.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn b2nd_to_cframe(
     array: *const b2nd_array_t,
@@ -187,10 +189,12 @@ pub unsafe extern "C" fn b2nd_to_cframe(
         if cframe.is_null() || cframe_len.is_null() || needs_free.is_null() {
             return err::NULL_POINTER;
         }
+        // A view's handle is freed after the call: its frame is copied.
+        let lend = !a.view;
         let n = match materialized(a, |h| {
             // SAFETY: a live super-chunk handle; the out pointers are
             // non-null and writable (C's contract).
-            unsafe { crate::schunk::blosc2_schunk_to_buffer(h, cframe, needs_free) }
+            unsafe { crate::schunk::to_buffer(h, cframe, needs_free, lend) }
         }) {
             Ok(n) => n,
             Err(rc) => return rc,

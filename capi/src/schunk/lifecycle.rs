@@ -279,21 +279,58 @@ pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int
 #[unsafe(no_mangle)]
 pub extern "C" fn blosc2_schunk_avoid_cframe_free(_schunk: *mut blosc2_schunk, _avoid: bool) {}
 
-/// The whole super-chunk as a contiguous frame (malloc'ed,
-/// `*needs_free` = true: C-Blosc2 hands out a frame in memory itself, valid
-/// until the next change, which C callers may not write to; a copy is
-/// always free to use); its length. The frame is laid out once and written
-/// straight into the allocation (`SChunk::cframe_layout`).
+/// The whole super-chunk as a contiguous frame; its length. A frame in
+/// memory (`contiguous`) is handed out itself, as C-Blosc2 does
+/// (`*needs_free` false: valid until the super-chunk next changes or is
+/// freed; C callers may write to it). Any other (a file, a directory, an
+/// in-memory super-chunk without a frame, for which C builds one) is laid
+/// out once and written into a `calloc`'ed buffer (`*needs_free` true: the
+/// caller `free()`s it).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_to_buffer(
     schunk: *mut blosc2_schunk,
     cframe: *mut *mut u8,
     needs_free: *mut bool,
 ) -> i64 {
+    // SAFETY: C's contract, passed on.
+    unsafe { to_buffer(schunk, cframe, needs_free, true) }
+}
+
+/// [`blosc2_schunk_to_buffer`]; `lend` false gives a copy even of a frame
+/// in memory (for a handle about to be freed: `b2nd_to_cframe` of a view).
+///
+/// # Safety
+/// As `blosc2_schunk_to_buffer`.
+pub(crate) unsafe fn to_buffer(
+    schunk: *mut blosc2_schunk,
+    cframe: *mut *mut u8,
+    needs_free: *mut bool,
+    lend: bool,
+) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
+            }
+            let out = |p: *mut u8, free: bool, len: usize| {
+                // SAFETY: cframe is non-null; needs_free is null-checked.
+                unsafe {
+                    *cframe = p;
+                    if !needs_free.is_null() {
+                        *needs_free = free;
+                    }
+                }
+                len as i64
+            };
+            // Lent where C-Blosc2 lends: a frame in memory, one C sees
+            // (`contiguous`; without one C builds a frame for the call; a
+            // file's frame is not in memory, `cframe_ptr` gives None).
+            if lend && !h.c.frame.is_null() {
+                match h.sc.cframe_ptr() {
+                    Ok(Some((p, len))) => return out(p, false, len),
+                    Ok(None) => {}
+                    Err(e) => return i64::from(code_of(&e)),
+                }
             }
             // Laid out once: its length sizes the allocation it is
             // written into.
@@ -301,22 +338,11 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
                 Ok(l) => l,
                 Err(e) => return i64::from(code_of(&e)),
             };
-            let len = layout.frame_len();
-            let Ok(n) = usize::try_from(len) else {
+            let Ok(n) = usize::try_from(layout.frame_len()) else {
                 return i64::from(err::MEMORY_ALLOC);
             };
-            let filled = calloc_filled(n, |dst| layout.write_into(dst).map(drop));
-            match filled {
-                Ok(p) => {
-                    // SAFETY: cframe is non-null; needs_free is null-checked.
-                    unsafe {
-                        *cframe = p;
-                        if !needs_free.is_null() {
-                            *needs_free = true;
-                        }
-                    }
-                    len as i64
-                }
+            match calloc_filled(n, |dst| layout.write_into(dst).map(drop)) {
+                Ok(p) => out(p, true, n),
                 Err(None) => i64::from(err::MEMORY_ALLOC),
                 Err(Some(e)) => i64::from(code_of(&e)),
             }

@@ -59,6 +59,8 @@ pub(crate) mod data_tests;
 #[cfg(test)]
 mod reentry_tests;
 #[cfg(test)]
+mod to_buffer_tests;
+#[cfg(test)]
 mod typesize_tests;
 
 /// A new in-memory super-chunk for a test (`contiguous`: with a frame C
