@@ -28,6 +28,10 @@
 //! it (`insert_keep_chunks`); `append_1000_narrow_rows` appends 1,000 rows of
 //! 10 u32 to an array in chunks of 1,000 x 1,000 (blocks of 100 x 100): a
 //! new chunk of 4 MB whose items fill one column of its blocks.
+//!
+//! `ndarray_concat/image_tiles_aligned` concatenates a 2,000 x 2,000
+//! float64 array (25.8 MB compressed) to a copy of itself, in memory: its
+//! chunks copied into 25.8 MB of fresh memory (page faults, not codecs).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -250,5 +254,41 @@ fn chunkwise(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, rewrite, padding, chunkwise);
+/// An array concatenated to a copy of itself along axis 0, aligned (its
+/// chunks appended compressed, as they are): the image of
+/// `perf/run b2nd`'s `image-tiles` rows (2,000 x 2,000 float64 in
+/// 500 x 500 chunks of 100 x 100 blocks, blosclz 5 shuffle, 25.8 MB
+/// compressed), in memory. The copy is made outside the timing; the
+/// concatenation grows its frame by 25.8 MB of fresh memory, written once.
+fn concat(c: &mut Criterion) {
+    let meta = NdMeta::new(&[2000, 2000], &[500, 500], &[100, 100], "<f8");
+    let data: Vec<u8> = (0..2000)
+        .flat_map(|i| {
+            let row = (f64::from(i) / 50.0).sin();
+            (0..2000).flat_map(move |j| (row + (f64::from(j) / 70.0).cos()).to_le_bytes())
+        })
+        .collect();
+    let params = CParams::default()
+        .codec(Codec::BloscLz)
+        .clevel(5)
+        .nthreads(1);
+    let mut src = ndarray::create(&meta, params, &data).unwrap();
+    let bytes = src.to_cframe().unwrap();
+    let mut g = c.benchmark_group("ndarray_concat");
+    g.sample_size(20).measurement_time(Duration::from_secs(6));
+    g.bench_function("image_tiles_aligned", |b| {
+        b.iter_batched(
+            || (SChunk::from_cframe(bytes.clone()).unwrap(), meta.clone()),
+            |(mut sc, mut m)| {
+                ndarray::concatenate(&mut sc, &mut m, &mut src, &meta, 0).unwrap();
+                assert_eq!(m.shape, [4000, 2000]);
+                sc
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, rewrite, padding, chunkwise, concat);
 criterion_main!(benches);

@@ -11,7 +11,11 @@
 //! `OXIBLOSC_KERNELS=generic|sse2|avx2|neon` forces one (for tests and
 //! benchmarks), and [`Kernels::get`] gives any available one explicitly.
 //!
-//! Every function takes `src` and `dst` of equal length (they cannot alias:
+//! [`advise_huge_pages`] asks Linux for huge pages for a large buffer
+//! before it is first written (the kernels' callers fill buffers of tens of
+//! megabytes).
+//!
+//! Every kernel takes `src` and `dst` of equal length (they cannot alias:
 //! one is shared, the other exclusive) and returns an [`Error`] for bad
 //! arguments rather than panicking.
 //!
@@ -36,6 +40,7 @@ use std::fmt;
 
 mod dispatch;
 mod generic;
+mod mem;
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
@@ -43,6 +48,7 @@ mod aarch64;
 mod x86;
 
 pub use dispatch::{ENV_VAR, Isa, Kernels};
+pub use mem::{HUGE_PAGES_FROM, advise_huge_pages};
 
 /// What was wrong with the arguments of a kernel call.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -143,8 +143,12 @@ impl FrameIo for Vec<u8> {
     }
     fn reserve(&mut self, additional: u64) {
         // A hint: a failure to grow now is left to the writes.
-        if let Ok(n) = usize::try_from(additional) {
-            let _ = self.try_reserve(n);
+        if let Some(total) = usize::try_from(additional)
+            .ok()
+            .and_then(|n| n.checked_add(<[u8]>::len(self)))
+            && total > self.capacity()
+        {
+            grow(self, total);
         }
     }
     fn sync(&mut self) -> io::Result<()> {
@@ -158,6 +162,19 @@ impl FrameIo for Vec<u8> {
     }
     fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         Some(Vec::as_mut_ptr(self))
+    }
+}
+
+/// Room for `total` bytes in a memory frame's buffer, its new pages advised
+/// onto huge pages before they are first written (a frame of tens of
+/// megabytes otherwise faults in 4 KiB at a time on every copy into fresh
+/// memory: `perf/README.md`, session 41). A failure to grow is left to the
+/// writes that need the room.
+fn grow(v: &mut Vec<u8>, total: usize) {
+    // Amortised (at least doubled), as a `Vec` grows: appends one chunk at
+    // a time reserve each time.
+    if v.try_reserve(total.saturating_sub(v.len())).is_ok() {
+        oxiblosc_kernels::advise_huge_pages(v);
     }
 }
 

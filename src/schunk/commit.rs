@@ -450,8 +450,17 @@ impl SChunk {
                 let hl = u64::from(h.header_len);
                 let mut sect = self.header.cbytes as u64;
                 let mut locs = Vec::with_capacity(new_chunks.len());
-                // One growth of the frame's buffer for all of them.
-                io.reserve(new_live);
+                // One growth of the frame's buffer for all of them and the
+                // index and trailer `flush_tail` writes after them (at most
+                // 8 bytes an entry, a chunk header, the vlmetalayers'
+                // chunks, names and msgpack): a growth after it would copy
+                // the frame (see `FrameIo::reserve` for `Vec`).
+                let entries = (self.offsets.len() + new_chunks.len()) as u64;
+                let vl_len: u64 = vl
+                    .iter()
+                    .map(|m| (m.chunk.len() + m.name.len()) as u64 + 16)
+                    .sum();
+                io.reserve(new_live + 8 * entries + vl_len + 4096);
                 for c in &new_chunks {
                     let c = c.as_ref();
                     io.write_all_at(hl + sect, c)?;
