@@ -21,6 +21,9 @@
 //!   putting each chunk's items in C order; `get_slice_1000_rows|half`, rows
 //!   500,000..501,000 (in one block) and the first half (two chunks) of it
 //!   through `ndarray::get_slice`.
+//! - `fresh_output/decompress_32MiB|to_cframe_48MiB`: a 32 MiB chunk
+//!   decoded into a new buffer, a 48 MiB super-chunk in memory copied out
+//!   whole (`to_cframe`): outputs written into fresh memory.
 //!
 //! ```text
 //! cargo bench --bench readers                 # every row
@@ -249,6 +252,41 @@ fn ndarray_points(c: &mut Criterion) {
     g.finish();
 }
 
+/// Outputs in fresh memory: a 32 MiB chunk of noisy u32 (LZ4, shuffle,
+/// one thread) decoded into a new `Vec` (`Decompressor::decompress`), and
+/// a 48 MiB super-chunk in memory copied out whole (`to_cframe`): the cost
+/// of the pages first written, besides the decode or the copy.
+fn fresh_output(c: &mut Criterion) {
+    let mut state = 7u32;
+    let data: Vec<u8> = (0..8u32 << 20)
+        .flat_map(|v| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (v + (state >> 28)).to_le_bytes()
+        })
+        .collect();
+    let p = CParams::default().typesize(4).codec(Codec::Lz4).nthreads(1);
+    let chunk = oxiblosc::Compressor::new(p.clone())
+        .compress(&data)
+        .unwrap();
+    let mut d = oxiblosc::Decompressor::new(oxiblosc::DParams::default().nthreads(1));
+    assert!(d.decompress(&chunk).unwrap() == data);
+    let mut g = c.benchmark_group("fresh_output");
+    g.sample_size(20).measurement_time(Duration::from_secs(5));
+    g.bench_function("decompress_32MiB", |b| {
+        b.iter(|| black_box(d.decompress(&chunk).unwrap()))
+    });
+    let mut sc = SChunk::new(p.clevel(0)).unwrap();
+    for part in data.chunks(4 << 20).cycle().take(12) {
+        sc.append_buffer(part).unwrap();
+    }
+    let frame = sc.to_cframe().unwrap();
+    assert!(frame.len() > 48 << 20);
+    g.bench_function("to_cframe_48MiB", |b| {
+        b.iter(|| black_box(sc.to_cframe().unwrap()))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench,
@@ -256,6 +294,7 @@ criterion_group!(
     sparse_decode,
     bloscpack_read,
     packed_read,
-    ndarray_points
+    ndarray_points,
+    fresh_output
 );
 criterion_main!(benches);

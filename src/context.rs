@@ -207,7 +207,10 @@ impl Decompressor {
         // are known to back that size.
         let h = chunk::validate(src)?;
         self.params.check_output(h.nbytes)?;
+        // Fresh pages (calloc), advised onto huge pages before the decode
+        // writes them (`perf/README.md`, session 41).
         let mut out = vec![0u8; h.nbytes];
+        oxiblosc_kernels::advise_huge_pages(&mut out);
         let n = self.decompress_into(src, &mut out)?;
         out.truncate(n);
         Ok(out)

@@ -216,6 +216,9 @@ impl NdArray {
         let mut v = Vec::new();
         v.try_reserve_exact(n)
             .map_err(|_| Error::InvalidParam(format!("cannot allocate {n} bytes for the array")))?;
+        // Onto huge pages before the zeros are first written
+        // (`perf/README.md`, session 41).
+        oxiblosc_kernels::advise_huge_pages(&mut v);
         v.resize(n, 0);
         self.read_into(&mut v)?;
         Ok(v)

@@ -69,6 +69,7 @@ impl SChunk {
         let n = usize::try_from(layout.frame_len())
             .map_err(|_| corrupt("frame length past the address space"))?;
         let mut v = vec![0u8; n];
+        oxiblosc_kernels::advise_huge_pages(&mut v);
         layout.write_into(&mut v)?;
         Ok(v)
     }
