@@ -29,8 +29,12 @@ pub fn calloc_filled<E>(
         return Err(None);
     }
     // SAFETY: p holds len zeroed (so initialised) bytes that nothing else
-    // refers to until p is returned.
-    let dst = unsafe { std::slice::from_raw_parts_mut(p, len) };
+    // refers to until p is returned; the advice (huge pages before they
+    // are first written, from 4 MiB on) neither reads nor writes them.
+    let dst = unsafe {
+        oxiblosc::kernels::advise_huge_pages_at(p, len);
+        std::slice::from_raw_parts_mut(p, len)
+    };
     match guard(None, || Some(fill(dst))) {
         Some(Ok(())) => Ok(p),
         r => {

@@ -23,34 +23,46 @@ pub const HUGE_PAGES_FROM: usize = 4 << 20;
 /// assert!(v.iter().all(|&b| b == 1));
 /// ```
 pub fn advise_huge_pages(buf: &mut Vec<u8>) {
+    let cap = buf.capacity();
+    // SAFETY: the allocation's address (taken without a reference to its
+    // bytes) and its `cap` bytes, live while `buf` is borrowed.
+    unsafe { advise_huge_pages_at(buf.as_mut_ptr(), cap) }
+}
+
+/// [`advise_huge_pages`] for `len` bytes at `ptr` that are not a `Vec`'s
+/// (a C allocation, a Python `bytes`).
+///
+/// # Safety
+/// `ptr..ptr + len` lies inside one live allocation. Its bytes are neither
+/// read nor written.
+pub unsafe fn advise_huge_pages_at(ptr: *mut u8, len: usize) {
     #[cfg(all(target_os = "linux", not(miri)))]
     {
         const HUGE: usize = 2 << 20;
-        let cap = buf.capacity();
-        if cap < HUGE_PAGES_FROM {
+        if len < HUGE_PAGES_FROM {
             return;
         }
-        // The allocation's address, without a reference to its bytes.
-        let p = buf.as_mut_ptr() as usize;
+        let p = ptr as usize;
         let (Some(start), Some(end)) = (
             p.checked_next_multiple_of(HUGE),
-            p.checked_add(cap).map(|e| e & !(HUGE - 1)),
+            p.checked_add(len).map(|e| e & !(HUGE - 1)),
         ) else {
             return;
         };
         if end > start {
-            // SAFETY: [start, end) lies inside `buf`'s live allocation of
-            // `cap` bytes (rounded inwards to 2 MiB boundaries, so to page
-            // boundaries). MADV_HUGEPAGE changes only how the kernel backs
-            // those pages, never their contents or the mapping's validity;
-            // nothing reads or writes memory in the call.
+            // SAFETY: [start, end) lies inside the live allocation of `len`
+            // bytes at `ptr` (the caller's contract), rounded inwards to
+            // 2 MiB boundaries, so to page boundaries. MADV_HUGEPAGE changes
+            // only how the kernel backs those pages, never their contents
+            // or the mapping's validity; nothing reads or writes memory in
+            // the call.
             unsafe {
                 libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
             }
         }
     }
     #[cfg(not(all(target_os = "linux", not(miri))))]
-    let _ = buf;
+    let _ = (ptr, len);
 }
 
 #[cfg(test)]

@@ -92,35 +92,16 @@ thread_local! {
 /// Scratch buffers above this size are freed after the call instead of kept.
 const SCRATCH_KEEP: usize = 16 << 20;
 
-/// Outputs from this size on are advised onto transparent huge pages.
-const HUGE_FROM: usize = 4 << 20;
-
 /// Asks Linux to back the 2 MiB-aligned part of `len` bytes at `ptr` with
-/// transparent huge pages before they are first written. A fresh 64 MiB
-/// result otherwise takes 16,384 page faults, which cost more than the
-/// (de)compression itself (this machine's THP mode is `madvise`). Advice
-/// only: any failure is ignored, and the contents are not touched.
+/// transparent huge pages before they are first written (from 4 MiB on:
+/// `oxiblosc::kernels::advise_huge_pages_at`). A fresh 64 MiB result
+/// otherwise takes 16,384 page faults, which cost more than the
+/// (de)compression itself (this machine's THP mode is `madvise`).
 fn advise_huge(ptr: *mut u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        if len < HUGE_FROM {
-            return;
-        }
-        let start = (ptr as usize).next_multiple_of(HUGE);
-        let end = (ptr as usize + len) & !(HUGE - 1);
-        if end > start {
-            // SAFETY: [start, end) lies inside the live allocation of `len`
-            // bytes at `ptr` (rounded inwards to page multiples); MADV_HUGEPAGE
-            // changes only how the kernel backs those pages, never their
-            // contents or the mapping's validity.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
+    // SAFETY: every caller passes a live allocation of `len` bytes at `ptr`
+    // (a scratch `Vec`'s capacity or a `bytes` object's contents), not
+    // read or written by the advice.
+    unsafe { oxiblosc::kernels::advise_huge_pages_at(ptr, len) }
 }
 
 /// A `bytes` of `len` bytes whose contents are not yet written, and a
