@@ -120,6 +120,11 @@ fn the_data_array_of_an_array_without_a_frame_follows_its_writes() {
     // SAFETY: a live array; 40 readable bytes; axis 0.
     assert_eq!(unsafe { b2nd_insert(a, ins.as_ptr().cast(), 40, 0, 0) }, 0);
     assert_eq!(check(a, "after insert").len(), 7);
+    // The frame's pending index and trailer written by a call that changes
+    // no chunk: the entries are made again (Miri: their provenance).
+    // SAFETY: a live array; its sc a live handle.
+    assert!(unsafe { crate::schunk::blosc2_schunk_frame_len((*a).sc) } > 0);
+    check(a, "after frame_len");
 
     // The frame written whole (it may grow the buffer), then compacted by
     // a call that writes no chunk (chunk 1's replaced version is a hole):

@@ -312,6 +312,7 @@ pub(crate) unsafe fn to_buffer(
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
             }
+            h.frame_may_be_written();
             let out = |p: *mut u8, free: bool, len: usize| {
                 // SAFETY: cframe is non-null; needs_free is null-checked.
                 unsafe {
@@ -355,6 +356,7 @@ pub(crate) unsafe fn to_buffer(
 pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            h.frame_may_be_written();
             match h.sc.cframe_len() {
                 Ok(n) => n as i64,
                 Err(e) => i64::from(code_of(&e)),
@@ -379,6 +381,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            h.frame_may_be_written();
             match h.sc.save(url) {
                 Ok(n) => n as i64,
                 Err(oxiblosc::Error::Io(_)) => i64::from(err::FILE_WRITE),
@@ -403,6 +406,7 @@ pub unsafe extern "C" fn blosc2_schunk_append_file(
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
+            h.frame_may_be_written();
             let existed = std::fs::symlink_metadata(url).is_ok();
             let file = std::fs::OpenOptions::new()
                 .append(true)

@@ -276,6 +276,19 @@ pub(super) struct Engine<'a> {
     pub dparams: &'a blosc2_dparams,
 }
 
+impl Engine<'_> {
+    /// For a call that may write a frame in memory without changing its
+    /// chunks (its pending index and trailer: `to_buffer`, `frame_len`,
+    /// `to_file`, `append_file`): C's `data` pointers into the frame are
+    /// made again after it, from the frame as it is then, not only when
+    /// its buffer moved (a write through the frame's buffer ends the
+    /// provenance of the pointers taken before; `b2nd/data_tests.rs`, under
+    /// Miri).
+    pub(super) fn frame_may_be_written(&mut self) {
+        *self.data_edit = DataEdit::All;
+    }
+}
+
 /// The C view of a handle, read while an engine call runs on it.
 pub(super) struct View<'a> {
     pub cparams: &'a blosc2_cparams,
