@@ -125,6 +125,20 @@ fn the_data_array_of_an_array_without_a_frame_follows_its_writes() {
     // SAFETY: a live array; its sc a live handle.
     assert!(unsafe { crate::schunk::blosc2_schunk_frame_len((*a).sc) } > 0);
     check(a, "after frame_len");
+    // A change of no chunk (a vlmetalayer) rewrites the frame's header.
+    let (name, mut v) = (c"note", [1u8, 2, 3]);
+    // SAFETY: a live handle; a NUL-terminated name; 3 readable bytes.
+    let rc = unsafe {
+        crate::schunk::blosc2_vlmeta_add(
+            (*a).sc,
+            name.as_ptr(),
+            v.as_mut_ptr(),
+            3,
+            std::ptr::null_mut(),
+        )
+    };
+    assert!(rc >= 0, "vlmeta_add {rc}");
+    check(a, "after vlmeta_add");
 
     // The frame written whole (it may grow the buffer), then compacted by
     // a call that writes no chunk (chunk 1's replaced version is a hole):

@@ -381,7 +381,6 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            h.frame_may_be_written();
             match h.sc.save(url) {
                 Ok(n) => n as i64,
                 Err(oxiblosc::Error::Io(_)) => i64::from(err::FILE_WRITE),
@@ -406,7 +405,6 @@ pub unsafe extern "C" fn blosc2_schunk_append_file(
             return i64::from(err::NULL_POINTER);
         };
         with(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            h.frame_may_be_written();
             let existed = std::fs::symlink_metadata(url).is_ok();
             let file = std::fs::OpenOptions::new()
                 .append(true)

@@ -277,13 +277,12 @@ pub(super) struct Engine<'a> {
 }
 
 impl Engine<'_> {
-    /// For a call that may write a frame in memory without changing its
-    /// chunks (its pending index and trailer: `to_buffer`, `frame_len`,
-    /// `to_file`, `append_file`): C's `data` pointers into the frame are
-    /// made again after it, from the frame as it is then, not only when
-    /// its buffer moved (a write through the frame's buffer ends the
-    /// provenance of the pointers taken before; `b2nd/data_tests.rs`, under
-    /// Miri).
+    /// For a call run as a read that may still write a frame in memory
+    /// (its pending index and trailer: `to_buffer`, `frame_len`): C's
+    /// `data` pointers into the frame are made again after it, as after
+    /// every changing call (`with_mode`): a write through the frame's
+    /// buffer ends the provenance of the pointers taken before
+    /// (`b2nd/data_tests.rs`, under Miri).
     pub(super) fn frame_may_be_written(&mut self) {
         *self.data_edit = DataEdit::All;
     }
