@@ -77,6 +77,18 @@ pub trait FrameIo {
     fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         None
     }
+    /// A count of the changes to the storage's bytes in memory, when it
+    /// keeps one: it moves on every write, resize or copy through this
+    /// trait (each of which may also move the buffer), so that bytes and
+    /// pointers taken from [`FrameIo::bytes`] or [`FrameIo::as_mut_ptr`]
+    /// are known to be unchanged while it stays the same. `None` by default
+    /// (and for a bare `Vec<u8>`); a super-chunk's own frames in memory
+    /// keep one: [`SChunk::frame_version`].
+    ///
+    /// [`SChunk::frame_version`]: crate::SChunk::frame_version
+    fn writes(&self) -> Option<u64> {
+        None
+    }
     /// What the storage is, for error messages (a file's path): a
     /// super-chunk's I/O errors start with it.
     fn describe(&self) -> String {
@@ -162,6 +174,65 @@ impl FrameIo for Vec<u8> {
     }
     fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         Some(Vec::as_mut_ptr(self))
+    }
+}
+
+/// A super-chunk's frame in memory: its bytes, and a count of the calls
+/// that changed them or may have moved them ([`FrameIo::writes`]).
+#[derive(Debug, Default)]
+pub(crate) struct MemFrame {
+    bytes: Vec<u8>,
+    writes: u64,
+}
+
+impl From<Vec<u8>> for MemFrame {
+    fn from(bytes: Vec<u8>) -> Self {
+        MemFrame { bytes, writes: 0 }
+    }
+}
+
+impl FrameIo for MemFrame {
+    fn storage_len(&mut self) -> io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_exact_at(&mut self, pos: u64, buf: &mut [u8]) -> io::Result<()> {
+        FrameIo::read_exact_at(&mut self.bytes, pos, buf)
+    }
+    fn write_all_at(&mut self, pos: u64, data: &[u8]) -> io::Result<()> {
+        self.writes += 1;
+        FrameIo::write_all_at(&mut self.bytes, pos, data)
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        self.writes += 1;
+        FrameIo::set_len(&mut self.bytes, len)
+    }
+    fn copy_within(&mut self, from: u64, len: u64, to: u64) -> io::Result<()> {
+        self.writes += 1;
+        FrameIo::copy_within(&mut self.bytes, from, len, to)
+    }
+    fn reserve(&mut self, additional: u64) {
+        // Growing moves the buffer (counted even when no write follows: a
+        // change that failed after its reserve).
+        let at = self.bytes.as_ptr();
+        FrameIo::reserve(&mut self.bytes, additional);
+        if self.bytes.as_ptr() != at {
+            self.writes += 1;
+        }
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn is_persistent(&self) -> bool {
+        false
+    }
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(&self.bytes)
+    }
+    fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        Some(self.bytes.as_mut_ptr())
+    }
+    fn writes(&self) -> Option<u64> {
+        Some(self.writes)
     }
 }
 
@@ -303,6 +374,9 @@ impl FrameIo for NamedIo {
     }
     fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         self.0.as_mut_ptr()
+    }
+    fn writes(&self) -> Option<u64> {
+        self.0.writes()
     }
     fn describe(&self) -> String {
         self.0.describe()

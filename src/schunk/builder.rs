@@ -8,7 +8,7 @@ use super::space::Space;
 use super::storage::{DirFrame, StoreRef, at};
 use super::{Backend, SChunk, Storage};
 use crate::error::{Result, invalid_param};
-use crate::frame::io::{FileStore, NamedIo, OpenMode};
+use crate::frame::io::{FileStore, MemFrame, NamedIo, OpenMode};
 use crate::frame::{self, FileIo, FrameHeader, FrameIo, FrameKind, Metalayer, Offsets};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -130,7 +130,7 @@ impl SChunkBuilder {
     pub fn build_memory(self) -> Result<SChunk> {
         let (h, bytes) = self.empty_frame(FrameKind::Contiguous)?;
         let backend = Backend::Frame {
-            io: Box::new(bytes),
+            io: Box::new(MemFrame::from(bytes)),
             storage: Storage::Memory,
         };
         Ok(self.finish(backend, h))

@@ -189,8 +189,9 @@ impl SChunk {
     /// `test_frame_metalayer_overflow` does). `None` where `cframe_ref`
     /// gives `None`, and for a frame in memory borrowed, not owned.
     ///
-    /// The pointer is valid until the super-chunk next changes or is
-    /// dropped. Bytes written through it change the frame under the
+    /// The pointer is valid while [`SChunk::frame_version`] stays the same
+    /// (until the super-chunk next changes or flushes its frame, or is
+    /// dropped). Bytes written through it change the frame under the
     /// super-chunk, whose readers check what they read as they check a
     /// file's bytes: a later read may fail, it cannot read out of bounds.
     ///

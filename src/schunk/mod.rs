@@ -265,6 +265,18 @@ pub struct ChunkStamp {
     nbytes: Option<usize>,
 }
 
+/// The state of a super-chunk's frame in memory (see
+/// [`SChunk::frame_version`]): two equal versions of one super-chunk mean
+/// no byte of its frame was written, and its buffer did not move, between
+/// them. Opaque; compare them, keep them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FrameVersion {
+    /// The super-chunk's [`ChunkStamp`] epoch (unique in the process).
+    epoch: u64,
+    /// The frame storage's [`FrameIo::writes`].
+    writes: u64,
+}
+
 /// Epochs of [`ChunkStamp`]s, unique in the process: a super-chunk takes one
 /// when made and a new one whenever its stored chunks move.
 static STAMP_EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -8,7 +8,7 @@ use super::space::Space;
 use super::storage::{DirFrame, StoreRef, at};
 use super::{Backend, SChunk, SChunkBuilder, SFRAME_INDEX, Storage};
 use crate::error::{Result, invalid_param};
-use crate::frame::io::{FileStore, NamedIo, OpenMode};
+use crate::frame::io::{FileStore, MemFrame, NamedIo, OpenMode};
 use crate::frame::{self, Edition, FileIo, Frame, FrameIo, FrameKind};
 use crate::params::{CParams, DParams};
 use crate::{Compressor, Decompressor};
@@ -234,7 +234,7 @@ impl OpenOptions {
         }
         let mut sc = self.assemble(
             Backend::Frame {
-                io: Box::new(bytes),
+                io: Box::new(MemFrame::from(bytes)),
                 storage: Storage::Memory,
             },
             f,

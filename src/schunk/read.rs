@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::storage::{Check, load_chunk, load_shared};
-use super::{ChunkInfo, ChunkStamp, SChunk};
+use super::{ChunkInfo, ChunkStamp, FrameVersion, SChunk};
 use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result, corrupt, invalid_param};
 use crate::frame::{self, ChunkEntry, FrameHeader};
@@ -270,6 +270,39 @@ impl SChunk {
             entry: self.offsets.get(i)?,
             nbytes: self.expected_nbytes(i),
         })
+    }
+
+    /// The version of this super-chunk's frame in memory, `None` for one in
+    /// a file, a directory, or a caller's [`FrameIo`](crate::frame::FrameIo)
+    /// that counts no writes. It changes whenever a byte of the frame may
+    /// have changed or its buffer moved (a change, a flush of its index, a
+    /// compaction); while it stays the same, the chunks
+    /// [`SChunk::chunk_shared`] borrowed and the pointer
+    /// [`SChunk::cframe_ptr`] lent still point at the frame's bytes, as
+    /// they were.
+    ///
+    /// ```
+    /// use oxiblosc::{CParams, SChunk};
+    /// let mut sc = SChunk::new(CParams::default().typesize(4))?;
+    /// sc.append_buffer(&[1u8; 4000])?;
+    /// let v = sc.frame_version();
+    /// sc.get_chunk(0)?;
+    /// assert_eq!(sc.frame_version(), v);
+    /// sc.append_buffer(&[2u8; 4000])?;
+    /// assert_ne!(sc.frame_version(), v);
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    pub fn frame_version(&self) -> Option<FrameVersion> {
+        match &self.backend {
+            super::Backend::Frame {
+                io,
+                storage: super::Storage::Memory,
+            } => io.writes().map(|writes| FrameVersion {
+                epoch: self.stamp_epoch,
+                writes,
+            }),
+            _ => None,
+        }
     }
 
     /// Whether the frame's bytes are in memory: [`SChunk::chunk_shared`]

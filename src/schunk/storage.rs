@@ -384,7 +384,7 @@ impl Backend {
     /// [`FrameIo::slice`] answers).
     pub(super) fn in_memory(&self) -> bool {
         match self {
-            // Always a `Vec<u8>` (`builder.rs`, `open.rs`): no call
+            // Always a `MemFrame` (`builder.rs`, `open.rs`): no call
             // through the trait object to learn it.
             Backend::Frame {
                 storage: Storage::Memory,

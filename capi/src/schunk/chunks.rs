@@ -122,12 +122,6 @@ fn with_mode<T>(
     if h.sc.is_on_disk() || h.stamp.is_some() {
         h.stamp = disk_stamp(&h.sc);
     }
-    // A change may write any byte of a frame in memory (its header at
-    // least), which ends the provenance of C's `data` pointers into it:
-    // after every changing call they are made again (an NDArray's handle).
-    if mode == Mode::Write && h.data_in_frame {
-        h.data_edit = DataEdit::All;
-    }
     if mode != Mode::Lookup || reopened || threads {
         h.sync(metas || reopened);
     }

@@ -118,29 +118,28 @@ impl Handle {
     /// memory, so that its writes copy no chunk a second time (copies made
     /// `b2nd_concatenate` 4.5 times slower, `perf/README.md` session 38).
     /// A special chunk the index alone records points to one made for its
-    /// stamp (kept while used). The pointers are made again after every
-    /// change, and after any call that moved the frame's buffer (a frame
-    /// written whole, `to_cframe`, may grow it) or its chunks (a
-    /// compaction): C may read them until the next call that changes the
-    /// array or writes its frame (C-Blosc2 frees a replaced chunk too).
+    /// stamp (kept while used). The pointers are made again whenever the
+    /// frame's version moved ([`SChunk::frame_version`]): after any call
+    /// that wrote a byte of it (a change, a flush of its index by
+    /// `to_buffer` or `frame_len`) or moved its buffer or its chunks. A
+    /// write through the frame's buffer ends the provenance of pointers
+    /// taken before (`b2nd/data_tests.rs`, under Miri). C may read them
+    /// until the next call that changes the array or writes its frame
+    /// (C-Blosc2 frees a replaced chunk too).
     fn sync_data_in_frame(&mut self) {
         let n = self.sc.nchunks();
         let edit = std::mem::replace(&mut self.data_edit, DataEdit::None);
-        // The frame's buffer moved (grown by a frame written whole), or
-        // its chunks did (compacted): every pointer is made again.
-        let moved = match self.probe {
-            Some((i, p, s)) => {
-                self.sc.chunk_stamp(i) != s
-                    || !matches!(self.sc.chunk_shared(i), Ok(Cow::Borrowed(c)) if c.as_ptr() == p)
-            }
-            None => false,
-        };
-        if edit == DataEdit::None && n == self.data_ptrs.len() && !moved {
+        let version = self.sc.frame_version();
+        if edit == DataEdit::None
+            && n == self.data_ptrs.len()
+            && version.is_some()
+            && version == self.data_version
+        {
             return;
         }
         let mut old = std::mem::take(&mut self.specials);
         self.data_ptrs.clear();
-        self.probe = None;
+        self.data_version = version;
         for i in 0..n {
             let stamp = self.sc.chunk_stamp(i);
             // A special chunk made before (kept, or from the last refresh).
@@ -154,13 +153,7 @@ impl Handle {
                 }
             }
             let p = match (self.sc.chunk_shared(i), stamp) {
-                (Ok(Cow::Borrowed(c)), _) => {
-                    let p = c.as_ptr();
-                    if self.probe.is_none() {
-                        self.probe = Some((i, p, stamp));
-                    }
-                    p as *mut u8
-                }
+                (Ok(Cow::Borrowed(c)), _) => c.as_ptr() as *mut u8,
                 (Ok(Cow::Owned(c)), Some(s)) => self.specials.entry(s).or_insert(c).as_mut_ptr(),
                 _ => {
                     self.data_edit = DataEdit::All;

@@ -312,7 +312,6 @@ pub(crate) unsafe fn to_buffer(
             if cframe.is_null() {
                 return i64::from(err::NULL_POINTER);
             }
-            h.frame_may_be_written();
             let out = |p: *mut u8, free: bool, len: usize| {
                 // SAFETY: cframe is non-null; needs_free is null-checked.
                 unsafe {
@@ -356,7 +355,6 @@ pub(crate) unsafe fn to_buffer(
 pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
     guard(i64::from(err::FAILURE), || {
         with_read(schunk, i64::from(err::NULL_POINTER), false, |h| {
-            h.frame_may_be_written();
             match h.sc.cframe_len() {
                 Ok(n) => n as i64,
                 Err(e) => i64::from(code_of(&e)),

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use oxiblosc::plugins::CallContext;
 
-use oxiblosc::schunk::{ChunkStamp, Fill, SChunk};
+use oxiblosc::schunk::{ChunkStamp, Fill, FrameVersion, SChunk};
 use oxiblosc::{CParams, DParams};
 
 use crate::common::{
@@ -245,10 +245,10 @@ pub struct Handle {
     /// copies (an NDArray's handle: see [`Handle::sync_data_in_frame`]).
     data_in_frame: bool,
     /// With `data_in_frame`: the special chunks the index alone records,
-    /// made once per stamp, and one stored chunk's index, address and
-    /// stamp (the frame has not moved while they are the same).
+    /// made once per stamp, and the frame's version the pointers were
+    /// made at (they point into the frame's bytes while it is the same).
     specials: HashMap<ChunkStamp, Vec<u8>>,
-    probe: Option<(usize, *const u8, Option<ChunkStamp>)>,
+    data_version: Option<FrameVersion>,
     /// Identity and change time of the frame on disk when last seen.
     stamp: Option<DiskStamp>,
     /// The context `sc`'s parameters carry (a [`SchunkSlot`]).
@@ -274,18 +274,6 @@ pub(super) struct Engine<'a> {
     pub c: &'a blosc2_schunk,
     pub cparams: &'a blosc2_cparams,
     pub dparams: &'a blosc2_dparams,
-}
-
-impl Engine<'_> {
-    /// For a call run as a read that may still write a frame in memory
-    /// (its pending index and trailer: `to_buffer`, `frame_len`): C's
-    /// `data` pointers into the frame are made again after it, as after
-    /// every changing call (`with_mode`): a write through the frame's
-    /// buffer ends the provenance of the pointers taken before
-    /// (`b2nd/data_tests.rs`, under Miri).
-    pub(super) fn frame_may_be_written(&mut self) {
-        *self.data_edit = DataEdit::All;
-    }
 }
 
 /// The C view of a handle, read while an engine call runs on it.
@@ -456,7 +444,7 @@ impl Handle {
             data_edit: DataEdit::All,
             data_in_frame,
             specials: HashMap::new(),
-            probe: None,
+            data_version: None,
             stamp: None,
             ctx: CallContext::new(SchunkSlot(AtomicPtr::new(std::ptr::null_mut()))),
             frame: crate::internal::frame::blosc2_frame_s::EMPTY,
