@@ -12,9 +12,13 @@
 //! - `sparse_decode/FILTERS`: a 4 MiB chunk of float32 whose 32 KiB blocks
 //!   are seven in eight zeros (zero runs), decoded whole, one thread.
 //! - `bloscpack_read/decompress_all/CODEC`: a `.blp` in memory decoded whole
-//!   (`Reader::decompress_all`: each chunk's digest checked, then decoded).
-//! - `packed_read/decompress_chunks`: every chunk of a packed super-chunk in
-//!   memory decoded in turn (`PackedReader::decompress_chunk_into`).
+//!   (`Reader::decompress_all`: each chunk's digest checked, then decoded);
+//!   `decompress_all_32MiB/blosclz`, the same for 32 MiB in bloscpack's
+//!   default 1 MiB chunks.
+//! - `packed_read/decompress_chunks|unpack`: every chunk of a packed
+//!   super-chunk in memory decoded in turn
+//!   (`PackedReader::decompress_chunk_into`), and into one new buffer
+//!   (`unpack`).
 //! - `ndarray_points/to_vec|write_to`: a 1,000,000 x 3 float32 NDArray (a
 //!   point cloud: rows of 12 bytes, `default_shapes`) read whole into
 //!   memory, and streamed to a sink; besides the decode, the cost of
@@ -183,6 +187,18 @@ fn bloscpack_read(c: &mut Criterion) {
             })
         });
     }
+    // bloscpack's default chunk size (1 MiB), a 32 MiB output.
+    let data: Vec<u8> = (0..8 << 20u32)
+        .flat_map(|v: u32| (v / 3 + v % 7).to_le_bytes())
+        .collect();
+    let opts = Options::default().cparams(CParams::default().codec(Codec::BloscLz).typesize(4));
+    let blp = bloscpack::pack(&data, &opts).unwrap();
+    g.bench_function("decompress_all_32MiB/blosclz", |b| {
+        b.iter(|| {
+            let r = Reader::new(&blp[..]).unwrap();
+            black_box(r.decompress_all().unwrap().len())
+        })
+    });
     g.finish();
 }
 
@@ -199,6 +215,9 @@ fn packed_read(c: &mut Criterion) {
                 black_box(r.decompress_chunk_into(i, &mut out).unwrap());
             }
         })
+    });
+    g.bench_function("unpack", |b| {
+        b.iter(|| black_box(r.unpack().unwrap().len()))
     });
     g.finish();
 }

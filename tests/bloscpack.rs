@@ -721,6 +721,25 @@ fn absurd_header_fields_fail_fast_without_big_allocations() {
     }
 }
 
+/// `decompress_all` sizes its output once, for every chunk: its largest
+/// allocation is the data's size, not a doubling past it (growing chunk by
+/// chunk copied the output at each doubling, to 16 MiB here).
+#[test]
+fn decompress_all_allocates_its_output_once() {
+    let d = data((10 << 20) + 300_000, 9);
+    let opts = Options::default()
+        .chunk_size(1 << 20)
+        .cparams(CParams::default().codec(Codec::Lz4).typesize(4));
+    let blp = bloscpack::pack(&d, &opts).unwrap();
+    let r = Reader::new(&blp[..]).unwrap();
+    counting::reset_largest();
+    let out = r.decompress_all().unwrap();
+    let largest = counting::largest();
+    assert!(out == d, "the data comes back");
+    assert_eq!(largest, d.len(), "the largest allocation");
+    assert_eq!(out.capacity(), d.len());
+}
+
 /// A 64 MiB file streamed holds about one chunk at a time: its largest
 /// allocation is under 2 MiB (1 MiB chunks), and the data comes back.
 #[test]

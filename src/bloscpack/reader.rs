@@ -250,11 +250,46 @@ impl<B: AsRef<[u8]>> Reader<B> {
     /// # Errors
     /// As [`Reader::decompress_chunk_into`], for the first chunk that fails.
     pub fn decompress_all(&self) -> Result<Vec<u8>> {
+        // Room for every chunk at once, advised onto huge pages before the
+        // decodes write it (growing chunk by chunk copied the output
+        // again at each doubling and faulted in 4 KiB pages: `perf/README.md`,
+        // session 42). Only the sizes whose chunks' structure backs them
+        // (`chunk::validate`) are reserved before they are decoded; a
+        // failed reservation leaves the growth to the decodes, which report
+        // the first chunk that fails.
         let mut out = Vec::new();
+        if out.try_reserve_exact(self.backed_nbytes()).is_ok() {
+            oxiblosc_kernels::advise_huge_pages(&mut out);
+        }
         for i in 0..self.chunks.len() {
             self.decompress_chunk_into(i, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// The bytes the chunks decode to, summed up to the first chunk whose
+    /// structure does not back its size ([`crate::chunk::validate`]) or
+    /// that the header sizes otherwise.
+    fn backed_nbytes(&self) -> usize {
+        let src = self.data.as_ref();
+        let mut total = 0usize;
+        for (i, span) in self.chunks.iter().enumerate() {
+            let Ok(h) = crate::chunk::validate(&src[span.start..span.end]) else {
+                break;
+            };
+            if self
+                .header
+                .expected_chunk_len(i as u64)
+                .is_some_and(|want| want as usize != h.nbytes)
+            {
+                break;
+            }
+            let Some(t) = total.checked_add(h.nbytes) else {
+                break;
+            };
+            total = t;
+        }
+        total
     }
 }
 

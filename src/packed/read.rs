@@ -336,6 +336,9 @@ impl<'a> PackedReader<'a> {
                 self.data_nbytes
             ))
         })?;
+        // Fresh pages, advised onto huge pages before the decodes write
+        // them (`perf/README.md`, session 41).
+        oxiblosc_kernels::advise_huge_pages(&mut out);
         out.resize(self.data_nbytes, 0);
         let mut d = self.engine();
         let mut at = 0;
