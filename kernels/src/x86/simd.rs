@@ -586,6 +586,31 @@ mod avx2_ops {
     }
 }
 
+/// Asks for the cache lines of `p + from .. p + to` ahead of the stores
+/// that will fill them (a read prefetch, `prefetcht0`: every x86-64 CPU has
+/// it, and it reads nothing a program can see). A kernel whose output goes
+/// to memory not in the caches (a chunk decoded into a large buffer) stalled
+/// on the lines it writes a piece at a time: `perf/README.md`, session 42.
+///
+/// # Safety
+/// None beyond SSE (part of the x86-64 baseline): the addresses are only
+/// hints, never dereferenced, so they may lie anywhere.
+#[inline(always)]
+pub(super) unsafe fn prefetch_lines(p: *const u8, from: usize, to: usize) {
+    // Miri has nothing to fetch.
+    if cfg!(miri) {
+        return;
+    }
+    let mut o = from;
+    while o < to {
+        // SAFETY: SSE (part of the x86-64 baseline); a prefetch accesses no
+        // memory, so the address need not be in bounds (it is made with
+        // `wrapping_add`, without claiming it is).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(o).cast()) };
+        o += 64;
+    }
+}
+
 /// Orders the non-temporal stores before it ([`Simd::store_stream`]) before
 /// every later store, so that they are visible as ordinary stores are.
 ///

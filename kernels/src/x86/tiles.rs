@@ -58,7 +58,7 @@
 //! blocks; buffers of fewer than `8W` elements go to the scalar code.
 
 use super::scalar;
-use super::simd::{Simd, bitplanes8, sfence};
+use super::simd::{Simd, bitplanes8, prefetch_lines, sfence};
 
 /// Runs `$body` with `$i` set to each start of the `$w`-wide tiles covering
 /// `0..$n` (`$n >= $w`): `0, w, 2w, ...` and, when `w` does not divide `n`,
@@ -819,6 +819,14 @@ unsafe fn bitunshuffle_small<V: Simd, const G: usize, const S: usize>(
         }
         for t in 0..G {
             let block = (q0 + t * w) * se;
+            // The stores below fill each output line in 16-byte pieces, a
+            // line's four pieces in turn over the tile's `w` lines: lines
+            // not in the caches are asked for four tiles ahead
+            // (`prefetch_lines`; 64 MiB decoded in 4 MiB chunks of 8-byte
+            // items, 16 KiB blocks: 3.0-3.3 -> 3.4-3.7 GB/s).
+            let ahead = block + 4 * w * se;
+            // SAFETY: SSE, part of the ISA the caller guarantees.
+            unsafe { prefetch_lines(dp, ahead, d.len().min(ahead + w * se)) };
             for_tiles!(c in se, 16 => {
                 // SAFETY: ISA from the caller. Scratch streams `c + jj < se`
                 // are read at `.. * gw + t * w` (all written above);
