@@ -3,7 +3,7 @@
 use bytemuck::Pod;
 
 use super::SChunk;
-use super::read::SliceOut;
+use super::slice::SliceOut;
 use crate::error::{Result, corrupt, invalid_param};
 
 /// An iterator over a super-chunk's chunks, in order: decompressed

@@ -178,6 +178,7 @@ mod maintain;
 mod meta;
 mod open;
 mod read;
+mod slice;
 mod space;
 mod storage;
 mod write;
