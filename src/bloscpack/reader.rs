@@ -201,15 +201,7 @@ impl<B: AsRef<[u8]>> Reader<B> {
     pub fn decompress_chunk_into(&self, i: usize, out: &mut Vec<u8>) -> Result<usize> {
         let chunk = self.chunk(i)?;
         // The block structure must back `nbytes` before `out` grows by it.
-        let h = crate::chunk::validate(chunk).map_err(|e| chunk_err(i, e))?;
-        if let Some(want) = self.header.expected_chunk_len(i as u64)
-            && want as usize != h.nbytes
-        {
-            return Err(chunk_err(
-                i,
-                format_args!("holds {} bytes, the header says {want}", h.nbytes),
-            ));
-        }
+        let h = self.backed_header(i, chunk)?;
         let old = out.len();
         out.resize(old + h.nbytes, 0);
         let n = self
@@ -267,6 +259,22 @@ impl<B: AsRef<[u8]>> Reader<B> {
         Ok(out)
     }
 
+    /// The header of chunk `i` (its bytes `chunk`), once its block
+    /// structure backs its size ([`crate::chunk::validate`]) and the file
+    /// header's sizes agree with it.
+    fn backed_header(&self, i: usize, chunk: &[u8]) -> Result<crate::chunk::ChunkHeader> {
+        let h = crate::chunk::validate(chunk).map_err(|e| chunk_err(i, e))?;
+        if let Some(want) = self.header.expected_chunk_len(i as u64)
+            && want as usize != h.nbytes
+        {
+            return Err(chunk_err(
+                i,
+                format_args!("holds {} bytes, the header says {want}", h.nbytes),
+            ));
+        }
+        Ok(h)
+    }
+
     /// The bytes the chunks decode to, summed up to the first chunk whose
     /// structure does not back its size ([`crate::chunk::validate`]) or
     /// that the header sizes otherwise.
@@ -274,16 +282,9 @@ impl<B: AsRef<[u8]>> Reader<B> {
         let src = self.data.as_ref();
         let mut total = 0usize;
         for (i, span) in self.chunks.iter().enumerate() {
-            let Ok(h) = crate::chunk::validate(&src[span.start..span.end]) else {
+            let Ok(h) = self.backed_header(i, &src[span.start..span.end]) else {
                 break;
             };
-            if self
-                .header
-                .expected_chunk_len(i as u64)
-                .is_some_and(|want| want as usize != h.nbytes)
-            {
-                break;
-            }
             let Some(t) = total.checked_add(h.nbytes) else {
                 break;
             };
