@@ -48,7 +48,7 @@ mod aarch64;
 mod x86;
 
 pub use dispatch::{ENV_VAR, Isa, Kernels};
-pub use mem::{HUGE_PAGES_FROM, advise_huge_pages, advise_huge_pages_at};
+pub use mem::{HUGE_PAGES_FROM, advise_huge_pages, advise_huge_pages_at, prefetch};
 
 /// What was wrong with the arguments of a kernel call.
 #[derive(Clone, Debug, PartialEq, Eq)]

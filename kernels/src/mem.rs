@@ -65,6 +65,26 @@ pub unsafe fn advise_huge_pages_at(ptr: *mut u8, len: usize) {
     let _ = (ptr, len);
 }
 
+/// Ask the CPU to bring the cache lines of `buf` into its caches ahead of
+/// the stores that will fill them. A hint, nothing more: the contents stay
+/// as they are and nothing is waited for. The block decoder calls it for a
+/// block's first output lines before it decodes the block's streams, so
+/// that the lines arrive while the codec runs; kernels that fill a line in
+/// several pieces (the bit unshuffle) otherwise wait on each line the
+/// caches do not hold. Does nothing off x86-64 and under Miri.
+///
+/// ```
+/// let out = vec![0u8; 8192];
+/// oxiblosc_kernels::prefetch(&out);
+/// ```
+#[inline]
+pub fn prefetch(buf: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    crate::x86::prefetch(buf);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = buf;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,6 +51,14 @@ mod simd;
 pub(crate) mod sse2;
 mod tiles;
 
+/// Asks for the cache lines of `buf` (see [`crate::prefetch`]).
+#[inline]
+pub(crate) fn prefetch(buf: &[u8]) {
+    // SAFETY: SSE is part of the x86-64 baseline; the lines lie inside
+    // `buf` (prefetches touch no memory in any case).
+    unsafe { simd::prefetch_lines(buf.as_ptr(), 0, buf.len()) }
+}
+
 /// The trailing bytes the kernels leave as they are. Most buffers have
 /// none, and then there is no `memcpy` call (a 4 KiB chunk's decode made
 /// one of 0 bytes for every block).

@@ -11,6 +11,10 @@ use crate::filters::{Pipeline, Undo};
 use crate::parallel::{Scratch, Workers};
 use crate::plugins::{CallContext, CodecCall};
 
+/// How many bytes of a block's output are asked for (`prefetch`) before
+/// its streams are decoded: the lines then arrive while the codec runs.
+const PREFETCH_OUT: usize = 8 << 10;
+
 /// Everything the block decoder needs that is the same for all blocks.
 struct Plan<'a> {
     h: ChunkHeader,
@@ -379,6 +383,7 @@ impl<'a> Plan<'a> {
             return Ok(());
         }
         scratch.reserve(n);
+        oxiblosc_kernels::prefetch(&out[..n.min(PREFETCH_OUT)]);
         self.decode_streams(i, &mut scratch.codecs, &mut scratch.a[..n])?;
         match self.undo {
             // The kernel straight away: the pipeline's walk over its slots
