@@ -31,8 +31,11 @@
 //! its [`Scratch`]; the scheduler knows nothing of chunks.
 //!
 //! All of this is safe code: disjoint output regions come from
-//! `par_chunks_mut`, never from raw pointers.
+//! `par_chunks_mut` (decoding) or from a mutex per staging [`Slot`] and one
+//! around the chunk being placed (`chunk::encode::parallel`), never from
+//! raw pointers.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rayon::ThreadPool;
@@ -188,10 +191,28 @@ pub(crate) struct Workers {
     /// `scratch[0]` serves inline runs; pool thread `t` of a parallel run
     /// uses `scratch[t]`.
     scratch: Vec<Mutex<Scratch>>,
-    /// Compression: each block's streams, `stride` bytes apart.
-    pub(crate) staged: Vec<u8>,
-    /// Compression: each block's staged length (`None`: redo in place).
-    pub(crate) staged_len: Vec<Option<usize>>,
+    /// Compression: each block's staging (kept between chunks).
+    slots: Vec<Slot>,
+}
+
+/// One block's staging in a parallel compression: its streams, written by
+/// the worker that compresses the block and read by the one that places it
+/// in the chunk.
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub staged: Mutex<Staged>,
+    /// Set (release) once `staged` holds the block's streams.
+    pub done: AtomicBool,
+}
+
+/// A block's streams as compressed into its slot.
+#[derive(Default)]
+pub(crate) struct Staged {
+    /// At least the block's worst case long.
+    pub buf: Vec<u8>,
+    /// The streams' length, `None` when they did not fit in `buf` (the
+    /// block is compressed again in place).
+    pub len: Option<usize>,
 }
 
 /// What a parallel run gets: the pool, one scratch per pool thread, and the
@@ -199,8 +220,7 @@ pub(crate) struct Workers {
 pub(crate) struct Team<'w> {
     pub pool: &'w ThreadPool,
     pub scratch: Scratches<'w>,
-    pub staged: &'w mut Vec<u8>,
-    pub staged_len: &'w mut Vec<Option<usize>>,
+    pub slots: &'w mut Vec<Slot>,
 }
 
 /// The scratch of each pool thread of a [`Team`].
@@ -208,6 +228,11 @@ pub(crate) struct Team<'w> {
 pub(crate) struct Scratches<'w>(&'w [Mutex<Scratch>]);
 
 impl Scratches<'_> {
+    /// How many (one per pool thread).
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The scratch of the pool thread this runs on (scratch 0 outside the
     /// pool). Hold it only around leaf code: see the module documentation.
     pub(crate) fn get(&self) -> MutexGuard<'_, Scratch> {
@@ -224,8 +249,7 @@ impl Workers {
             pool: None,
             pool_failed: false,
             scratch: vec![Mutex::new(Scratch::default())],
-            staged: Vec::new(),
-            staged_len: Vec::new(),
+            slots: Vec::new(),
         }
     }
 
@@ -294,8 +318,7 @@ impl Workers {
         Ok(Some(Team {
             pool,
             scratch: Scratches(&self.scratch[..threads]),
-            staged: &mut self.staged,
-            staged_len: &mut self.staged_len,
+            slots: &mut self.slots,
         }))
     }
 }

@@ -308,3 +308,116 @@ fn vl_block_chunks_decode_alike_in_parallel() {
         }
     }
 }
+
+/// Chunks that fall back to memcpy part-way through (incompressible data
+/// in a destination of `nbytes + 32`): the workers stop at the block that
+/// does not fit and the call returns the serial chunk, for every thread
+/// count, many times over (a worker that found the fallback once looped
+/// on it forever, session 43). Run on a thread of its own so a hang fails
+/// the test instead of stalling the suite.
+#[test]
+fn fallbacks_found_by_a_worker_end_the_run() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for codec in CODECS {
+            let n = 1 << 20;
+            let src = data("random", n);
+            let p = CParams::default()
+                .codec(codec)
+                .clevel(5)
+                .typesize(4)
+                .filters(&[Filter::Shuffle])
+                .blocksize(16 * 1024);
+            let serial = chunk_with(&p, 1, &src, n + 32).unwrap();
+            for nthreads in [2, 3, 4] {
+                for _ in 0..20 {
+                    let par = chunk_with(&p, nthreads, &src, n + 32).unwrap();
+                    assert!(
+                        par == serial,
+                        "{codec:?} nthreads {nthreads}: chunk differs"
+                    );
+                }
+            }
+            tx.send(codec).unwrap();
+        }
+    });
+    for codec in CODECS {
+        let done = rx.recv_timeout(std::time::Duration::from_secs(120));
+        assert_eq!(done, Ok(codec), "{codec:?}: the parallel run did not end");
+    }
+}
+
+/// A user codec that fails on any block whose first item is `POISON`, and
+/// otherwise stores nothing (its streams go raw).
+struct FailsOnPoison;
+
+const POISON: u32 = 0xDEAD_BEEF;
+
+impl oxiblosc::plugins::UserCodec for FailsOnPoison {
+    fn compress(
+        &self,
+        src: &[u8],
+        _dst: &mut [u8],
+        _call: &oxiblosc::plugins::CodecCall,
+    ) -> oxiblosc::Result<usize> {
+        if src.len() >= 4 && src[..4] == POISON.to_le_bytes() {
+            return Err(oxiblosc::Error::InvalidParam("poisoned block".into()));
+        }
+        Ok(0)
+    }
+
+    fn decompress(
+        &self,
+        _src: &[u8],
+        _dst: &mut [u8],
+        _call: &oxiblosc::plugins::CodecCall,
+    ) -> oxiblosc::Result<usize> {
+        Err(oxiblosc::Error::Corrupt("never stored".into()))
+    }
+}
+
+/// A block that fails to compress (the first, one in the middle, the last,
+/// several) fails the call with the serial run's error for every thread
+/// count, without a hang; the same compressor then compresses good data to
+/// the serial chunk (nothing of the failed run is left in its staging).
+#[test]
+fn a_failing_block_fails_the_chunk_and_leaves_the_compressor_usable() {
+    const ID: u8 = 230;
+    oxiblosc::plugins::register_codec(ID, std::sync::Arc::new(FailsOnPoison)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let bs = 16 * 1024;
+        let n = 64 * bs;
+        let good = data("noisy", n);
+        let p = CParams::default()
+            .codec(Codec::User(ID))
+            .typesize(4)
+            .filters(&[])
+            .blocksize(bs);
+        let serial_good = chunk_with(&p, 1, &good, n + 32).unwrap();
+        for poisoned in [vec![0], vec![31], vec![63], vec![5, 40, 41]] {
+            let mut bad = good.clone();
+            for &b in &poisoned {
+                bad[b * bs..b * bs + 4].copy_from_slice(&POISON.to_le_bytes());
+            }
+            let serial = chunk_with(&p, 1, &bad, n + 32);
+            assert!(serial.is_err(), "{poisoned:?}: {serial:?}");
+            for nthreads in [2, 3, 4] {
+                let mut c = Compressor::new(p.clone().nthreads(nthreads));
+                let mut out = vec![0u8; n + 32];
+                for _ in 0..5 {
+                    let r = c.compress_into(&bad, &mut out).map_err(|e| e.to_string());
+                    assert_eq!(r.map(|_| ()), serial.clone().map(|_| ()), "{poisoned:?}");
+                }
+                let m = c.compress_into(&good, &mut out).unwrap();
+                assert!(
+                    out[..m] == serial_good[..],
+                    "{poisoned:?} nthreads {nthreads}: the next chunk differs"
+                );
+            }
+        }
+        tx.send(()).unwrap();
+    });
+    let done = rx.recv_timeout(std::time::Duration::from_secs(120));
+    assert_eq!(done, Ok(()), "the parallel runs did not end");
+}

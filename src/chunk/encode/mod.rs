@@ -5,8 +5,6 @@
 
 use oxiblosc_kernels::Kernels;
 
-use rayon::prelude::*;
-
 use super::blocksize::{
     BLOSC1_MIN_BUFFERSIZE, compute_blocksize, compute_blocksize_blosc1, split_block,
     split_block_blosc1,
@@ -382,56 +380,10 @@ pub(crate) fn compress_into_hinted(
                 }
             }
         }
-        Some(team) => {
-            // Every block into its own staging slot, big enough for the
-            // block's worst case, so the codecs see the same output limit
-            // as in a serial run wherever the serial run has that room.
-            let stride = blocks.worst(0);
-            let staged_len = lay.nblocks * stride;
-            if team.staged.len() < staged_len {
-                team.staged.resize(staged_len, 0);
-            }
-            team.staged_len.clear();
-            team.staged_len.resize(lay.nblocks, None);
-            // Blocks are handed out one at a time (C-Blosc2's dynamic
-            // schedule for compression), each into its own slot.
-            let scratch = team.scratch;
-            team.pool.install(|| {
-                team.staged[..staged_len]
-                    .par_chunks_mut(stride)
-                    .zip(team.staged_len.par_iter_mut())
-                    .with_max_len(1)
-                    .enumerate()
-                    .try_for_each(|(i, (slot, len))| {
-                        *len = blocks.encode(i, &mut scratch.get(), slot, 0)?;
-                        Ok::<(), Error>(())
-                    })
-            })?;
-            // Then each block once into its place, in order: the serial
-            // chunk, byte for byte. A block whose worst case no longer fits
-            // in `dst` is encoded again right there with the exact room a
-            // serial run gives it (the codecs may decide differently with
-            // less room), and a block that did not fit falls back to memcpy.
-            for i in 0..lay.nblocks {
-                dst[bstart_at(i)..bstart_at(i) + 4]
-                    .copy_from_slice(&(ntbytes as i32).to_le_bytes());
-                let staged = team.staged_len[i].filter(|_| ntbytes + blocks.worst(i) <= destsize);
-                let end = match staged {
-                    Some(len) => {
-                        let from = i * stride;
-                        dst[ntbytes..ntbytes + len].copy_from_slice(&team.staged[from..from + len]);
-                        Some(ntbytes + len)
-                    }
-                    None => blocks.encode(i, &mut scratch.get(), dst, ntbytes)?,
-                };
-                match end {
-                    Some(end) => ntbytes = end,
-                    None => {
-                        return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
-                    }
-                }
-            }
-        }
+        Some(team) => match parallel::encode_blocks(team, &blocks, dst, ntbytes, hlen)? {
+            Some(end) => ntbytes = end,
+            None => return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED),
+        },
     }
 
     if !lay.blosc1 && dict.is_none() && ntbytes == hlen + bstarts_len + 4 * nstreams_total {
@@ -679,6 +631,7 @@ pub(crate) fn special_header(
     })
 }
 
+mod parallel;
 mod stream;
 #[cfg(test)]
 mod tests;
