@@ -29,86 +29,130 @@ struct Input {
     data: Vec<u8>,
 }
 
-fuzz_target!(|inp: Input| {
-    let codec = [
-        Codec::BloscLz,
-        Codec::Lz4,
-        Codec::Lz4Hc,
-        Codec::Zlib,
-        Codec::Zstd,
-    ][usize::from(inp.codec) % 5];
-    let filters: Vec<Filter> = inp
-        .filters
-        .iter()
-        .filter_map(|&f| match f % 8 {
-            1 => Some(Filter::Shuffle),
-            2 => Some(Filter::BitShuffle),
-            3 => Some(Filter::Delta),
-            4 => Some(Filter::ByteDelta),
-            5 => Some(Filter::TruncPrec(inp.filter_meta % 24)),
-            _ => None,
-        })
-        .collect();
-    let split = [
-        SplitMode::Always,
-        SplitMode::Never,
-        SplitMode::Auto,
-        SplitMode::ForwardCompat,
-    ][usize::from(inp.splitmode) % 4];
-    let mut p = CParams::default()
-        .codec(codec)
-        .clevel(inp.clevel % 10)
-        .typesize(usize::from(inp.typesize).max(1))
-        .filters(&filters)
-        .blocksize(usize::from(inp.blocksize))
-        .splitmode(split)
-        .nthreads(usize::from(inp.nthreads % 3) + 1)
-        .use_dict(inp.use_dict);
-    if inp.blosc1 {
-        p = p.format(ChunkFormat::Blosc1);
-    }
-    let lossy = filters.iter().any(|f| matches!(f, Filter::TruncPrec(_)));
-    let chunksize = p.typesize * (usize::from(inp.chunk) % 512 + 1);
-    containers(&inp.data, &p, chunksize, inp.container, lossy);
-    let chunk = match oxiblosc::compress(&inp.data, &p) {
-        Ok(c) => c,
-        Err(oxiblosc::Error::InvalidParam(_) | oxiblosc::Error::Unsupported(_)) => return,
-        Err(e) => panic!("{p:?}: {e}"),
-    };
-    assert!(chunk.len() <= inp.data.len() + oxiblosc::MAX_OVERHEAD);
-    let back = oxiblosc::decompress(&chunk).unwrap_or_else(|e| panic!("{p:?}: {e}"));
-    assert_eq!(back.len(), inp.data.len());
-    if !lossy {
-        assert_eq!(back, inp.data, "{p:?}");
-    }
-    let mut d = Decompressor::new(DParams::default().nthreads(2));
-    assert_eq!(d.decompress(&chunk).unwrap(), back);
-    let h = oxiblosc::ChunkHeader::parse(&chunk).unwrap();
-    let ts = usize::from(h.typesize);
-    let items = back.len() / ts;
-    if items > 1 {
-        let got = oxiblosc::getitem(&chunk, 1, items - 1).unwrap();
-        assert_eq!(got, back[ts..items * ts]);
-    }
-    if !inp.blosc1 && !inp.data.is_empty() {
-        let cut = usize::from(inp.blocksize) % 1000 + 1;
-        let blocks: Vec<&[u8]> = inp.data.chunks(cut).collect();
-        let vl = match oxiblosc::chunk::vl_compress(&blocks, &p) {
+fuzz_target!(
+    init: {
+        // Every chunk of two blocks or more goes to the pool when nthreads
+        // > 1 (the library runs chunks under 128 KiB inline, and inputs
+        // here are a few KB): the parallel encoder and decoder are fuzzed
+        // on every input that asks for threads. Set before any thread runs.
+        // SAFETY: no other thread exists yet to read the environment.
+        unsafe { std::env::set_var("OXIBLOSC_INLINE_BELOW", "0") }
+    },
+    |inp: Input| {
+        let codec = [
+            Codec::BloscLz,
+            Codec::Lz4,
+            Codec::Lz4Hc,
+            Codec::Zlib,
+            Codec::Zstd,
+        ][usize::from(inp.codec) % 5];
+        let filters: Vec<Filter> = inp
+            .filters
+            .iter()
+            .filter_map(|&f| match f % 8 {
+                1 => Some(Filter::Shuffle),
+                2 => Some(Filter::BitShuffle),
+                3 => Some(Filter::Delta),
+                4 => Some(Filter::ByteDelta),
+                5 => Some(Filter::TruncPrec(inp.filter_meta % 24)),
+                _ => None,
+            })
+            .collect();
+        let split = [
+            SplitMode::Always,
+            SplitMode::Never,
+            SplitMode::Auto,
+            SplitMode::ForwardCompat,
+        ][usize::from(inp.splitmode) % 4];
+        let mut p = CParams::default()
+            .codec(codec)
+            .clevel(inp.clevel % 10)
+            .typesize(usize::from(inp.typesize).max(1))
+            .filters(&filters)
+            .blocksize(usize::from(inp.blocksize))
+            .splitmode(split)
+            .nthreads(usize::from(inp.nthreads % 3) + 1)
+            .use_dict(inp.use_dict);
+        if inp.blosc1 {
+            p = p.format(ChunkFormat::Blosc1);
+        }
+        let lossy = filters.iter().any(|f| matches!(f, Filter::TruncPrec(_)));
+        let chunksize = p.typesize * (usize::from(inp.chunk) % 512 + 1);
+        containers(&inp.data, &p, chunksize, inp.container, lossy);
+        let chunk = match oxiblosc::compress(&inp.data, &p) {
             Ok(c) => c,
             Err(oxiblosc::Error::InvalidParam(_) | oxiblosc::Error::Unsupported(_)) => return,
-            Err(e) => panic!("VL {p:?}: {e}"),
+            Err(e) => panic!("{p:?}: {e}"),
         };
-        let got = d.vl_blocks(&vl).unwrap_or_else(|e| panic!("VL {p:?}: {e}"));
-        assert_eq!(got.len(), blocks.len());
-        for (g, b) in got.iter().zip(&blocks) {
-            assert_eq!(g.len(), b.len());
-            if !lossy {
-                assert_eq!(g, b, "VL {p:?}");
-            }
+        assert!(chunk.len() <= inp.data.len() + oxiblosc::MAX_OVERHEAD);
+        if p.nthreads > 1 {
+            same_as_serial(&inp.data, &p, &chunk, usize::from(inp.chunk));
         }
-        assert_eq!(d.decompress(&vl).unwrap(), got.concat());
+        let back = oxiblosc::decompress(&chunk).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        assert_eq!(back.len(), inp.data.len());
+        if !lossy {
+            assert_eq!(back, inp.data, "{p:?}");
+        }
+        let mut d = Decompressor::new(DParams::default().nthreads(2));
+        assert_eq!(d.decompress(&chunk).unwrap(), back);
+        let h = oxiblosc::ChunkHeader::parse(&chunk).unwrap();
+        let ts = usize::from(h.typesize);
+        let items = back.len() / ts;
+        if items > 1 {
+            let got = oxiblosc::getitem(&chunk, 1, items - 1).unwrap();
+            assert_eq!(got, back[ts..items * ts]);
+        }
+        if !inp.blosc1 && !inp.data.is_empty() {
+            let cut = usize::from(inp.blocksize) % 1000 + 1;
+            let blocks: Vec<&[u8]> = inp.data.chunks(cut).collect();
+            let vl = match oxiblosc::chunk::vl_compress(&blocks, &p) {
+                Ok(c) => c,
+                Err(oxiblosc::Error::InvalidParam(_) | oxiblosc::Error::Unsupported(_)) => return,
+                Err(e) => panic!("VL {p:?}: {e}"),
+            };
+            let got = d.vl_blocks(&vl).unwrap_or_else(|e| panic!("VL {p:?}: {e}"));
+            assert_eq!(got.len(), blocks.len());
+            for (g, b) in got.iter().zip(&blocks) {
+                assert_eq!(g.len(), b.len());
+                if !lossy {
+                    assert_eq!(g, b, "VL {p:?}");
+                }
+            }
+            assert_eq!(d.decompress(&vl).unwrap(), got.concat());
+        }
     }
-});
+);
+
+/// The chunk `p` (more than one thread) made of `data` is the one thread's
+/// chunk byte for byte, and so is the result with `room` (any size up to
+/// the input's plus the most a chunk adds) of the caller's room, bounded
+/// (`compress_into`) and all of it (`compress_into_all_room`): the same
+/// bytes, or the same error.
+fn same_as_serial(data: &[u8], p: &CParams, chunk: &[u8], room: usize) {
+    let serial = p.clone().nthreads(1);
+    assert!(
+        oxiblosc::compress(data, &serial).unwrap() == chunk,
+        "{p:?}: not the serial chunk"
+    );
+    let room = room % (data.len() + oxiblosc::MAX_OVERHEAD + 64 + 1);
+    let run = |p: &CParams, all: bool| {
+        let mut c = oxiblosc::Compressor::new(p.clone());
+        let mut out = vec![0u8; room];
+        let r = if all {
+            c.compress_into_all_room(data, &mut out)
+        } else {
+            c.compress_into(data, &mut out)
+        };
+        r.map(|n| out[..n].to_vec()).map_err(|e| e.to_string())
+    };
+    for all in [false, true] {
+        assert_eq!(
+            run(p, all),
+            run(&serial, all),
+            "{p:?} room {room} all {all}: not the serial result"
+        );
+    }
+}
 
 /// The data through the container `which` picks, with `p` and chunks of
 /// `chunksize` bytes: it must come back (its length only when `lossy`).
