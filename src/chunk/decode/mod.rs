@@ -546,7 +546,19 @@ pub(crate) fn decompress_into(
     }
     if h.is_memcpyed() {
         let hlen = h.header_len();
-        super::copy_pieces(dst, &plan.chunk[hlen..hlen + nbytes]);
+        let src = &plan.chunk[hlen..hlen + nbytes];
+        // Stored raw: copied in pieces, on the pool when there are threads
+        // (as C-Blosc2 copies such a chunk's blocks on its threads).
+        let pieces = nbytes.div_ceil(super::COPY_PIECE);
+        match workers.team(nbytes, pieces, |_| Ok(()))? {
+            None => super::copy_pieces(dst, src),
+            Some(team) => team.pool.install(|| {
+                dst.par_chunks_mut(super::COPY_PIECE)
+                    .zip(src.par_chunks(super::COPY_PIECE))
+                    .with_max_len(1)
+                    .for_each(|(d, s)| d.copy_from_slice(s))
+            }),
+        }
         return Ok(nbytes);
     }
     if h.is_vlblocks() {
