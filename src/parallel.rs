@@ -74,19 +74,34 @@ pub(crate) fn cap_header_threads(n: usize) -> usize {
 /// last. A pool dropped from it lives on while a compressor holds it.
 pub(crate) const KEEP_POOLS: usize = 8;
 
-/// The kept pools, the one requested last at the end.
-type Registry = Mutex<Vec<(usize, Arc<ThreadPool>)>>;
+/// The kept pools, the one requested last at the end, and the process
+/// that built them.
+type Registry = Mutex<(u32, Vec<(usize, Arc<ThreadPool>)>)>;
 
 fn registry() -> &'static Registry {
     static POOLS: OnceLock<Registry> = OnceLock::new();
-    POOLS.get_or_init(|| Mutex::new(Vec::new()))
+    POOLS.get_or_init(|| Mutex::new((std::process::id(), Vec::new())))
+}
+
+/// Let go of a pool built by the process this one was forked from: its
+/// threads were not copied into this process, so a job handed to it would
+/// wait forever. It is leaked, not dropped: dropping it would signal
+/// threads that do not exist here.
+fn forget_forked(pool: Arc<ThreadPool>) {
+    std::mem::forget(pool);
 }
 
 /// The shared pool of `nthreads` threads (built on first request, or when
 /// its pool has left the registry). `None` when the pool cannot be built
 /// (the caller then runs inline).
 fn shared_pool(nthreads: usize) -> Option<Arc<ThreadPool>> {
-    let mut pools = registry().lock().unwrap_or_else(PoisonError::into_inner);
+    let mut registry = registry().lock().unwrap_or_else(PoisonError::into_inner);
+    let (pid, pools) = &mut *registry;
+    if *pid != std::process::id() {
+        // A forked child (C-Blosc's test_forksafe): new pools for it.
+        pools.drain(..).for_each(|(_, p)| forget_forked(p));
+        *pid = std::process::id();
+    }
     if let Some(i) = pools.iter().position(|(n, _)| *n == nthreads) {
         let entry = pools.remove(i);
         let pool = Arc::clone(&entry.1);
@@ -187,6 +202,8 @@ impl Scratch {
 pub(crate) struct Workers {
     nthreads: usize,
     pool: Option<Arc<ThreadPool>>,
+    /// The process `pool` was taken in (a forked child takes its own).
+    pool_pid: u32,
     pool_failed: bool,
     /// `scratch[0]` serves inline runs; pool thread `t` of a parallel run
     /// uses `scratch[t]`.
@@ -247,6 +264,7 @@ impl Workers {
         Workers {
             nthreads: nthreads.clamp(1, MAX_THREADS),
             pool: None,
+            pool_pid: 0,
             pool_failed: false,
             scratch: vec![Mutex::new(Scratch::default())],
             slots: Vec::new(),
@@ -295,8 +313,16 @@ impl Workers {
         nblocks: usize,
         warm: impl Fn(&mut Scratch) -> crate::Result<()>,
     ) -> crate::Result<Option<Team<'_>>> {
+        let pid = std::process::id();
+        if self.pool_pid != pid {
+            // Taken before a fork: its threads are not in this process.
+            if let Some(p) = self.pool.take() {
+                forget_forked(p);
+            }
+        }
         if self.pool.is_none() {
             self.pool = shared_pool(self.nthreads);
+            self.pool_pid = pid;
             self.pool_failed = self.pool.is_none();
         }
         let Some(pool) = self.pool.as_deref() else {
@@ -338,7 +364,7 @@ mod tests {
             let p = shared_pool(n).expect("pool");
             assert_eq!(p.current_num_threads(), n);
         }
-        let kept: Vec<usize> = registry().lock().unwrap().iter().map(|e| e.0).collect();
+        let kept: Vec<usize> = registry().lock().unwrap().1.iter().map(|e| e.0).collect();
         assert!(kept.len() <= KEEP_POOLS, "{kept:?}");
         assert!(!kept.contains(&41) && !kept.contains(&42), "{kept:?}");
         // A pool out of the registry that nobody holds has ended; one that a
@@ -349,7 +375,7 @@ mod tests {
         let again = shared_pool(42).expect("pool");
         assert_eq!(again.current_num_threads(), 42);
         assert!(Arc::ptr_eq(&again, &shared_pool(42).expect("pool")));
-        assert!(registry().lock().unwrap().iter().any(|e| e.0 == 42));
+        assert!(registry().lock().unwrap().1.iter().any(|e| e.0 == 42));
     }
 
     #[test]
