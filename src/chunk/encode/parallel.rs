@@ -35,8 +35,6 @@ struct Place<'d> {
     ntbytes: usize,
     /// The first block not placed.
     next: usize,
-    /// A block did not fit: the chunk is to be stored raw.
-    fallback: bool,
 }
 
 /// What every worker of one chunk shares.
@@ -100,7 +98,6 @@ pub(super) fn encode_blocks(
             dst,
             ntbytes,
             next: 0,
-            fallback: false,
         }),
         failure: Mutex::new(None),
     };
@@ -122,7 +119,8 @@ pub(super) fn encode_blocks(
     {
         return Err(e);
     }
-    if place.fallback {
+    // Stopped without an error: a block did not fit, store the chunk raw.
+    if run.stopped.load(Ordering::Relaxed) {
         return Ok(None);
     }
     debug_assert_eq!(place.next, nblocks);
@@ -233,7 +231,6 @@ impl Run<'_, '_> {
             match end {
                 Some(end) => place.ntbytes = end,
                 None => {
-                    place.fallback = true;
                     self.stop();
                     return;
                 }
