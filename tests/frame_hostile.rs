@@ -358,6 +358,25 @@ fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
         assert!(sc.append_buffer(&data).is_err());
         assert!(sc.delete_chunk(0).is_err());
         assert_eq!(sc.nchunks(), 2);
+        // No new frame is written from it: it would not reopen (found by
+        // cframe_read's deferred opening, session 44).
+        let refused = |r: oxiblosc::Result<()>, what: &str| match r {
+            Err(oxiblosc::Error::Corrupt(_)) => {}
+            other => panic!("{what}: {other:?}"),
+        };
+        refused(sc.to_cframe().map(drop), "to_cframe");
+        refused(sc.cframe_len().map(drop), "cframe_len");
+        refused(sc.cframe_layout().map(drop), "cframe_layout");
+        refused(
+            sc.to_cframe_into(&mut [0u8; 1 << 16]).map(drop),
+            "to_cframe_into",
+        );
+        let mut out = Vec::new();
+        refused(sc.write_cframe(&mut out).map(drop), "write_cframe");
+        assert!(out.is_empty(), "write_cframe wrote {} bytes", out.len());
+        let saved = std::env::temp_dir().join(format!("oxiblosc-deferred-{}", std::process::id()));
+        refused(sc.save(&saved).map(drop), "save");
+        assert!(!saved.exists(), "save left a file");
     };
     let mut lazy = OpenOptions::new()
         .defer_chunk_checks(true)

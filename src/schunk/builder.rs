@@ -118,6 +118,7 @@ impl SChunkBuilder {
             trailing_free: false,
             tidy_on_close: false,
             tidy_on_drop: true,
+            unfit_chunk: None,
             tail_stale: false,
             stamp_epoch: super::next_stamp_epoch(),
         }

@@ -63,7 +63,9 @@ impl SChunk {
     ///
     /// # Errors
     /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
-    /// chunk files do not make a frame that opens.
+    /// chunk files do not make a frame that opens, and for a super-chunk
+    /// opened with [`defer_chunk_checks`](crate::OpenOptions::defer_chunk_checks)
+    /// that left a chunk out (its frame would not reopen).
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
         let layout = self.cframe_layout()?;
         let n = usize::try_from(layout.frame_len())
@@ -123,6 +125,7 @@ impl SChunk {
     /// # Errors
     /// As [`cframe_len`](Self::cframe_len).
     pub fn cframe_layout(&mut self) -> Result<CframeLayout<'_>> {
+        self.check_whole()?;
         self.flush_tail()?;
         let dir = match &self.backend {
             Backend::Frame { .. } => None,
@@ -132,6 +135,20 @@ impl SChunk {
             }
         };
         Ok(CframeLayout { sc: self, dir })
+    }
+
+    /// Refuses to lay out a new frame from a super-chunk whose open left
+    /// a chunk out (deferred chunk checks): the frame would hold that
+    /// chunk's bytes and not reopen. Borrowing the frame as it is
+    /// ([`cframe_ref`](Self::cframe_ref), as C-Blosc2's `to_buffer` lends
+    /// a frame in memory) is still allowed: it is the caller's own bytes.
+    fn check_whole(&self) -> Result<()> {
+        match &self.unfit_chunk {
+            None => Ok(()),
+            Some(e) => Err(corrupt(format!(
+                "no frame is written from a super-chunk opened with a chunk left out ({e})"
+            ))),
+        }
     }
 
     /// [`to_cframe`](Self::to_cframe)'s frame borrowed, not copied, when
@@ -244,8 +261,10 @@ impl SChunk {
     /// [`crate::Error::Io`] from `w` or from the storage (after which `w`
     /// holds part of the frame); [`crate::Error::Corrupt`] for a directory
     /// frame's chunk file that does not check against the frame, or that
-    /// changed between its two reads.
+    /// changed between its two reads; as [`to_cframe`](Self::to_cframe)
+    /// for a chunk left out at the open.
     pub fn write_cframe(&mut self, w: &mut dyn Write) -> Result<u64> {
+        self.check_whole()?;
         self.flush_tail()?;
         let len = self.header.frame_len;
         match &mut self.backend {

@@ -313,6 +313,11 @@ pub struct SChunk {
     fsync: bool,
     /// Changes allowed (current edition; the frame owns the end of its file).
     writable: std::result::Result<(), String>,
+    /// Why a chunk was left out at the open (deferred chunk checks, see
+    /// [`OpenOptions::defer_chunk_checks`](crate::OpenOptions::defer_chunk_checks)):
+    /// no new frame is written from such a super-chunk, as it would not
+    /// reopen ([`SChunk::cframe_layout`], [`SChunk::write_cframe`]).
+    unfit_chunk: Option<String>,
     /// Bytes after a persistent frame's end are free (opened with
     /// [`OpenOptions::discard_trailing`]): changes may overwrite them. Else
     /// every change first checks that the storage still ends where the

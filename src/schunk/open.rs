@@ -91,8 +91,11 @@ impl OpenOptions {
     /// header) runs outside the frame's chunks section fails the open. On:
     /// such a frame opens read-only (every change fails), and reading that
     /// chunk fails with the error the open would have given; the other
-    /// chunks read as usual. (C-Blosc2 opens a frame in memory without
-    /// copying it, `blosc2_schunk_from_buffer(..., copy=false)`, so.)
+    /// chunks read as usual; no new frame is written from it
+    /// ([`SChunk::to_cframe`], [`SChunk::write_cframe`], [`SChunk::save`]
+    /// fail), as it would not reopen. (C-Blosc2 opens a frame in memory
+    /// without copying it, `blosc2_schunk_from_buffer(..., copy=false)`,
+    /// so.)
     pub fn defer_chunk_checks(mut self, on: bool) -> Self {
         self.defer_chunk_checks = on;
         self
@@ -314,6 +317,7 @@ impl OpenOptions {
             trailing_free: self.discard_trailing,
             tidy_on_close: false,
             tidy_on_drop: true,
+            unfit_chunk: None,
             tail_stale: false,
             stamp_epoch: super::next_stamp_epoch(),
         })

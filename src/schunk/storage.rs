@@ -510,6 +510,7 @@ impl SChunk {
         }
         if let Some(e) = bad {
             self.writable = Err(format!("a chunk does not fit its frame ({e}): read-only"));
+            self.unfit_chunk = Some(e.to_string());
         } else if variable
             && matches!(self.backend, Backend::Frame { .. })
             && nbytes != self.header.nbytes as u64
