@@ -597,3 +597,47 @@ fn sframe_chunk_files_that_are_not_regular_files_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// A metalayer or vlmetalayer name is a C string to C-Blosc2, which reads
+/// the bytes up to the first NUL as the name. A frame whose trailer names
+/// a vlmetalayer `"a\0b"` (and whose header names a metalayer `"mx\0"`)
+/// reads so here too: the names are `"a"` and `"mx"`, found by those names,
+/// as C finds them. The C ABI listed the first such name (found by
+/// capi_frame, session 44) and did not find it by the name it listed. A
+/// name with a NUL is refused when added.
+#[test]
+fn names_end_at_their_first_nul_as_in_c() {
+    let mut sc = SChunk::new(oxiblosc::CParams::default()).unwrap();
+    sc.meta_add("mxy", b"\x01\x02").unwrap();
+    sc.append_buffer(&[5u8; 100]).unwrap();
+    sc.vlmeta_set("abc", b"value").unwrap();
+    let mut frame = sc.to_cframe().unwrap();
+    let patch = |frame: &mut Vec<u8>, from: &[u8], to: &[u8]| {
+        let at = frame
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("the name in the frame");
+        frame[at..at + to.len()].copy_from_slice(to);
+    };
+    patch(&mut frame, b"\xa3abc", b"\xa3a\0b");
+    patch(&mut frame, b"\xa3mxy", b"\xa3mx\0");
+    let mut back = SChunk::from_cframe(frame).unwrap();
+    assert_eq!(back.vlmeta_names(), ["a"]);
+    assert_eq!(
+        back.vlmeta_get("a").unwrap().as_deref(),
+        Some(&b"value"[..])
+    );
+    assert_eq!(back.metalayers()[0].name, "mx");
+    assert_eq!(back.meta_get("mx"), Some(&b"\x01\x02"[..]));
+    for bad in ["a\0b", "\0"] {
+        assert!(matches!(
+            back.vlmeta_set(bad, b"x"),
+            Err(oxiblosc::Error::InvalidParam(_))
+        ));
+    }
+    let mut empty = SChunk::new(oxiblosc::CParams::default()).unwrap();
+    assert!(matches!(
+        empty.meta_add("m\0", b"x"),
+        Err(oxiblosc::Error::InvalidParam(_))
+    ));
+}

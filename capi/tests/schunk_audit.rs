@@ -7,8 +7,9 @@
 
 use blosc2::schunk::{
     blosc2_get_slice_nchunks, blosc2_schunk, blosc2_schunk_append_buffer,
-    blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_new, blosc2_schunk_open,
-    blosc2_schunk_open_offset, blosc2_schunk_to_file, blosc2_storage,
+    blosc2_schunk_append_file, blosc2_schunk_free, blosc2_schunk_from_buffer, blosc2_schunk_new,
+    blosc2_schunk_open, blosc2_schunk_open_offset, blosc2_schunk_to_file, blosc2_storage,
+    blosc2_vlmeta_exists, blosc2_vlmeta_get_names,
 };
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
 use std::ffi::CString;
@@ -180,4 +181,33 @@ fn frames_to_files_and_failed_writes() {
         unsafe { blosc2_schunk_free(f) };
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A vlmetalayer whose name in the frame holds a NUL (`"a\0b"`) is listed
+/// by `blosc2_vlmeta_get_names` as C-Blosc2 lists it (`"a"`, the C string)
+/// and found by that name. capi_frame found the C ABI listing one name
+/// and finding none by it (session 44).
+#[test]
+fn a_vlmetalayer_is_found_by_the_name_listed() {
+    let mut sc = oxiblosc::SChunk::new(oxiblosc::CParams::default()).unwrap();
+    sc.append_buffer(&[5u8; 100]).unwrap();
+    sc.vlmeta_set("abc", b"value").unwrap();
+    let mut frame = sc.to_cframe().unwrap();
+    let at = frame.windows(4).position(|w| w == b"\xa3abc").unwrap();
+    frame[at + 2] = 0;
+    // SAFETY: frame holds its length; copied.
+    let s = unsafe { blosc2_schunk_from_buffer(frame.as_mut_ptr(), frame.len() as i64, true) };
+    assert!(!s.is_null());
+    let mut names = [std::ptr::null_mut::<std::ffi::c_char>(); 4];
+    // SAFETY: a live handle; room for its one name.
+    assert_eq!(unsafe { blosc2_vlmeta_get_names(s, names.as_mut_ptr()) }, 1);
+    // SAFETY: a name the library published.
+    let name = unsafe { std::ffi::CStr::from_ptr(names[0]) };
+    assert_eq!(name.to_bytes(), b"a");
+    // SAFETY: a live handle and NUL-terminated names.
+    unsafe {
+        assert_eq!(blosc2_vlmeta_exists(s, names[0]), 0);
+        assert_eq!(blosc2_vlmeta_exists(s, c"a".as_ptr()), 0);
+        blosc2_schunk_free(s);
+    }
 }

@@ -171,11 +171,18 @@ pub fn msgpack_text(bytes: &[u8]) -> Option<String> {
     Some(t)
 }
 
-/// Check a name for a metalayer or vlmetalayer.
+/// Check a name for a metalayer or vlmetalayer: 1-31 bytes, none of them
+/// NUL (a name is a C string to C-Blosc2: it would read `"a\0b"` as
+/// `"a"`).
 pub(crate) fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() >= MAX_NAME_LEN {
         return Err(invalid_param(format!(
             "metalayer name {name:?} must be 1..=31 bytes"
+        )));
+    }
+    if name.contains('\0') {
+        return Err(invalid_param(format!(
+            "metalayer name {name:?} holds a NUL byte"
         )));
     }
     Ok(())
@@ -252,6 +259,9 @@ pub(super) fn parse_meta_section(
             return Err(corrupt(format!("{what}: name marker {m:#04x}")));
         }
         let name = c.take(usize::from(m & 0x1f))?;
+        // A C string to C-Blosc2, which reads the bytes up to the first
+        // NUL as the name (and finds the layer by it): so here.
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
         let name = String::from_utf8(name.to_vec())
             .map_err(|_| corrupt(format!("{what}: name is not UTF-8")))?;
         c.expect(0xd2)?;
