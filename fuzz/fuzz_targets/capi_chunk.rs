@@ -94,6 +94,15 @@ fuzz_target!(|data: &[u8]| {
     let r =
         unsafe { b2::blosc2_decompress(src, len as i32, out.as_mut_ptr().cast(), destsize as i32) };
     check("blosc2_decompress", r, &out);
+    if let Some(h) = parsed.as_ref() {
+        masked(dctx, &chunk, h, &mut out, flags, engine.as_deref());
+        // It decodes whole blocks, or the whole chunk for a range into a
+        // tail shorter than an item, with no output limit (as C's): only
+        // for chunks within MAX_DEST.
+        if h.nbytes <= MAX_DEST {
+            getitem_bytes(dctx, &chunk, start, nitems, flags, engine.as_deref());
+        }
+    }
 
     // getitem into a buffer of exactly nitems items (or one byte less),
     // for blocks within the limit (see the module's comment).
@@ -205,6 +214,202 @@ fuzz_target!(|data: &[u8]| {
             item_check("blosc_getitem", r, &items);
         }
     }
+    if let Some(h) = parsed.as_ref() {
+        vl_calls(dctx, &chunk, h, start, flags, engine.as_deref());
+    }
     // SAFETY: made above, freed once.
     unsafe { b2::blosc2_free_ctx(dctx) };
 });
+
+/// A block mask from the chunk's own bytes for the next decode
+/// (`blosc2_set_maskout`, since session 44: no target had set one), of
+/// one flag per block, or one more when flag bit 2 is set (the decode must
+/// then fail): the blocks kept are the engine's, the masked ones are left
+/// as they were; the mask is for one call only (the next decode is whole).
+fn masked(
+    dctx: *mut b2::blosc2_context,
+    chunk: &[u8],
+    h: &ChunkHeader,
+    out: &mut [u8],
+    flags: u8,
+    engine: Option<&[u8]>,
+) {
+    let nb = h.nblocks() + usize::from(flags & 4 != 0);
+    if nb > 4096 || chunk.is_empty() {
+        return;
+    }
+    let mut mask: Vec<bool> = (0..nb)
+        .map(|i| chunk[i % chunk.len()] & (1 << (i % 8)) != 0)
+        .collect();
+    // SAFETY: a live context; nb flags at mask.
+    let r = unsafe { b2::blosc2_set_maskout(dctx, mask.as_mut_ptr(), nb as c_int) };
+    assert_eq!(r, 0, "blosc2_set_maskout");
+    out.fill(0xA5);
+    let (src, len) = (chunk.as_ptr() as *const c_void, chunk.len() as i32);
+    // SAFETY: a live context; `len` readable bytes; out.len() writable.
+    let r = unsafe {
+        b2::blosc2_decompress_ctx(dctx, src, len, out.as_mut_ptr().cast(), out.len() as i32)
+    };
+    if r >= 0 {
+        assert!(
+            nb == h.nblocks(),
+            "a mask of {nb} flags for {} blocks",
+            h.nblocks()
+        );
+        assert_eq!(r as usize, h.nbytes, "masked decode: its size");
+        let bs = h.blocksize.max(1);
+        for (i, got) in out[..h.nbytes].chunks(bs).enumerate() {
+            if mask[i] {
+                assert!(got.iter().all(|&b| b == 0xA5), "masked block {i} written");
+            } else if let Some(e) = engine {
+                assert!(*got == e[i * bs..i * bs + got.len()], "kept block {i}");
+            }
+        }
+    }
+    // The mask was for that call: this one decodes the whole chunk.
+    // SAFETY: as above.
+    let r = unsafe {
+        b2::blosc2_decompress_ctx(dctx, src, len, out.as_mut_ptr().cast(), out.len() as i32)
+    };
+    if r >= 0 {
+        let e = engine.expect("blosc2_decompress_ctx decodes what the engine refuses");
+        assert!(out[..r as usize] == *e, "the decode after a masked one");
+    }
+}
+
+/// `blosc2_getitem_bytes_ctx` of `nitems` bytes from byte `start`
+/// (since session 44: no target had called it), into a buffer of exactly
+/// that size, or one byte less when flag bit 1 is set: what it gives is
+/// the engine's bytes there.
+fn getitem_bytes(
+    dctx: *mut b2::blosc2_context,
+    chunk: &[u8],
+    start: c_int,
+    nitems: c_int,
+    flags: u8,
+    engine: Option<&[u8]>,
+) {
+    let size = (nitems as usize).saturating_sub(usize::from(flags & 2 != 0));
+    let mut dst = vec![0u8; size];
+    // SAFETY: a live context; the chunk's bytes; `size` writable bytes.
+    let r = unsafe {
+        b2::blosc2_getitem_bytes_ctx(
+            dctx,
+            chunk.as_ptr().cast(),
+            chunk.len() as i32,
+            start,
+            nitems,
+            dst.as_mut_ptr().cast(),
+            size as i32,
+        )
+    };
+    if r >= 0 {
+        assert!(
+            r as usize <= size,
+            "blosc2_getitem_bytes_ctx: {r} into {size}"
+        );
+        if let Some(e) = engine {
+            let at = start as usize;
+            assert!(
+                dst[..r as usize] == e[at..at + r as usize],
+                "blosc2_getitem_bytes_ctx: other bytes"
+            );
+        }
+    }
+}
+
+unsafe extern "C" {
+    /// C's `free`, for the blocks the VL calls malloc.
+    fn free(p: *mut c_void);
+}
+
+/// The VL-block calls (since session 44: source coverage of the corpus
+/// showed that none was ever made): the block count, every block into
+/// malloc'ed buffers (with room for all of them, or one fewer when flag
+/// bit 1 is set), and block `start % nblocks` alone. What they decode is
+/// the engine's chunk cut at its blocks; a call the engine's decode
+/// refuses fails. Only for chunks within [`MAX_DEST`] of at most 4,096
+/// blocks (the C calls decode with no output limit, as C-Blosc2's).
+fn vl_calls(
+    dctx: *mut b2::blosc2_context,
+    chunk: &[u8],
+    h: &ChunkHeader,
+    start: c_int,
+    flags: u8,
+    engine: Option<&[u8]>,
+) {
+    if !h.is_vlblocks() || h.nbytes > MAX_DEST {
+        return;
+    }
+    let (src, len) = (chunk.as_ptr() as *const c_void, chunk.len() as i32);
+    let mut nb = -1i32;
+    // SAFETY: `len` readable bytes at src; a writable out-pointer.
+    let r = unsafe { b2::blosc2_vlchunk_get_nblocks(src, len, &mut nb) };
+    if r < 0 {
+        return;
+    }
+    assert_eq!(nb as usize, h.nblocks(), "blosc2_vlchunk_get_nblocks");
+    if nb <= 0 || nb > 4096 {
+        return;
+    }
+    let max = if flags & 2 != 0 { nb - 1 } else { nb };
+    let mut dests = vec![std::ptr::null_mut::<c_void>(); nb as usize];
+    let mut sizes = vec![-1i32; nb as usize];
+    // SAFETY: a live context; `len` readable bytes; `max` <= nb writable
+    // entries in dests and sizes.
+    let r = unsafe {
+        b2::blosc2_vldecompress_ctx(dctx, src, len, dests.as_mut_ptr(), sizes.as_mut_ptr(), max)
+    };
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    if r >= 0 {
+        assert_eq!(r, nb, "blosc2_vldecompress_ctx: blocks");
+        assert_eq!(max, nb, "blosc2_vldecompress_ctx: {nb} blocks into {max}");
+        for (&p, &s) in dests.iter().zip(&sizes) {
+            assert!(
+                !p.is_null() && s >= 0,
+                "blosc2_vldecompress_ctx: a block of {s}"
+            );
+            // SAFETY: the call malloc'ed `s` bytes at p; freed once, here.
+            unsafe {
+                blocks.push(std::slice::from_raw_parts(p as *const u8, s as usize).to_vec());
+                free(p);
+            }
+        }
+        let e = engine.expect("blosc2_vldecompress_ctx decodes what the engine refuses");
+        assert!(
+            blocks.concat() == e,
+            "blosc2_vldecompress_ctx: bytes differ"
+        );
+    } else {
+        assert!(
+            dests.iter().all(|p| p.is_null()),
+            "blosc2_vldecompress_ctx failed and left buffers"
+        );
+    }
+    let i = start % nb;
+    let (mut p, mut s) = (std::ptr::null_mut::<u8>(), -1i32);
+    // SAFETY: a live context; `len` readable bytes; writable out-pointers.
+    let r = unsafe { b2::blosc2_vldecompress_block_ctx(dctx, src, len, i, &mut p, &mut s) };
+    if r >= 0 {
+        assert!(
+            !p.is_null() && r == s,
+            "blosc2_vldecompress_block_ctx: {r}, {s}"
+        );
+        // SAFETY: the call malloc'ed `s` bytes at p; freed once, here.
+        let block = unsafe {
+            let b = std::slice::from_raw_parts(p, s as usize).to_vec();
+            free(p.cast());
+            b
+        };
+        assert!(
+            engine.is_some(),
+            "blosc2_vldecompress_block_ctx decodes what the engine refuses"
+        );
+        if let Some(b) = blocks.get(i as usize) {
+            assert!(
+                *b == block,
+                "blosc2_vldecompress_block_ctx: block {i} differs"
+            );
+        }
+    }
+}
