@@ -10,7 +10,14 @@
 //! (`blosc2_schunk_append_buffer`, `_delete_chunk`, `_insert_chunk`,
 //! `_update_chunk`): after each edit, worked or not, the frame
 //! `blosc2_schunk_to_buffer` gives opens with the chunk count and sizes the
-//! handle's struct shows. Since session 19, a frame holding a `b2nd`
+//! handle's struct shows (since session 44 also `_append_chunk`,
+//! `_reorder_offsets`, `_set_slice_buffer`, `blosc2_meta_update`,
+//! `blosc2_vlmeta_add`, `_update` and `_delete`, and `blosc2_schunk_copy`,
+//! whose copy must write a frame that opens; and on every handle the
+//! calls that describe it: `_get_cparams`, `_get_dparams`,
+//! `blosc2_frame_get_offsets`, `blosc2_get_slice_nchunks`,
+//! `blosc2_schunk_frame_len`, `blosc2_vlmeta_exists` and, on chunks
+//! within 8 MiB, `blosc2_schunk_get_vlblock`). Since session 19, a frame holding a `b2nd`
 //! metalayer is also opened from a file with `b2nd_open`, its struct read
 //! and its first item read with `b2nd_get_slice_cbuffer`.
 #![no_main]
@@ -18,11 +25,15 @@ use std::ffi::{CStr, c_char, c_void};
 
 use blosc2::b2nd::{b2nd_array_t, b2nd_free, b2nd_get_slice_cbuffer, b2nd_open};
 use blosc2::schunk::{
-    blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_decompress_chunk,
-    blosc2_schunk_delete_chunk, blosc2_schunk_free, blosc2_schunk_from_buffer,
-    blosc2_schunk_get_chunk, blosc2_schunk_get_lazychunk, blosc2_schunk_get_slice_buffer,
-    blosc2_schunk_insert_chunk, blosc2_schunk_to_buffer, blosc2_schunk_update_chunk,
-    blosc2_vlmeta_get, blosc2_vlmeta_get_names,
+    blosc2_frame_get_offsets, blosc2_get_blosc2_storage_defaults, blosc2_get_slice_nchunks,
+    blosc2_meta_update, blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_append_chunk,
+    blosc2_schunk_copy, blosc2_schunk_decompress_chunk, blosc2_schunk_delete_chunk,
+    blosc2_schunk_frame_len, blosc2_schunk_free, blosc2_schunk_from_buffer,
+    blosc2_schunk_get_chunk, blosc2_schunk_get_cparams, blosc2_schunk_get_dparams,
+    blosc2_schunk_get_lazychunk, blosc2_schunk_get_slice_buffer, blosc2_schunk_get_vlblock,
+    blosc2_schunk_insert_chunk, blosc2_schunk_reorder_offsets, blosc2_schunk_set_slice_buffer,
+    blosc2_schunk_to_buffer, blosc2_schunk_update_chunk, blosc2_vlmeta_add, blosc2_vlmeta_delete,
+    blosc2_vlmeta_exists, blosc2_vlmeta_get, blosc2_vlmeta_get_names, blosc2_vlmeta_update,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -97,6 +108,9 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
                     };
                     small &= nb <= MAX_CHUNK;
                     declared = declared.saturating_add(nb);
+                    if nb <= MAX_CHUNK {
+                        sink += unsafe { vlblocks(sc, i) };
+                    }
                 }
             } else if !lazy {
                 small = false;
@@ -120,13 +134,24 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
         // SAFETY: live handle; stop * typesize writable bytes.
         let _ = unsafe { blosc2_schunk_get_slice_buffer(sc, 0, stop, slice.as_mut_ptr().cast()) };
     }
+    // SAFETY: live handle.
+    sink += unsafe { structure(sc) };
     let mut names = vec![std::ptr::null_mut::<c_char>(); 8192];
     // SAFETY: live handle; room for the most vlmetalayers a handle has.
     let n = unsafe { blosc2_vlmeta_get_names(sc, names.as_mut_ptr()) };
-    for &name in names.iter().take(n.clamp(0, 64) as usize) {
+    for (k, &name) in names.iter().take(n.clamp(0, 64) as usize).enumerate() {
         if name.is_null() {
             continue;
         }
+        // SAFETY: live handle; a name the library gave.
+        let at = unsafe { blosc2_vlmeta_exists(sc, name) };
+        // The first layer of that name (a frame may repeat one).
+        assert!(
+            (0..=k as i32).contains(&at)
+                // SAFETY: names the library gave.
+                && unsafe { CStr::from_ptr(names[at as usize]) == CStr::from_ptr(name) },
+            "blosc2_vlmeta_exists: {at} for the name listed at {k}"
+        );
         let (mut content, mut len) = (std::ptr::null_mut::<u8>(), 0i32);
         // SAFETY: live handle; a name the library gave; writable out-pointers.
         if unsafe { blosc2_vlmeta_get(sc, name, &mut content, &mut len) } >= 0 {
@@ -136,6 +161,85 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
         }
     }
     std::hint::black_box(sink);
+}
+
+/// Blocks 0 and 1 of chunk `i` through `blosc2_schunk_get_vlblock` (since
+/// session 44): a VL-block chunk's block, malloc'ed, or an error for any
+/// other chunk.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn vlblocks(sc: *mut blosc2_schunk, i: i64) -> u64 {
+    let mut sink = 0;
+    for j in 0..2 {
+        let (mut p, mut n) = (std::ptr::null_mut::<u8>(), -1i32);
+        // SAFETY: live handle (caller); writable out-pointers.
+        let r = unsafe { blosc2_schunk_get_vlblock(sc, i, j, &mut p, &mut n) };
+        if r >= 0 {
+            assert!(
+                r == n && !p.is_null(),
+                "blosc2_schunk_get_vlblock: {r}, {n}"
+            );
+            sink += touch(p, n as usize);
+            // SAFETY: malloc'ed for the caller.
+            unsafe { free(p.cast()) };
+        }
+    }
+    sink
+}
+
+/// What describes the super-chunk (since session 44): its cparams and
+/// dparams (malloc'ed copies), the frame's offsets index (`nchunks`
+/// entries, each read), the chunks a slice of its first items lies in,
+/// and the frame's length, which is what `blosc2_schunk_to_buffer` gives.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn structure(sc: *mut blosc2_schunk) -> u64 {
+    let mut sink = 0;
+    // SAFETY: live handle (caller); writable out-pointers; what the calls
+    // malloc is freed once.
+    unsafe {
+        let mut cp = std::ptr::null_mut();
+        if blosc2_schunk_get_cparams(sc, &mut cp) >= 0 {
+            assert!(!cp.is_null(), "blosc2_schunk_get_cparams: no cparams");
+            sink += u64::from((*cp).typesize as u32);
+            free(cp.cast());
+        }
+        let mut dp = std::ptr::null_mut();
+        if blosc2_schunk_get_dparams(sc, &mut dp) >= 0 {
+            assert!(!dp.is_null(), "blosc2_schunk_get_dparams: no dparams");
+            sink += u64::from((*dp).nthreads as u32);
+            free(dp.cast());
+        }
+        let offsets = blosc2_frame_get_offsets(sc);
+        if !offsets.is_null() {
+            let n = (*sc).nchunks.clamp(0, 1 << 16) as usize;
+            sink += touch(offsets.cast(), n * 8);
+            free(offsets.cast());
+        }
+        let s = &*sc;
+        let (mut start, mut stop) = (0i64, (s.nbytes / i64::from(s.typesize.max(1))).min(1000));
+        let mut idx = std::ptr::null_mut::<i64>();
+        let n = blosc2_get_slice_nchunks(sc, &mut start, &mut stop, &mut idx);
+        if n >= 0 && !idx.is_null() {
+            sink += touch(idx.cast(), n as usize * 8);
+            free(idx.cast());
+        }
+        let len = blosc2_schunk_frame_len(sc);
+        let (mut frame, mut needs_free) = (std::ptr::null_mut::<u8>(), false);
+        let n = blosc2_schunk_to_buffer(sc, &mut frame, &mut needs_free);
+        if n >= 0 {
+            assert_eq!(
+                len, n,
+                "blosc2_schunk_frame_len and blosc2_schunk_to_buffer"
+            );
+        }
+        if needs_free && !frame.is_null() {
+            free(frame.cast());
+        }
+    }
+    sink
 }
 
 /// The frame `blosc2_schunk_to_buffer` gives for `sc` opens, with the
@@ -196,6 +300,123 @@ unsafe fn edit_all(sc: *mut blosc2_schunk) {
         let last = (*sc).nchunks - 1;
         let _ = blosc2_schunk_update_chunk(sc, last, chunk.as_mut_ptr(), true);
         same_when_reopened(sc, "update_chunk");
+        // Since session 44: the other edits of the C API.
+        let _ = blosc2_schunk_append_chunk(sc, chunk.as_mut_ptr(), true);
+        same_when_reopened(sc, "append_chunk");
+        let n = (*sc).nchunks;
+        if (1..=4096).contains(&n) {
+            let mut order: Vec<i64> = (0..n).rev().collect();
+            let _ = blosc2_schunk_reorder_offsets(sc, order.as_mut_ptr());
+            same_when_reopened(sc, "reorder_offsets");
+        }
+        let ts = i64::from((*sc).typesize.max(1));
+        let items = ((*sc).nbytes / ts).clamp(0, 64);
+        let mut buf: Vec<u8> = (0..(items * ts) as usize).map(|i| (i * 3) as u8).collect();
+        let _ = blosc2_schunk_set_slice_buffer(sc, 0, items, buf.as_mut_ptr().cast());
+        same_when_reopened(sc, "set_slice_buffer");
+        meta_edits(sc);
+        copy_of(sc);
+    }
+}
+
+/// The metalayer calls on a live handle, each followed by a reopen (since
+/// session 44): the first metalayer's content rewritten (same length);
+/// a vlmetalayer added, updated and deleted. A call that works shows in
+/// the struct C reads.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn meta_edits(sc: *mut blosc2_schunk) {
+    // SAFETY: live handle (caller); buffers that hold their lengths.
+    unsafe {
+        let s = &*sc;
+        if s.nmetalayers > 0 && !s.metalayers[0].is_null() {
+            let m = &*s.metalayers[0];
+            let name = CStr::from_ptr(m.name).to_owned();
+            let len = m.content_len.clamp(0, 1 << 16);
+            let mut content: Vec<u8> = (0..len).map(|i| (i * 5 + 1) as u8).collect();
+            let r = blosc2_meta_update(sc, name.as_ptr(), content.as_mut_ptr(), len);
+            if r >= 0 {
+                let m = &*(*sc).metalayers[r as usize];
+                assert_eq!(
+                    m.content_len, len,
+                    "blosc2_meta_update: the struct's length"
+                );
+                let now = std::slice::from_raw_parts(m.content, len as usize);
+                assert!(now == content, "blosc2_meta_update: the struct's content");
+            }
+            same_when_reopened(sc, "meta_update");
+        }
+        let name = c"fz";
+        let mut content = vec![7u8; 40];
+        let _ = blosc2_vlmeta_add(
+            sc,
+            name.as_ptr(),
+            content.as_mut_ptr(),
+            40,
+            std::ptr::null_mut(),
+        );
+        same_when_reopened(sc, "vlmeta_add");
+        let mut content = vec![9u8; 300];
+        let r = blosc2_vlmeta_update(
+            sc,
+            name.as_ptr(),
+            content.as_mut_ptr(),
+            300,
+            std::ptr::null_mut(),
+        );
+        if r >= 0 {
+            let (mut got, mut len) = (std::ptr::null_mut::<u8>(), 0i32);
+            let g = blosc2_vlmeta_get(sc, name.as_ptr(), &mut got, &mut len);
+            assert!(
+                g >= 0,
+                "blosc2_vlmeta_update worked, blosc2_vlmeta_get fails"
+            );
+            let now = std::slice::from_raw_parts(got, len.max(0) as usize);
+            assert!(
+                now == content,
+                "blosc2_vlmeta_get after blosc2_vlmeta_update"
+            );
+            free(got.cast());
+        }
+        same_when_reopened(sc, "vlmeta_update");
+        if blosc2_vlmeta_delete(sc, name.as_ptr()) >= 0 {
+            assert!(
+                blosc2_vlmeta_exists(sc, name.as_ptr()) < 0,
+                "a deleted vlmetalayer exists"
+            );
+        }
+        same_when_reopened(sc, "vlmeta_delete");
+    }
+}
+
+/// `blosc2_schunk_copy` into a contiguous frame in memory (since session
+/// 44): a copy that is made holds what the struct shows and writes a
+/// frame that opens.
+///
+/// # Safety
+/// `sc` is a live handle.
+unsafe fn copy_of(sc: *mut blosc2_schunk) {
+    let mut storage = blosc2_get_blosc2_storage_defaults();
+    storage.contiguous = true;
+    // SAFETY: live handle (caller); a storage that lives through the call.
+    unsafe {
+        let c = blosc2_schunk_copy(sc, &mut storage);
+        if c.is_null() {
+            return;
+        }
+        let (a, b) = (&*sc, &*c);
+        assert_eq!(
+            (a.nchunks, a.nbytes),
+            (b.nchunks, b.nbytes),
+            "blosc2_schunk_copy: the copy's struct"
+        );
+        // (A frame's header may give any i32; chunks hold 1-255.)
+        if (1..=255).contains(&a.typesize) {
+            assert_eq!(a.typesize, b.typesize, "blosc2_schunk_copy: the type size");
+        }
+        same_when_reopened(c, "schunk_copy");
+        blosc2_schunk_free(c);
     }
 }
 
