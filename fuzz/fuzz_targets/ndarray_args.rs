@@ -157,6 +157,57 @@ fn buffer(shape: &[u64], is: usize, fill: u8) -> Vec<u8> {
     vec![fill; want as usize]
 }
 
+/// The array made from C-order data (since session 44; the creation calls
+/// had only ever been given valid geometries): `create` from a slice and
+/// `fill_from` a reader of the same bytes read back as those bytes; data
+/// one item short is refused (`create`) or fails cleanly (`fill_from`
+/// reading a short stream), with no panic. Only for arrays of at most
+/// [`MAX_BUF`] bytes.
+fn from_data(meta: &NdMeta, layout: &Layout, is: usize) {
+    if layout.nbytes() > MAX_BUF {
+        return;
+    }
+    let data: Vec<u8> = (0..layout.nbytes() as usize)
+        .map(|i| (i * 13 + 1) as u8)
+        .collect();
+    let cparams = CParams::default().nthreads(1);
+    let read_back = |sc: SChunk, what: &str| {
+        let mut a = NdArray::open(sc).unwrap_or_else(|e| panic!("{what}: opens: {e}"));
+        let got = a.to_vec().unwrap_or_else(|e| panic!("{what}: reads: {e}"));
+        assert!(got == data, "{what}: other items than it was made of");
+    };
+    match ndarray::create(meta, cparams.clone(), &data) {
+        Ok(sc) => read_back(sc, "create"),
+        Err(e) => {
+            assert!(
+                matches!(e, Error::InvalidParam(_)),
+                "create refused with {e}"
+            );
+            return;
+        }
+    }
+    let fresh = || {
+        ndarray::builder(meta, cparams.clone())
+            .and_then(|b| b.build_memory())
+            .expect("builds as create did")
+    };
+    let mut sc = fresh();
+    ndarray::fill_from(&mut sc, meta, &mut &data[..])
+        .unwrap_or_else(|e| panic!("fill_from a reader of create's data: {e}"));
+    read_back(sc, "fill_from");
+    if !data.is_empty() {
+        let short = &data[..data.len() - is];
+        assert!(
+            ndarray::create(meta, cparams.clone(), short).is_err(),
+            "create of short data"
+        );
+        assert!(
+            ndarray::fill_from(&mut fresh(), meta, &mut &short[..]).is_err(),
+            "fill_from a short reader"
+        );
+    }
+}
+
 /// Whether `shape` lays out in at most [`MAX_CHUNKS`] chunks (or does not
 /// lay out at all: the call must then fail cleanly).
 fn small_enough(meta: &NdMeta, shape: &[u64], is: usize) -> bool {
@@ -183,6 +234,7 @@ fuzz_target!(|inp: Input| {
     if layout.nchunks() > MAX_CHUNKS || layout.chunk_nbytes() > MAX_OUTPUT {
         return;
     }
+    from_data(&meta, &layout, is);
     let cparams = CParams::default().nthreads(1);
     let Ok(b) = ndarray::builder(&meta, cparams) else {
         return;
