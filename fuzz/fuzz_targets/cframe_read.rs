@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
             whole = sc.get_slice(0, nb).ok();
         }
     }
+    deferred(data, memory.as_mut().ok());
     if let Ok(dec) = FrameDecoder::with_params(data, common::dparams(1)) {
         let mut out = Vec::new();
         let limit = common::MAX_OUTPUT as u64 + 1;
@@ -53,6 +54,28 @@ fn as_file(data: &[u8], mut memory: Option<SChunk>) {
     let path = dir.join("frame.b2frame");
     std::fs::write(&path, data).unwrap();
     let file = OpenOptions::new().read_only(true).open(&path);
+    // The same bytes after a prefix, opened at its end (as
+    // `blosc2_schunk_open_offset`): opened or refused alike, and the same
+    // chunks.
+    let skip = 1 + usize::from(data[0] % 16);
+    let shifted = dir.join("shifted.b2frame");
+    std::fs::write(&shifted, [&vec![0xA5; skip][..], data].concat()).unwrap();
+    let at = OpenOptions::new()
+        .read_only(true)
+        .offset(skip as u64)
+        .open(&shifted);
+    match (&file, at) {
+        (Ok(_), Ok(mut a)) => {
+            let mut f = OpenOptions::new().read_only(true).open(&path).unwrap();
+            common::same_chunks(&mut f, &mut a, "at offset 0 and at an offset");
+        }
+        (Err(_), Err(_)) => {}
+        (f, a) => panic!(
+            "a file frame {} at offset 0 and {} at offset {skip}",
+            if f.is_ok() { "opens" } else { "is refused" },
+            if a.is_ok() { "opens" } else { "is refused" }
+        ),
+    }
     if memory.is_none() && file.is_ok() && data.len() >= 24 {
         let flen = u64::from_be_bytes(data[16..24].try_into().unwrap());
         let mut frame = data[..flen.min(data.len() as u64) as usize].to_vec();
@@ -63,21 +86,8 @@ fn as_file(data: &[u8], mut memory: Option<SChunk>) {
         (Ok(mut f), Some(mut m)) => {
             f.set_dparams(common::dparams(1));
             m.set_dparams(common::dparams(1));
-            assert_eq!(f.nchunks(), m.nchunks(), "chunks in a file and in memory");
-            assert_eq!(f.nbytes(), m.nbytes(), "bytes in a file and in memory");
+            common::same_chunks(&mut f, &mut m, "in a file and in memory");
             common::read_all(&mut f);
-            for i in 0..f.nchunks().min(16) {
-                let (a, b) = (f.decompress_chunk_vec(i), m.decompress_chunk_vec(i));
-                match (&a, &b) {
-                    (Ok(a), Ok(b)) => assert!(a == b, "chunk {i} reads differently"),
-                    (Err(_), Err(_)) => {}
-                    _ => panic!(
-                        "chunk {i}: {:?} from the file, {:?} in memory",
-                        a.as_ref().err(),
-                        b.as_ref().err()
-                    ),
-                }
-            }
         }
         (Err(_), None) => {}
         (f, m) => panic!(
@@ -88,4 +98,16 @@ fn as_file(data: &[u8], mut memory: Option<SChunk>) {
     }
     // The directory too: one per process was left behind in $TMPDIR.
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Opened with deferred chunk checks (as `blosc2_schunk_from_buffer`
+/// without a copy, since session 44): every frame the strict open takes
+/// opens the same; one it refuses may open (read-only) when only its
+/// chunks are wrong, and then every read fails or works, without a panic.
+fn deferred(data: &[u8], strict: Option<&mut SChunk>) {
+    let lax = OpenOptions::new()
+        .read_only(true)
+        .defer_chunk_checks(true)
+        .from_cframe(data.to_vec());
+    common::deferred_as_strict(lax, strict);
 }

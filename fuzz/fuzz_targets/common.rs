@@ -29,6 +29,7 @@ pub fn read_all(sc: &mut SChunk) {
             }
         }
     }
+    iterators(sc);
     let names: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
     for name in names {
         let _ = sc.vlmeta_get(&name);
@@ -58,6 +59,86 @@ pub fn read_all(sc: &mut SChunk) {
                 assert_eq!(v, c[a as usize..b as usize], "slice {a}..{b} of chunk 0");
             }
         }
+    }
+}
+
+/// The iterators and the `_into` reads give what the plain reads give, for
+/// the first 32 chunks (since session 44; source coverage showed none of
+/// them was reached): `iter_chunks`, `next_into` and `decompress_chunk_into`
+/// what `decompress_chunk_vec` gives (the same bytes, or an error in
+/// both), `iter_compressed` and `chunk_shared` what `get_chunk` gives, and
+/// `read_items` of the first items what `get_slice` gives.
+fn iterators(sc: &mut SChunk) {
+    let n = sc.nchunks().min(32);
+    let plain: Vec<Result<Vec<u8>, String>> = (0..n)
+        .map(|i| sc.decompress_chunk_vec(i).map_err(|e| e.to_string()))
+        .collect();
+    let stored: Vec<Option<Vec<u8>>> = (0..n)
+        .map(|i| sc.get_chunk(i).ok().map(|c| c.into_owned()))
+        .collect();
+    let agree = |what: &str, i: usize, got: Result<&[u8], String>| match (&plain[i], got) {
+        (Ok(a), Ok(b)) => assert!(a == b, "{what}: chunk {i} has other bytes"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!(
+            "{what}: chunk {i}: {:?} and {:?}",
+            a.as_ref().err(),
+            b.err()
+        ),
+    };
+    for (i, c) in sc.iter_chunks().take(n).enumerate() {
+        agree("iter_chunks", i, c.as_deref().map_err(|e| e.to_string()));
+    }
+    let mut buf = Vec::new();
+    let mut it = sc.iter_chunks();
+    for i in 0..n {
+        match it.next_into(&mut buf) {
+            Some(r) => agree(
+                "next_into",
+                i,
+                r.map(|m| &buf[..m]).map_err(|e| e.to_string()),
+            ),
+            None => panic!("next_into ended at {i} of {n}"),
+        }
+    }
+    for i in 0..n {
+        // A buffer of the size the frame gives the chunk (within the limit).
+        let size = sc.chunk_nbytes(i).unwrap_or(0).min(MAX_OUTPUT);
+        let mut out = vec![0u8; size];
+        if let Ok(m) = sc.decompress_chunk_into(i, &mut out) {
+            agree("decompress_chunk_into", i, Ok(&out[..m]));
+        }
+    }
+    for (i, c) in sc.iter_compressed().take(n).enumerate() {
+        assert_eq!(c.ok(), stored[i], "iter_compressed: chunk {i}");
+    }
+    for (i, want) in stored.iter().enumerate() {
+        // (Refused for a stored chunk of a file or a directory.)
+        let got = match sc.chunk_shared(i) {
+            Err(oxiblosc::Error::Unsupported(_)) => continue,
+            r => r.ok().map(|c| c.into_owned()),
+        };
+        assert_eq!(got.as_ref(), want.as_ref(), "chunk_shared: chunk {i}");
+    }
+    let nb = sc.nbytes().min(4096);
+    let ts = sc.typesize().max(1) as u64;
+    if let Ok(want) = sc.get_slice(0, nb - nb % ts) {
+        let got: Option<Vec<u8>> = match ts {
+            1 => {
+                let mut v = vec![0u8; want.len()];
+                sc.read_items(0, &mut v).ok().map(|_| v)
+            }
+            4 => {
+                let mut v = vec![0u32; want.len() / 4];
+                sc.read_items(0, &mut v)
+                    .ok()
+                    .map(|_| v.iter().flat_map(|x| x.to_ne_bytes()).collect())
+            }
+            _ => Some(want.clone()),
+        };
+        assert!(
+            got.as_ref() == Some(&want),
+            "read_items: other items than get_slice"
+        );
     }
 }
 
@@ -157,6 +238,8 @@ pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
     let flat = |sc: &mut SChunk| sc.get_slice(0, nb.min(1 << 16)).ok();
     let flat_before = if op & 7 == 6 { flat(sc) } else { None };
     let slice = &buf[..buf.len().min(nb as usize)];
+    let metas_before = sc.metalayers().to_vec();
+    let vlnames_before: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
     let ok = match op & 7 {
         0 => sc.append_buffer(&buf).map(|_| ()),
         1 => chunk.and_then(|c| sc.insert_chunk(at, &c)),
@@ -168,6 +251,20 @@ pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
             let order: Vec<usize> = (0..n).rev().collect();
             sc.reorder_chunks(&order)
         }
+        // Op 5 also edits the metalayers (since session 44; until then
+        // cframe_edit named them but never changed one): bits 6-7 01
+        // rewrite the first layer's bytes in place (`meta_update`, at most
+        // its length), 10 add a layer (`meta_add`, before any chunk), 11
+        // delete the first vlmetalayer (`vlmeta_delete`).
+        5 if op >> 6 == 1 => match metas_before.first() {
+            Some(m) => sc.meta_update(&m.name, &buf[..buf.len().min(m.content.len())]),
+            None => sc.meta_update("fz", &buf),
+        },
+        5 if op >> 6 == 2 => sc.meta_add("fz", &buf[..buf.len().min(64)]),
+        5 if op >> 6 == 3 => match vlnames_before.first() {
+            Some(name) => sc.vlmeta_delete(name),
+            None => sc.vlmeta_delete("fz"),
+        },
         5 => sc.vlmeta_set("fz", &buf),
         6 => sc.set_slice(0, slice),
         _ => sc.compact(),
@@ -210,6 +307,29 @@ pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
         if ok { "worked" } else { "failed" }
     );
     assert_eq!(sc.nchunks(), want_n, "{what}: chunk count");
+    // The metalayers: a failed edit leaves them; `meta_update` changes
+    // its layer's first bytes, `meta_add` adds one at the end.
+    let mut want_metas = metas_before;
+    if ok && op & 7 == 5 && op >> 6 == 1 {
+        let m = &mut want_metas[0];
+        let n = buf.len().min(m.content.len());
+        m.content[..n].copy_from_slice(&buf[..n]);
+    } else if ok && op & 7 == 5 && op >> 6 == 2 {
+        want_metas.push(oxiblosc::frame::Metalayer {
+            name: "fz".into(),
+            content: buf[..buf.len().min(64)].to_vec(),
+        });
+    }
+    assert!(sc.metalayers() == want_metas, "{what}: metalayers");
+    if op & 7 == 5 && op >> 6 == 3 {
+        let mut want = vlnames_before;
+        if ok {
+            assert!(!want.is_empty(), "{what}: deleted a vlmetalayer not there");
+            want.remove(0);
+        }
+        let now: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
+        assert_eq!(now, want, "{what}: vlmetalayer names");
+    }
     for i in 0..want_n.min(KEPT) {
         let expect = match want(i) {
             Want::Old(j) => before.get(j).and_then(|b| b.as_deref()),
@@ -237,4 +357,37 @@ pub fn edit(sc: &mut SChunk, k: usize, op: u8) -> bool {
         );
     }
     ok
+}
+
+/// Two openings of one frame hold the same chunks: the same counts and
+/// sizes, and each of the first 16 chunks reads the same or fails in both.
+pub fn same_chunks(a: &mut SChunk, b: &mut SChunk, what: &str) {
+    a.set_dparams(dparams(1));
+    b.set_dparams(dparams(1));
+    assert_eq!(a.nchunks(), b.nchunks(), "chunks {what}");
+    assert_eq!(a.nbytes(), b.nbytes(), "bytes {what}");
+    for i in 0..a.nchunks().min(16) {
+        match (a.decompress_chunk_vec(i), b.decompress_chunk_vec(i)) {
+            (Ok(x), Ok(y)) => assert!(x == y, "chunk {i} reads differently {what}"),
+            (Err(_), Err(_)) => {}
+            (x, y) => panic!("chunk {i} {what}: {:?} and {:?}", x.err(), y.err()),
+        }
+    }
+}
+
+/// `lax`, opened with deferred chunk checks, against `strict`, the same
+/// bytes opened without (since session 44): every frame the strict open
+/// takes opens the same; one it refuses may open (read-only) when only its
+/// chunks are wrong, and then every read fails or works without a panic,
+/// and no frame it writes fails to reopen.
+pub fn deferred_as_strict(lax: oxiblosc::Result<SChunk>, strict: Option<&mut SChunk>) {
+    match (lax, strict) {
+        (Ok(mut l), Some(s)) => same_chunks(&mut l, s, "deferred and strict"),
+        (Ok(mut l), None) => {
+            read_all(&mut l);
+            must_reopen(&mut l, "deferred");
+        }
+        (Err(_), None) => {}
+        (Err(e), Some(_)) => panic!("the strict open takes it, the deferred one refuses: {e}"),
+    }
 }

@@ -3,7 +3,9 @@
 //! bytes in that order, then the index (`chunks.b2frame`). Open, every
 //! read, and to_cframe, which must give a frame that reopens. For one
 //! input in four (since session 17), two edits of the directory opened
-//! writable, after each of which it must reopen.
+//! writable, after each of which it must reopen. Since session 44 also
+//! opened with deferred chunk checks, which must take what the strict
+//! open takes, with the same chunks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::schunk::OpenOptions;
@@ -28,7 +30,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     std::fs::write(dir.join("chunks.b2frame"), rest).unwrap();
-    if let Ok(mut sc) = OpenOptions::new().read_only(true).open(&dir) {
+    let mut strict = OpenOptions::new().read_only(true).open(&dir);
+    // With deferred chunk checks (since session 44).
+    let lax = OpenOptions::new()
+        .read_only(true)
+        .defer_chunk_checks(true)
+        .open(&dir);
+    common::deferred_as_strict(lax, strict.as_mut().ok());
+    if let Ok(mut sc) = strict {
         common::read_all(&mut sc);
         common::must_reopen(&mut sc, "sframe to_cframe");
         drop(sc);
