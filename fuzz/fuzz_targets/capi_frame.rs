@@ -23,7 +23,10 @@
 #![no_main]
 use std::ffi::{CStr, c_char, c_void};
 
-use blosc2::b2nd::{b2nd_array_t, b2nd_free, b2nd_get_slice_cbuffer, b2nd_open};
+use blosc2::b2nd::{
+    b2nd_array_t, b2nd_deserialize_meta, b2nd_free, b2nd_get_slice_cbuffer, b2nd_open,
+    b2nd_serialize_meta,
+};
 use blosc2::schunk::{
     blosc2_frame_get_offsets, blosc2_get_blosc2_storage_defaults, blosc2_get_slice_nchunks,
     blosc2_meta_update, blosc2_schunk, blosc2_schunk_append_buffer, blosc2_schunk_append_chunk,
@@ -72,8 +75,15 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
         // SAFETY: a metalayer the library published: a NUL-terminated
         // name and content_len bytes of content.
         let m = unsafe { &**m };
-        sink += unsafe { CStr::from_ptr(m.name) }.to_bytes().len() as u64;
+        let name = unsafe { CStr::from_ptr(m.name) };
+        sink += name.to_bytes().len() as u64;
         sink += touch(m.content, m.content_len.max(0) as usize);
+        if matches!(name.to_bytes(), b"b2nd" | b"caterva") {
+            // SAFETY: content_len bytes at content (above).
+            let raw =
+                unsafe { std::slice::from_raw_parts(m.content, m.content_len.max(0) as usize) };
+            deserialize(raw);
+        }
     }
     let (nchunks, chunksize) = (s.nchunks, s.chunksize);
     let dest_len = usize::try_from(chunksize).unwrap_or(0).min(MAX_CHUNK);
@@ -161,6 +171,78 @@ unsafe fn read_all(sc: *mut blosc2_schunk) {
         }
     }
     std::hint::black_box(sink);
+}
+
+/// `b2nd_deserialize_meta` of a metalayer's bytes (since session 44: no
+/// target had called it) into arrays of exactly `B2ND_MAX_DIM` values:
+/// it reads what `NdMeta::decode` reads, and `b2nd_serialize_meta` of
+/// that gives bytes that read the same again.
+fn deserialize(raw: &[u8]) {
+    const MAX: usize = 16;
+    let (mut ndim, mut fmt) = (-1i8, -1i8);
+    let (mut shape, mut cs, mut bs) = ([0i64; MAX], [0i32; MAX], [0i32; MAX]);
+    let mut dtype = std::ptr::null_mut::<c_char>();
+    // SAFETY: raw holds its length; arrays of B2ND_MAX_DIM values; writable
+    // out-pointers.
+    let r = unsafe {
+        b2nd_deserialize_meta(
+            raw.as_ptr(),
+            raw.len() as i32,
+            &mut ndim,
+            shape.as_mut_ptr(),
+            cs.as_mut_ptr(),
+            bs.as_mut_ptr(),
+            &mut dtype,
+            &mut fmt,
+        )
+    };
+    let decoded = oxiblosc::ndarray::NdMeta::decode(raw);
+    assert_eq!(
+        r >= 0,
+        decoded.is_ok(),
+        "b2nd_deserialize_meta and NdMeta::decode"
+    );
+    if r < 0 {
+        return;
+    }
+    let m = decoded.unwrap();
+    let n = ndim as usize;
+    assert_eq!(n, m.ndim(), "b2nd_deserialize_meta: ndim");
+    assert!(
+        (0..n).all(|d| shape[d] as u64 == m.shape[d]
+            && cs[d] as u64 == m.chunkshape[d]
+            && bs[d] as u64 == m.blockshape[d]),
+        "b2nd_deserialize_meta: the shapes"
+    );
+    let mut again = std::ptr::null_mut::<u8>();
+    // SAFETY: ndim values in each array; dtype null or a C string the call
+    // made; a writable out-pointer.
+    let len = unsafe {
+        b2nd_serialize_meta(
+            ndim,
+            shape.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype,
+            fmt,
+            &mut again,
+        )
+    };
+    if len >= 0 {
+        // SAFETY: len bytes the call malloc'ed, freed once.
+        let bytes = unsafe { std::slice::from_raw_parts(again, len as usize) }.to_vec();
+        unsafe { free(again.cast()) };
+        let back = oxiblosc::ndarray::NdMeta::decode(&bytes).expect("serialized meta reads");
+        assert_eq!(
+            (&back.shape, &back.chunkshape, &back.blockshape),
+            (&m.shape, &m.chunkshape, &m.blockshape),
+            "b2nd_serialize_meta of what was read"
+        );
+    }
+    if !dtype.is_null() {
+        // SAFETY: malloc'ed by the call.
+        unsafe { free(dtype.cast()) };
+    }
 }
 
 /// Blocks 0 and 1 of chunk `i` through `blosc2_schunk_get_vlblock` (since
