@@ -25,16 +25,18 @@
 //! shapes as C-Blosc2 does (whole chunks kept as stored, their padding
 //! included; away from a dimension's end only whole chunks at a chunk
 //! boundary), so the model holds every chunk's padding and a growth reads
-//! what the padding held.
+//! what the padding held. Since session 44, after those: `b2nd_get_slice`,
+//! `b2nd_copy`, `b2nd_from_cbuffer`, `b2nd_delete` and
+//! `b2nd_copy_buffer2` (`arrays_from`).
 #![no_main]
 use std::ffi::{CString, c_char, c_void};
 
 use blosc2::b2nd::{
-    b2nd_append, b2nd_array_t, b2nd_concatenate, b2nd_create_ctx, b2nd_expand_dims, b2nd_free,
-    b2nd_free_ctx, b2nd_from_cframe, b2nd_get_orthogonal_selection, b2nd_get_slice_cbuffer,
-    b2nd_get_sparse_cbuffer, b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize,
-    b2nd_set_orthogonal_selection, b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer,
-    b2nd_to_cframe, b2nd_zeros,
+    b2nd_append, b2nd_array_t, b2nd_concatenate, b2nd_copy, b2nd_copy_buffer2, b2nd_create_ctx,
+    b2nd_delete, b2nd_expand_dims, b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_from_cframe,
+    b2nd_get_orthogonal_selection, b2nd_get_slice, b2nd_get_slice_cbuffer, b2nd_get_sparse_cbuffer,
+    b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize, b2nd_set_orthogonal_selection,
+    b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer, b2nd_to_cframe, b2nd_zeros,
 };
 use blosc2::schunk::{blosc2_schunk_get_chunk, blosc2_storage};
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
@@ -175,6 +177,7 @@ fuzz_target!(|inp: Input| {
             "after the selections, second handle",
         );
     }
+    arrays_from(a, &model, &chunks, &blocks);
     // Its frame, in memory, as an array again: copied, then borrowed.
     let (mut frame, mut len, mut needs_free) = (std::ptr::null_mut::<u8>(), 0i64, false);
     // SAFETY: a live array and writable out pointers.
@@ -209,6 +212,163 @@ fuzz_target!(|inp: Input| {
         let _ = std::fs::remove_dir_all(&base);
     }
 });
+
+/// The array's items, read whole (`b2nd_to_cbuffer`).
+fn contents(a: *const b2nd_array_t) -> Vec<u8> {
+    // SAFETY: a live array; a buffer of the size told.
+    unsafe {
+        let n = (*a).nitems.max(0) as usize * (*(*a).sc).typesize.max(1) as usize;
+        let mut v = vec![0u8; n];
+        let r = b2nd_to_cbuffer(a, v.as_mut_ptr().cast(), n as i64);
+        assert_eq!(r, 0, "b2nd_to_cbuffer");
+        v
+    }
+}
+
+/// Arrays made from the array or its items, and a deletion (since session
+/// 44: no target had made these calls): `b2nd_get_slice` of a box is what
+/// `b2nd_get_slice_cbuffer` reads there; `b2nd_copy` and
+/// `b2nd_from_cbuffer` of its items read as the model; deleting the last
+/// third of the copy's first dimension (`b2nd_delete`) leaves the
+/// model's first rows, and a deletion past the end or on an axis it does
+/// not have is refused; `b2nd_copy_buffer2` of the box out of the model's
+/// buffer is that box.
+fn arrays_from(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64]) {
+    let n = m.shape.len();
+    // SAFETY: a live array.
+    let is = unsafe { (*(*a).sc).typesize } as usize;
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = is as i32;
+    cp.nthreads = 1;
+    let mut dp = DPARAMS_DEFAULTS;
+    dp.nthreads = 1;
+    let storage = blosc2_storage {
+        contiguous: false,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    let dtype = CString::new(NdMeta::default_dtype(is)).unwrap();
+    let (sh, cs, bs) = (
+        i64s(&m.shape),
+        chunks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+        blocks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+    );
+    // SAFETY: live pointers; the shapes hold ndim values.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            &storage,
+            n as i8,
+            sh.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null(), "b2nd_create_ctx");
+    let lo: Vec<u64> = m.shape.iter().map(|&d| d / 3).collect();
+    let hi: Vec<u64> = m
+        .shape
+        .iter()
+        .zip(&lo)
+        .map(|(&d, &l)| (d - d / 4).max(l))
+        .collect();
+    let bshape: Vec<u64> = hi.iter().zip(&lo).map(|(h, l)| h - l).collect();
+    let mut want = vec![0u8; nitems(&bshape) as usize * is];
+    let (l, h, b) = (i64s(&lo), i64s(&hi), i64s(&bshape));
+    // SAFETY: a live array; start, stop and shape hold ndim values; the
+    // buffer of the size told.
+    let r = unsafe {
+        b2nd_get_slice_cbuffer(
+            a,
+            l.as_ptr(),
+            h.as_ptr(),
+            want.as_mut_ptr().cast(),
+            b.as_ptr(),
+            want.len() as i64,
+        )
+    };
+    assert_eq!(r, 0, "b2nd_get_slice_cbuffer of a box inside");
+    // SAFETY (the calls below): a live context and array; shapes of ndim
+    // values; every buffer of the size told; each array made is freed once.
+    unsafe {
+        let mut s: *mut b2nd_array_t = std::ptr::null_mut();
+        assert_eq!(
+            b2nd_get_slice(ctx, &mut s, a, l.as_ptr(), h.as_ptr()),
+            0,
+            "b2nd_get_slice"
+        );
+        assert_eq!(&(&*s).shape[..n], &b[..], "b2nd_get_slice: the shape");
+        assert!(contents(s) == want, "b2nd_get_slice: the items");
+        b2nd_free(s);
+
+        let mut c: *mut b2nd_array_t = std::ptr::null_mut();
+        assert_eq!(b2nd_copy(ctx, a, &mut c), 0, "b2nd_copy");
+        assert!(contents(c) == m.data, "b2nd_copy: the items");
+        let mut f: *mut b2nd_array_t = std::ptr::null_mut();
+        let r = b2nd_from_cbuffer(ctx, &mut f, m.data.as_ptr().cast(), m.data.len() as i64);
+        assert_eq!(r, 0, "b2nd_from_cbuffer");
+        assert!(contents(f) == m.data, "b2nd_from_cbuffer: the items");
+        b2nd_free(f);
+
+        let d0 = m.shape[0];
+        assert_ne!(
+            b2nd_delete(c, n as i8, 0, 1),
+            0,
+            "b2nd_delete on an axis past ndim"
+        );
+        assert_ne!(
+            b2nd_delete(c, 0, d0 as i64, 1),
+            0,
+            "b2nd_delete past the end"
+        );
+        if d0 > 0 {
+            let len = 1 + d0 / 3;
+            assert_eq!(
+                b2nd_delete(c, 0, (d0 - len) as i64, len as i64),
+                0,
+                "b2nd_delete"
+            );
+            let mut rest = m.shape.clone();
+            rest[0] = d0 - len;
+            let mut kept = vec![0u8; nitems(&rest) as usize * is];
+            let (z, r2) = (vec![0i64; n], i64s(&rest));
+            let r = b2nd_get_slice_cbuffer(
+                a,
+                z.as_ptr(),
+                r2.as_ptr(),
+                kept.as_mut_ptr().cast(),
+                r2.as_ptr(),
+                kept.len() as i64,
+            );
+            assert_eq!(r, 0, "b2nd_get_slice_cbuffer of the first rows");
+            assert_eq!(&(&*c).shape[..n], &r2[..], "b2nd_delete: the shape");
+            assert!(contents(c) == kept, "b2nd_delete: the items left");
+        }
+        b2nd_free(c);
+
+        let mut out = vec![0xEEu8; want.len()];
+        let z = vec![0i64; n];
+        let r = b2nd_copy_buffer2(
+            n as i8,
+            is as i32,
+            m.data.as_ptr().cast(),
+            sh.as_ptr(),
+            l.as_ptr(),
+            h.as_ptr(),
+            out.as_mut_ptr().cast(),
+            b.as_ptr(),
+            z.as_ptr(),
+        );
+        assert_eq!(r, 0, "b2nd_copy_buffer2");
+        assert!(out == want, "b2nd_copy_buffer2: the box");
+        b2nd_free_ctx(ctx);
+    }
+}
 
 /// Run `call` through the C ABI; its return code. A `Get` that works must
 /// give `got` (when the model has it).
