@@ -391,11 +391,16 @@ unsafe fn edit_all(sc: *mut blosc2_schunk) {
             let _ = blosc2_schunk_reorder_offsets(sc, order.as_mut_ptr());
             same_when_reopened(sc, "reorder_offsets");
         }
-        let ts = i64::from((*sc).typesize.max(1));
-        let items = ((*sc).nbytes / ts).clamp(0, 64);
-        let mut buf: Vec<u8> = (0..(items * ts) as usize).map(|i| (i * 3) as u8).collect();
-        let _ = blosc2_schunk_set_slice_buffer(sc, 0, items, buf.as_mut_ptr().cast());
-        same_when_reopened(sc, "set_slice_buffer");
+        // A slice write decodes the chunks it falls in, with no output
+        // limit (as C's): only where chunks hold at most MAX_CHUNK bytes.
+        let cs = (*sc).chunksize;
+        if cs > 0 && cs as usize <= MAX_CHUNK {
+            let ts = i64::from((*sc).typesize.max(1));
+            let items = ((*sc).nbytes / ts).clamp(0, 64);
+            let mut buf: Vec<u8> = (0..(items * ts) as usize).map(|i| (i * 3) as u8).collect();
+            let _ = blosc2_schunk_set_slice_buffer(sc, 0, items, buf.as_mut_ptr().cast());
+            same_when_reopened(sc, "set_slice_buffer");
+        }
         meta_edits(sc);
         copy_of(sc);
     }
