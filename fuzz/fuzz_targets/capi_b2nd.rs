@@ -32,11 +32,12 @@
 use std::ffi::{CString, c_char, c_void};
 
 use blosc2::b2nd::{
-    b2nd_append, b2nd_array_t, b2nd_concatenate, b2nd_copy, b2nd_copy_buffer2, b2nd_create_ctx,
-    b2nd_delete, b2nd_expand_dims, b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer, b2nd_from_cframe,
-    b2nd_get_orthogonal_selection, b2nd_get_slice, b2nd_get_slice_cbuffer, b2nd_get_sparse_cbuffer,
-    b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize, b2nd_set_orthogonal_selection,
-    b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer, b2nd_to_cframe, b2nd_zeros,
+    b2nd_append, b2nd_array_t, b2nd_concatenate, b2nd_context_t, b2nd_copy, b2nd_copy_buffer2,
+    b2nd_create_ctx, b2nd_delete, b2nd_expand_dims, b2nd_free, b2nd_free_ctx, b2nd_from_cbuffer,
+    b2nd_from_cframe, b2nd_get_orthogonal_selection, b2nd_get_slice, b2nd_get_slice_cbuffer,
+    b2nd_get_sparse_cbuffer, b2nd_insert, b2nd_open, b2nd_refresh, b2nd_resize,
+    b2nd_set_orthogonal_selection, b2nd_set_slice_cbuffer, b2nd_squeeze, b2nd_to_cbuffer,
+    b2nd_to_cframe, b2nd_zeros,
 };
 use blosc2::schunk::{blosc2_schunk_get_chunk, blosc2_storage};
 use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
@@ -94,26 +95,7 @@ fuzz_target!(|inp: Input| {
         dparams: &mut dp,
         io: std::ptr::null_mut(),
     };
-    let dtype = CString::new(NdMeta::default_dtype(is)).unwrap();
-    let cs: Vec<i32> = chunks.iter().map(|&x| x as i32).collect();
-    let bs: Vec<i32> = blocks.iter().map(|&x| x as i32).collect();
-    let sh = i64s(&shape);
-    // SAFETY: every pointer is live for the call, the shapes hold ndim
-    // values.
-    let ctx = unsafe {
-        b2nd_create_ctx(
-            &storage,
-            n as i8,
-            sh.as_ptr(),
-            cs.as_ptr(),
-            bs.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
-    assert!(!ctx.is_null(), "b2nd_create_ctx refused a valid geometry");
+    let ctx = create_ctx(&storage, &shape, &chunks, &blocks, is);
     let mut a: *mut b2nd_array_t = std::ptr::null_mut();
     // SAFETY: live context, writable out pointer.
     let r = unsafe { b2nd_zeros(ctx, &mut a) };
@@ -213,6 +195,38 @@ fuzz_target!(|inp: Input| {
     }
 });
 
+/// `b2nd_create_ctx` for `storage` and a geometry the model made valid
+/// (the default dtype of `is`-byte items, no metalayers).
+fn create_ctx(
+    storage: &blosc2_storage,
+    shape: &[u64],
+    chunks: &[u64],
+    blocks: &[u64],
+    is: usize,
+) -> *mut b2nd_context_t {
+    let dtype = CString::new(NdMeta::default_dtype(is)).unwrap();
+    let cs: Vec<i32> = chunks.iter().map(|&x| x as i32).collect();
+    let bs: Vec<i32> = blocks.iter().map(|&x| x as i32).collect();
+    let sh = i64s(shape);
+    // SAFETY: every pointer is live for the call; the shapes hold ndim
+    // values.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            storage,
+            shape.len() as i8,
+            sh.as_ptr(),
+            cs.as_ptr(),
+            bs.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    assert!(!ctx.is_null(), "b2nd_create_ctx refused a valid geometry");
+    ctx
+}
+
 /// The array's items, read whole (`b2nd_to_cbuffer`).
 fn contents(a: *const b2nd_array_t) -> Vec<u8> {
     // SAFETY: a live array; a buffer of the size told.
@@ -249,27 +263,8 @@ fn arrays_from(a: *mut b2nd_array_t, m: &Model, chunks: &[u64], blocks: &[u64]) 
         dparams: &mut dp,
         io: std::ptr::null_mut(),
     };
-    let dtype = CString::new(NdMeta::default_dtype(is)).unwrap();
-    let (sh, cs, bs) = (
-        i64s(&m.shape),
-        chunks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
-        blocks.iter().map(|&x| x as i32).collect::<Vec<_>>(),
-    );
-    // SAFETY: live pointers; the shapes hold ndim values.
-    let ctx = unsafe {
-        b2nd_create_ctx(
-            &storage,
-            n as i8,
-            sh.as_ptr(),
-            cs.as_ptr(),
-            bs.as_ptr(),
-            dtype.as_ptr(),
-            0,
-            std::ptr::null(),
-            0,
-        )
-    };
-    assert!(!ctx.is_null(), "b2nd_create_ctx");
+    let ctx = create_ctx(&storage, &m.shape, chunks, blocks, is);
+    let sh = i64s(&m.shape);
     let lo: Vec<u64> = m.shape.iter().map(|&d| d / 3).collect();
     let hi: Vec<u64> = m
         .shape

@@ -41,21 +41,6 @@ pub fn read_all(sc: &mut SChunk) {
     // Slices: the _into form gives what get_slice gives; a part of chunk 0
     // (decoded by getitem) is that part of the whole chunk's decode.
     let nb = sc.nbytes();
-    // The whole, when every chunk decodes and they hold `nbytes`: the
-    // chunks one after another (since session 44).
-    if nb <= 1 << 16 && sc.nchunks() <= 32 {
-        let parts: Option<Vec<Vec<u8>>> = (0..sc.nchunks())
-            .map(|i| sc.decompress_chunk_vec(i).ok())
-            .collect();
-        if let Some(all) = parts.map(|p| p.concat()).filter(|a| a.len() as u64 == nb) {
-            if let Ok(v) = sc.get_slice(0, nb) {
-                assert!(
-                    v == all,
-                    "get_slice of the whole is not the chunks in order"
-                );
-            }
-        }
-    }
     let whole0 = sc.decompress_chunk_vec(0).ok();
     let in0 = whole0.as_ref().map_or(0, |c| c.len() as u64);
     let ranges = [
@@ -100,6 +85,23 @@ fn iterators(sc: &mut SChunk) {
             b.err()
         ),
     };
+    // The whole, when every chunk decodes and they hold `nbytes`: the
+    // chunks one after another (since session 44).
+    let whole = sc.nbytes();
+    if n == sc.nchunks() && whole <= 1 << 16 {
+        let parts: Option<Vec<&[u8]>> = plain.iter().map(|p| p.as_deref().ok()).collect();
+        if let Some(all) = parts
+            .map(|p| p.concat())
+            .filter(|a| a.len() as u64 == whole)
+        {
+            if let Ok(v) = sc.get_slice(0, whole) {
+                assert!(
+                    v == all,
+                    "get_slice of the whole is not the chunks in order"
+                );
+            }
+        }
+    }
     for (i, c) in sc.iter_chunks().take(n).enumerate() {
         agree("iter_chunks", i, c.as_deref().map_err(|e| e.to_string()));
     }
