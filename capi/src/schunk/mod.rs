@@ -187,8 +187,7 @@ impl MetaC {
         &self._content
     }
 
-    /// Whether this is the metalayer `name` holding `content` (a name with
-    /// a NUL, stored without it, never is: it is made anew each time).
+    /// Whether this is the metalayer `name` holding `content`.
     fn is(&self, name: &str, content: &[u8]) -> bool {
         self._name.as_bytes() == name.as_bytes() && self._content == content
     }
@@ -199,7 +198,10 @@ impl MetaC {
     }
 
     fn new(name: &str, content: &[u8]) -> MetaC {
-        let name = CString::new(name.replace('\0', "")).unwrap_or_default();
+        // Names hold no NUL: the frame reader ends them at the first one and
+        // `SChunk::meta_add`/`vlmeta_add` refuse them. Should one ever hold
+        // a NUL, C gets an empty name rather than a panic.
+        let name = CString::new(name).unwrap_or_default();
         let mut content = content.to_vec();
         let mut m = MetaC {
             c: blosc2_metalayer {
