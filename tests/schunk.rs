@@ -320,6 +320,39 @@ fn thread_counts_round_trip_through_the_header() {
     assert_eq!(sc.frame_header().tcomp, 1);
 }
 
+/// A type size over 255 (items of a numpy `V300` dtype; chunk headers
+/// record 1 for it) is the frame's: a reopened frame's parameters keep it,
+/// so a copy made with them, and what is appended, keep it too. The
+/// parameters said 255 (fuzz target `capi_frame`: `b2nd_save` of an array
+/// of 12,036-byte items wrote one of 255-byte items).
+#[test]
+fn type_sizes_over_255_survive_a_reopen() {
+    for ts in [256usize, 300, 12_036] {
+        let mut sc = SChunk::builder()
+            .cparams(CParams::default().typesize(ts))
+            .chunksize(3 * ts)
+            .build_memory()
+            .unwrap();
+        sc.append_buffer(&data(3 * ts, 1)).unwrap();
+        let mut back = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+        assert_eq!(back.typesize(), ts, "typesize {ts}");
+        assert_eq!(back.cparams().typesize, ts, "typesize {ts}: the parameters");
+        back.append_buffer(&data(3 * ts, 2)).unwrap();
+        sc.append_buffer(&data(3 * ts, 2)).unwrap();
+        assert_eq!(
+            back.get_chunk(1).unwrap(),
+            sc.get_chunk(1).unwrap(),
+            "typesize {ts}: a chunk appended after the reopen"
+        );
+        let mut copy = SChunk::builder()
+            .cparams(back.cparams().clone())
+            .build_memory()
+            .unwrap();
+        let copy = SChunk::from_cframe(copy.to_cframe().unwrap()).unwrap();
+        assert_eq!(copy.typesize(), ts, "typesize {ts}: a copy");
+    }
+}
+
 /// A first-edition frame (0x9d header, seed 001): no block size field, a
 /// usermeta chunk in the trailer. Read only.
 #[test]

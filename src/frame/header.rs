@@ -208,7 +208,8 @@ impl FrameHeader {
         }
         p.clevel = self.clevel().min(9);
         p.codec_meta = self.compcode_meta;
-        p.typesize = usize::try_from(self.typesize).unwrap_or(1).clamp(1, 255);
+        // Over 255 too (chunk headers then record 1): the frame's own size.
+        p.typesize = usize::try_from(self.typesize).unwrap_or(1).max(1);
         p.blocksize = usize::try_from(self.blocksize).unwrap_or(0);
         p.splitmode = self.splitmode();
         p.use_dict = self.use_dict();
