@@ -63,21 +63,28 @@ pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
 }
 
 /// The array over the super-chunk handle `h` (its `b2nd` or `caterva`
-/// metalayer read and laid out), into `*array`; `h` is freed on failure
-/// only when `free_on_error`.
+/// metalayer read and laid out), into `*array`. `stored`: `h` was just
+/// opened from a stored frame by the caller, which hands it over: it is
+/// freed on failure, and the array must be one the frame holds, as
+/// `b2nd_open` checks (`ndarray::layout_of`). Otherwise (`b2nd_from_schunk`)
+/// `h` stays the caller's on failure and may not hold the array's chunks
+/// yet, as C-Blosc2 allows.
 ///
 /// # Safety
 /// `h` is null or a live super-chunk from this library; `array` writable.
 unsafe fn array_of_handle(
     h: *mut blosc2_schunk,
     array: *mut *mut b2nd_array_t,
-    free_on_error: bool,
+    stored: bool,
 ) -> c_int {
     let meta = with_locked(h, false, |sc| -> oxiblosc::Result<Option<NdMeta>> {
         let Some((_, mut meta)) = ndarray::find_meta(sc)? else {
             return Ok(None);
         };
         c_struct_fits(&meta, sc.typesize())?;
+        if stored {
+            ndarray::layout_of(sc, &meta)?;
+        }
         if !meta.has_dtype {
             meta.dtype = NdMeta::default_dtype(sc.typesize());
         }
@@ -93,7 +100,7 @@ unsafe fn array_of_handle(
         Ok(Err(e)) => code(&e),
         Err(rc) => rc,
     };
-    if free_on_error && !h.is_null() {
+    if stored && !h.is_null() {
         // SAFETY: h is this library's super-chunk, not handed out.
         unsafe { blosc2_schunk_free(h) };
     }

@@ -26,21 +26,40 @@ fn arrays_the_frame_does_not_hold_are_refused_at_open() {
     // rounding it up to whole chunks overflowed in the struct's extshape
     // (a panic caught at the boundary, BLOSC2_ERROR_FAILURE, in a build
     // with overflow checks; a wrapped value otherwise). And a shape whose
-    // byte count overflows, which no layout holds.
+    // byte count overflows, which no layout holds. And (since session 45)
+    // 30 items in chunks of 10 over a frame of no chunks: b2nd_open refused
+    // it, b2nd_open_offset and b2nd_from_cframe made an array of it (the
+    // fuzz target capi_frame found them disagreeing). All three open a
+    // stored frame, so all three refuse what b2nd_open refuses.
     let big = i64::MAX as u64;
     for (k, meta) in [
         NdMeta::new(&[big], &[2], &[1], "|u1"),
         NdMeta::new(&[big, big], &[1, 1], &[1, 1], "|u1"),
+        NdMeta::new(&[30], &[10], &[5], "|u1"),
     ]
     .iter()
     .enumerate()
     {
+        let what = format!("{:?}", meta.shape);
         let (dir, url) = frame_with(&format!("huge{k}"), meta);
         let mut a: *mut b2nd_array_t = std::ptr::null_mut();
         // SAFETY: a NUL-terminated path and a writable out pointer.
         let r = unsafe { b2nd_open(url.as_ptr(), &mut a) };
-        assert_eq!(r, err::DATA, "b2nd_open of {:?}", meta.shape);
+        assert_eq!(r, err::DATA, "b2nd_open of {what}");
         assert!(a.is_null());
+        // SAFETY: as above; the frame starts at byte 0.
+        let r = unsafe { b2nd_open_offset(url.as_ptr(), &mut a, 0) };
+        assert_eq!(r, err::DATA, "b2nd_open_offset of {what}");
+        assert!(a.is_null());
+        let mut frame = std::fs::read(dir.join("a.b2nd")).unwrap();
+        for copy in [true, false] {
+            // SAFETY: frame holds its length in bytes and outlives the call
+            // (no array is made to borrow it).
+            let r =
+                unsafe { b2nd_from_cframe(frame.as_mut_ptr(), frame.len() as i64, copy, &mut a) };
+            assert_eq!(r, err::DATA, "b2nd_from_cframe (copy {copy}) of {what}");
+            assert!(a.is_null());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
