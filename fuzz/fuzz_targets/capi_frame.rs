@@ -19,13 +19,16 @@
 //! `blosc2_schunk_frame_len`, `blosc2_vlmeta_exists` and, on chunks
 //! within 8 MiB, `blosc2_schunk_get_vlblock`). Since session 19, a frame holding a `b2nd`
 //! metalayer is also opened from a file with `b2nd_open`, its struct read
-//! and its first item read with `b2nd_get_slice_cbuffer`.
+//! and its first item read with `b2nd_get_slice_cbuffer`; since session
+//! 45 also with `b2nd_open_offset` and `b2nd_from_schunk`, which must
+//! take what `b2nd_open` takes with the same geometry, and saved with `b2nd_save` and
+//! `b2nd_save_append`, whose files must open as the same array.
 #![no_main]
-use std::ffi::{CStr, c_char, c_void};
+use std::ffi::{CStr, CString, c_char, c_void};
 
 use blosc2::b2nd::{
-    b2nd_array_t, b2nd_deserialize_meta, b2nd_free, b2nd_get_slice_cbuffer, b2nd_open,
-    b2nd_serialize_meta,
+    b2nd_array_t, b2nd_deserialize_meta, b2nd_free, b2nd_from_schunk, b2nd_get_slice_cbuffer,
+    b2nd_open, b2nd_open_offset, b2nd_save, b2nd_save_append, b2nd_serialize_meta, b2nd_to_cbuffer,
 };
 use blosc2::schunk::{
     blosc2_frame_get_offsets, blosc2_get_blosc2_storage_defaults, blosc2_get_slice_nchunks,
@@ -507,19 +510,110 @@ unsafe fn copy_of(sc: *mut blosc2_schunk) {
     }
 }
 
+/// What C reads of an array: `ndim`, then per dimension the shape, chunk
+/// and block lengths, then `nitems` and the typesize.
+fn geometry(a: *const b2nd_array_t) -> Vec<i64> {
+    // SAFETY: a live array.
+    let c = unsafe { &*a };
+    let n = c.ndim.clamp(0, 16) as usize;
+    let mut g = vec![i64::from(c.ndim)];
+    for d in 0..n {
+        g.extend([
+            c.shape[d],
+            i64::from(c.chunkshape[d]),
+            i64::from(c.blockshape[d]),
+        ]);
+    }
+    // SAFETY: a live array's super-chunk.
+    g.extend([c.nitems, i64::from(unsafe { (*c.sc).typesize })]);
+    g
+}
+
+/// The array's items read whole by `b2nd_to_cbuffer` (`None` when it
+/// refuses, or when they or a chunk are over `MAX_CHUNK` bytes).
+fn items(a: *const b2nd_array_t) -> Option<Vec<u8>> {
+    // SAFETY: a live array and its super-chunk.
+    let c = unsafe { &*a };
+    let ts = unsafe { (*c.sc).typesize.max(1) } as usize;
+    let chunk_bytes = (c.chunknitems.max(0) as usize).saturating_mul(ts);
+    let bytes = (c.nitems.max(0) as usize).saturating_mul(ts);
+    if chunk_bytes > MAX_CHUNK || bytes > MAX_CHUNK {
+        return None;
+    }
+    let mut out = vec![0u8; bytes];
+    // SAFETY: a live array; a buffer of the size told.
+    let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr().cast(), bytes as i64) };
+    (r == 0).then_some(out)
+}
+
+/// `url` as a C string.
+fn c_path(p: &std::path::Path) -> CString {
+    CString::new(p.to_str().unwrap()).unwrap()
+}
+
 /// A frame holding a `b2nd` metalayer, written to a file and opened with
 /// `b2nd_open` (since session 19): the struct C reads, and the array's
 /// first item read through `b2nd_get_slice_cbuffer` into a buffer of
 /// exactly one item (only for chunks of at most `MAX_CHUNK` bytes).
+/// Since session 45 the same bytes are also opened with
+/// `b2nd_open_offset` (after a prefix of 1-16 bytes), which takes the
+/// frame exactly when `b2nd_open` does, and with `b2nd_from_schunk` (of
+/// `blosc2_schunk_from_buffer`, when it takes the frame), which takes at
+/// least what `b2nd_open` takes (also arrays whose chunks are not there
+/// yet); every array
+/// opened has the same geometry. An array
+/// opened is saved with `b2nd_save` and `b2nd_save_append` (after a
+/// prefix); when a save works, the array it wrote opens (`b2nd_open`,
+/// `b2nd_open_offset` at the offset returned) with the same geometry and,
+/// when the original's items read, the same items.
 fn b2nd_read(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!("oxiblosc-fuzz-capi-frame-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("a.b2nd");
     std::fs::write(&path, data).unwrap();
-    let url = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let url = c_path(&path);
+    let prefix = vec![0xa5u8; 1 + data.len() % 16];
+    let off_path = dir.join("off.b2nd");
+    std::fs::write(&off_path, [prefix.as_slice(), data].concat()).unwrap();
+    let off_url = c_path(&off_path);
     let mut a: *mut b2nd_array_t = std::ptr::null_mut();
     // SAFETY: a NUL-terminated path, a writable out pointer.
-    if unsafe { b2nd_open(url.as_ptr(), &mut a) } == 0 {
+    let opened = unsafe { b2nd_open(url.as_ptr(), &mut a) } == 0;
+    let mut at: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: as above; the offset is where the frame starts.
+    let r = unsafe { b2nd_open_offset(off_url.as_ptr(), &mut at, prefix.len() as i64) };
+    assert_eq!(
+        r == 0,
+        opened,
+        "b2nd_open_offset ({r}) and b2nd_open disagree"
+    );
+    let mut buf = data.to_vec();
+    // SAFETY: buf holds len bytes (copied by the call).
+    let sc = unsafe { blosc2_schunk_from_buffer(buf.as_mut_ptr(), buf.len() as i64, true) };
+    let mut from: *mut b2nd_array_t = std::ptr::null_mut();
+    if !sc.is_null() {
+        // SAFETY: a live super-chunk, a writable out pointer; the array
+        // takes the super-chunk when it is made, else it stays ours.
+        let r = unsafe { b2nd_from_schunk(sc, &mut from) };
+        // It also takes a super-chunk that does not hold the array's
+        // chunks (yet), as C-Blosc2 does; b2nd_open refuses that frame.
+        assert!(
+            r == 0 || !opened,
+            "b2nd_from_schunk ({r}) refused what b2nd_open took"
+        );
+        if r != 0 {
+            // SAFETY: ours, freed once.
+            unsafe { blosc2_schunk_free(sc) };
+        }
+    }
+    // (blosc2_schunk_from_buffer may refuse a frame a file holds: the
+    // buffer must be the frame's length, the file may hold more.)
+    if opened {
+        let g = geometry(a);
+        assert_eq!(geometry(at), g, "b2nd_open_offset: another geometry");
+        if !from.is_null() {
+            assert_eq!(geometry(from), g, "b2nd_from_schunk: another geometry");
+        }
         // SAFETY: a live array (b2nd_open returned 0).
         let c = unsafe { &*a };
         let n = c.ndim.clamp(0, 16) as usize;
@@ -548,11 +642,55 @@ fn b2nd_read(data: &[u8]) {
             };
         }
         std::hint::black_box(sink);
+        saves(a, &g, &dir, &prefix);
     }
-    // SAFETY: null or the array opened above, freed once.
-    unsafe { b2nd_free(a) };
+    // SAFETY: null or the arrays opened above, each freed once.
+    unsafe {
+        b2nd_free(a);
+        b2nd_free(at);
+        b2nd_free(from);
+    }
     // The directory too: one per process was left behind in $TMPDIR.
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `b2nd_save` and `b2nd_save_append` of the live array `a` (geometry
+/// `g`): what a save wrote opens as `a` (see [`b2nd_read`]).
+fn saves(a: *mut b2nd_array_t, g: &[i64], dir: &std::path::Path, prefix: &[u8]) {
+    let want = items(a);
+    let same = |b: *mut b2nd_array_t, what: &str| {
+        assert_eq!(geometry(b), g, "{what}: another geometry");
+        if let Some(w) = &want {
+            assert_eq!(items(b).as_ref(), Some(w), "{what}: other items");
+        }
+    };
+    let saved = c_path(&dir.join("saved.b2nd"));
+    // SAFETY: a live array and a NUL-terminated path (C's signature takes
+    // it as mutable; it is only read).
+    if unsafe { b2nd_save(a, saved.as_ptr() as *mut c_char) } == 0 {
+        let mut b: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated path, a writable out pointer.
+        let r = unsafe { b2nd_open(saved.as_ptr(), &mut b) };
+        assert_eq!(r, 0, "b2nd_open of what b2nd_save wrote");
+        same(b, "b2nd_save");
+        // SAFETY: the array opened above, freed once.
+        unsafe { b2nd_free(b) };
+    }
+    let appended = dir.join("appended.b2nd");
+    std::fs::write(&appended, prefix).unwrap();
+    let url = c_path(&appended);
+    // SAFETY: a live array and a NUL-terminated path.
+    let offset = unsafe { b2nd_save_append(a, url.as_ptr()) };
+    if offset >= 0 {
+        assert_eq!(offset, prefix.len() as i64, "b2nd_save_append: the offset");
+        let mut b: *mut b2nd_array_t = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated path, a writable out pointer.
+        let r = unsafe { b2nd_open_offset(url.as_ptr(), &mut b, offset) };
+        assert_eq!(r, 0, "b2nd_open_offset of what b2nd_save_append wrote");
+        same(b, "b2nd_save_append");
+        // SAFETY: the array opened above, freed once.
+        unsafe { b2nd_free(b) };
+    }
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -8,14 +8,29 @@
 //! geometry `NdMeta` and `Layout` accept (empty dimensions, chunk lengths
 //! of 0 from `default_shapes`, huge dimensions of an empty array). Since
 //! session 37 a resize or insert may go through the C ABI's
-//! `resize_keep_chunks` / `insert_keep_chunks` instead.
+//! `resize_keep_chunks` / `insert_keep_chunks` instead. Since session 45
+//! a box copy also goes through `b2nd_copy_buffer2` and `b2nd_copy_buffer`
+//! ([`c_copy_box`]), and a `Make` call makes an array of the current
+//! geometry through `b2nd_create_ctx` and `b2nd_zeros`, `_empty`,
+//! `_uninit`, `_nans` or `_full`, squeezes it with `b2nd_squeeze_index`
+//! and maps flat indices through `blosc2_unidim_to_multidim` and
+//! `blosc2_multidim_to_unidim` ([`c_make`]).
 //!
 //! Checked: no panic and no allocation past libFuzzer's limit; a call that
 //! fails fails with `InvalidParam` and leaves `meta` as it was; after every
 //! call the array's layout still matches its super-chunk, and at the end
 //! its frame reopens as an NDArray of the same shape.
 #![no_main]
+use std::ffi::CString;
+
 use arbitrary::Arbitrary;
+use blosc2::b2nd::{
+    b2nd_array_t, b2nd_copy_buffer, b2nd_copy_buffer2, b2nd_create_ctx, b2nd_empty, b2nd_free,
+    b2nd_free_ctx, b2nd_full, b2nd_nans, b2nd_squeeze_index, b2nd_to_cbuffer, b2nd_uninit,
+    b2nd_zeros, blosc2_multidim_to_unidim, blosc2_unidim_to_multidim,
+};
+use blosc2::schunk::blosc2_storage;
+use blosc2::v2::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS, err};
 use libfuzzer_sys::fuzz_target;
 use oxiblosc::ndarray::{self, Layout, NdArray, NdMeta};
 use oxiblosc::schunk::{Fill, SChunk};
@@ -87,6 +102,15 @@ enum Call {
     },
     /// Read it whole through `NdArray` (`to_vec`, `write_to`).
     Whole,
+    /// An array of the same geometry made through the C ABI (since
+    /// session 45): see [`c_make`].
+    Make {
+        kind: u8,
+        fill: u8,
+        contiguous: bool,
+        squeeze: u8,
+        at: [Num; 3],
+    },
     /// Items by flat coordinates (`get_items`).
     Items { coords: Vec<Num> },
     /// An orthogonal selection read or written (`get_orthogonal`,
@@ -214,6 +238,324 @@ fn small_enough(meta: &NdMeta, shape: &[u64], is: usize) -> bool {
     let mut m = meta.clone();
     m.shape = shape.to_vec();
     Layout::new(&m, is).map_or(true, |l| l.nchunks() <= MAX_CHUNKS)
+}
+
+/// Whether the product of `v` is at most `max`.
+fn product_within(v: &[u64], max: u64) -> bool {
+    v.iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .is_some_and(|p| p <= max)
+}
+
+/// `b2nd_copy_buffer2` and `b2nd_copy_buffer` given what `copy_box` was
+/// (since session 45; no target had called them with arguments past a
+/// box's bounds): when the buffers hold their shapes whole and every
+/// value fits C's `int64_t`, each works exactly when `copy_box` did,
+/// leaving `dst` as `copy_box` left it, and leaves it as it was when it
+/// refuses.
+#[allow(clippy::too_many_arguments)]
+fn c_copy_box(
+    is: usize,
+    src: &[u8],
+    ss: &[u64],
+    lo: &[u64],
+    hi: &[u64],
+    dst0: &[u8],
+    ds: &[u64],
+    at: &[u64],
+    rust: (&Result<(), Error>, &[u8]),
+    what: &str,
+) {
+    let whole = |b: &[u8], s: &[u64]| {
+        s.iter()
+            .try_fold(is as u64, |a, &d| a.checked_mul(d))
+            .is_some_and(|n| n == b.len() as u64)
+    };
+    if !whole(src, ss) || !whole(dst0, ds) {
+        return;
+    }
+    let c = |v: &[u64]| -> Option<Vec<i64>> { v.iter().map(|&x| i64::try_from(x).ok()).collect() };
+    let (Some(ss), Some(lo), Some(hi), Some(ds), Some(at)) = (c(ss), c(lo), c(hi), c(ds), c(at))
+    else {
+        return;
+    };
+    for v1 in [false, true] {
+        let mut dst = dst0.to_vec();
+        let n = ss.len() as i8;
+        // SAFETY: every shape and coordinate holds ndim values; src and
+        // dst hold their shapes' bytes (checked above), and do not overlap.
+        let r = unsafe {
+            if v1 {
+                b2nd_copy_buffer(
+                    n,
+                    is as u8,
+                    src.as_ptr().cast(),
+                    ss.as_ptr(),
+                    lo.as_ptr(),
+                    hi.as_ptr(),
+                    dst.as_mut_ptr().cast(),
+                    ds.as_ptr(),
+                    at.as_ptr(),
+                )
+            } else {
+                b2nd_copy_buffer2(
+                    n,
+                    is as i32,
+                    src.as_ptr().cast(),
+                    ss.as_ptr(),
+                    lo.as_ptr(),
+                    hi.as_ptr(),
+                    dst.as_mut_ptr().cast(),
+                    ds.as_ptr(),
+                    at.as_ptr(),
+                )
+            }
+        };
+        let call = if v1 {
+            "b2nd_copy_buffer"
+        } else {
+            "b2nd_copy_buffer2"
+        };
+        match rust.0 {
+            Ok(()) => {
+                assert_eq!(r, 0, "{what}: {call} refused what copy_box took");
+                assert!(dst == rust.1, "{what}: {call} copied other bytes");
+            }
+            Err(_) => {
+                assert_eq!(r, err::INVALID_PARAM, "{what}: {call}");
+                assert!(dst == dst0, "{what}: {call} refused but wrote");
+            }
+        }
+    }
+}
+
+/// The struct C reads of an array: `ndim`, then per dimension the shape,
+/// chunk and block lengths, then `nitems`.
+fn c_geometry(a: *const b2nd_array_t) -> Vec<i64> {
+    // SAFETY: a live array.
+    let c = unsafe { &*a };
+    let n = c.ndim.clamp(0, 8) as usize;
+    let mut g = vec![i64::from(c.ndim)];
+    for d in 0..n {
+        g.extend([
+            c.shape[d],
+            i64::from(c.chunkshape[d]),
+            i64::from(c.blockshape[d]),
+        ]);
+    }
+    g.push(c.nitems);
+    g
+}
+
+/// What [`c_geometry`] must give for `meta`.
+fn geometry_of(meta: &NdMeta) -> Vec<i64> {
+    let mut g = vec![meta.ndim() as i64];
+    for d in 0..meta.ndim() {
+        g.extend([meta.shape[d], meta.chunkshape[d], meta.blockshape[d]].map(|x| x as i64));
+    }
+    g.push(meta.shape.iter().product::<u64>() as i64);
+    g
+}
+
+/// The items of a live array of `nbytes` bytes (`b2nd_to_cbuffer`).
+fn c_items(a: *const b2nd_array_t, nbytes: usize, what: &str) -> Vec<u8> {
+    let mut out = vec![0u8; nbytes];
+    // SAFETY: a live array; a buffer of the size told.
+    let r = unsafe { b2nd_to_cbuffer(a, out.as_mut_ptr().cast(), nbytes as i64) };
+    assert_eq!(r, 0, "{what}: b2nd_to_cbuffer");
+    out
+}
+
+/// An array of `meta`'s geometry made through the C ABI (since session
+/// 45; only `b2nd_zeros` had made one, always of a valid geometry):
+/// `b2nd_create_ctx` refuses it exactly when a chunk's or a block's items
+/// overflow C's `int32_t` or the array's its `int64_t`; then
+/// `b2nd_zeros`, `_empty`, `_uninit`, `_nans` (refused with
+/// `BLOSC2_ERROR_INVALID_PARAM` unless the items are 4 or 8 bytes) or
+/// `_full`. An array made has `meta`'s geometry in the struct C reads and,
+/// when within [`MAX_BUF`] bytes, reads as zeros (`zeros`, `empty`), NaNs
+/// or the fill value. A `b2nd_squeeze_index` view of it works exactly when
+/// each dimension marked is of length 1, drops them and reads the same
+/// items. `blosc2_unidim_to_multidim` of a flat index gives coordinates
+/// inside the shape that `blosc2_multidim_to_unidim` (C-order strides)
+/// takes back to it.
+fn c_make(meta: &NdMeta, is: usize, how: (u8, u8, bool, u8, &[Num; 3]), what: &str) {
+    let (kind, fill, contiguous, squeeze, at) = how;
+    let n = meta.ndim();
+    let (Some(shape), Some(chunks), Some(blocks)) = (
+        meta.shape
+            .iter()
+            .map(|&d| i64::try_from(d).ok())
+            .collect::<Option<Vec<_>>>(),
+        meta.chunkshape
+            .iter()
+            .map(|&d| i32::try_from(d).ok())
+            .collect::<Option<Vec<_>>>(),
+        meta.blockshape
+            .iter()
+            .map(|&d| i32::try_from(d).ok())
+            .collect::<Option<Vec<_>>>(),
+    ) else {
+        return;
+    };
+    let float = matches!(is, 4 | 8);
+    let dtype = CString::new(if float {
+        format!("<f{is}")
+    } else {
+        NdMeta::default_dtype(is)
+    })
+    .unwrap();
+    let mut cp = CPARAMS_DEFAULTS;
+    cp.typesize = is as i32;
+    cp.nthreads = 1;
+    let mut dp = DPARAMS_DEFAULTS;
+    dp.nthreads = 1;
+    let storage = blosc2_storage {
+        contiguous,
+        urlpath: std::ptr::null_mut(),
+        cparams: &mut cp,
+        dparams: &mut dp,
+        io: std::ptr::null_mut(),
+    };
+    // SAFETY: a storage whose parameters outlive the call; each shape
+    // holds ndim values; a NUL-terminated dtype; no metalayers.
+    let ctx = unsafe {
+        b2nd_create_ctx(
+            &storage,
+            n as i8,
+            shape.as_ptr(),
+            chunks.as_ptr(),
+            blocks.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        )
+    };
+    let fits = product_within(&meta.chunkshape, i32::MAX as u64)
+        && product_within(&meta.blockshape, i32::MAX as u64)
+        && product_within(&meta.shape, i64::MAX as u64);
+    assert_eq!(!ctx.is_null(), fits, "{what}: b2nd_create_ctx");
+    if ctx.is_null() {
+        return;
+    }
+    let value = vec![fill; is];
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    let kind = kind % 5;
+    // SAFETY: a live context, a writable out pointer, a fill value of
+    // one item.
+    let r = unsafe {
+        match kind {
+            0 => b2nd_zeros(ctx, &mut a),
+            1 => b2nd_empty(ctx, &mut a),
+            2 => b2nd_uninit(ctx, &mut a),
+            3 => b2nd_nans(ctx, &mut a),
+            _ => b2nd_full(ctx, &mut a, value.as_ptr().cast()),
+        }
+    };
+    // SAFETY: the context, freed once.
+    unsafe { b2nd_free_ctx(ctx) };
+    let call = [
+        "b2nd_zeros",
+        "b2nd_empty",
+        "b2nd_uninit",
+        "b2nd_nans",
+        "b2nd_full",
+    ][kind as usize];
+    if kind == 3 && !float {
+        assert_eq!(r, err::INVALID_PARAM, "{what}: {call} of {is}-byte items");
+    }
+    if r != 0 {
+        assert!(a.is_null(), "{what}: {call} failed ({r}) but made an array");
+        return;
+    }
+    assert_eq!(
+        c_geometry(a),
+        geometry_of(meta),
+        "{what}: {call}: the struct"
+    );
+    let nbytes = meta
+        .shape
+        .iter()
+        .try_fold(is as u64, |x, &d| x.checked_mul(d));
+    let small = nbytes.filter(|&b| b <= MAX_BUF).map(|b| b as usize);
+    let items = small.map(|b| c_items(a, b, &format!("{what}: {call}")));
+    if let Some(items) = &items {
+        for (k, item) in items.chunks(is).enumerate() {
+            let ok = match kind {
+                0 | 1 => item.iter().all(|&b| b == 0),
+                3 if is == 4 => f32::from_le_bytes(item.try_into().unwrap()).is_nan(),
+                3 => f64::from_le_bytes(item.try_into().unwrap()).is_nan(),
+                4 => item == value.as_slice(),
+                _ => true,
+            };
+            assert!(ok, "{what}: {call}: item {k} is {item:?}");
+        }
+    }
+    // A dimension squeezed away for each bit of `squeeze`.
+    let flags: Vec<bool> = (0..n).map(|d| squeeze >> d & 1 == 1).collect();
+    let mut view: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live array, a writable out pointer, ndim flags.
+    let r = unsafe { b2nd_squeeze_index(a, &mut view, flags.as_ptr()) };
+    let can = (0..n).all(|d| !flags[d] || meta.shape[d] == 1);
+    assert_eq!(r == 0, can, "{what}: b2nd_squeeze_index {flags:?} gave {r}");
+    if r == 0 {
+        let keep =
+            |v: &[u64]| -> Vec<u64> { (0..n).filter(|&d| !flags[d]).map(|d| v[d]).collect() };
+        let dtype = meta.dtype.clone();
+        let squeezed = NdMeta::new(
+            &keep(&meta.shape),
+            &keep(&meta.chunkshape),
+            &keep(&meta.blockshape),
+            &dtype,
+        );
+        assert_eq!(
+            c_geometry(view),
+            geometry_of(&squeezed),
+            "{what}: b2nd_squeeze_index: the struct"
+        );
+        if let (Some(b), Some(items)) = (small, &items) {
+            if kind != 2 {
+                let got = c_items(view, b, &format!("{what}: the squeezed view"));
+                assert!(&got == items, "{what}: the squeezed view's items");
+            }
+        }
+        // SAFETY: the view, freed once.
+        unsafe { b2nd_free(view) };
+    } else {
+        assert!(
+            view.is_null(),
+            "{what}: b2nd_squeeze_index refused but made a view"
+        );
+    }
+    let total = meta.shape.iter().try_fold(1u64, |x, &d| x.checked_mul(d));
+    if let Some(total) = total.filter(|&t| t > 0 && n > 0) {
+        let mut sh = shape.clone();
+        let mut strides = vec![1i64; n];
+        for d in (0..n - 1).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1];
+        }
+        for x in at {
+            let i = (x.get() % total) as i64;
+            let mut index = vec![-1i64; n];
+            // SAFETY: shape and index hold ndim values.
+            unsafe { blosc2_unidim_to_multidim(n as u8, sh.as_mut_ptr(), i, index.as_mut_ptr()) };
+            for d in 0..n {
+                assert!(
+                    (0..shape[d]).contains(&index[d]),
+                    "{what}: blosc2_unidim_to_multidim of {i}: {index:?}"
+                );
+            }
+            let mut back = -1i64;
+            // SAFETY: index and strides hold ndim values.
+            unsafe {
+                blosc2_multidim_to_unidim(index.as_ptr(), n as i8, strides.as_ptr(), &mut back)
+            };
+            assert_eq!(back, i, "{what}: blosc2_multidim_to_unidim of {index:?}");
+        }
+    }
+    // SAFETY: the array made above, freed once.
+    unsafe { b2nd_free(a) };
 }
 
 fuzz_target!(|inp: Input| {
@@ -453,18 +795,27 @@ fuzz_target!(|inp: Input| {
                 at,
             } => {
                 let (ss, ds) = (nums(src_shape, n), nums(dst_shape, n));
-                let src = buffer(&ss, is, 3);
+                let (lo, hi, at) = (nums(start, n), nums(stop, n), nums(at, n));
+                let src: Vec<u8> = buffer(&ss, is, 3)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, _)| i as u8)
+                    .collect();
                 let mut dst = buffer(&ds, is, 4);
-                ndarray::copy_box(
-                    is,
-                    &src,
-                    &ss,
-                    &nums(start, n),
-                    &nums(stop, n),
-                    &mut dst,
-                    &ds,
-                    &nums(at, n),
-                )
+                let dst0 = dst.clone();
+                let r = ndarray::copy_box(is, &src, &ss, &lo, &hi, &mut dst, &ds, &at);
+                c_copy_box(is, &src, &ss, &lo, &hi, &dst0, &ds, &at, (&r, &dst), &what);
+                r
+            }
+            Call::Make {
+                kind,
+                fill,
+                contiguous,
+                squeeze,
+                at,
+            } => {
+                c_make(&meta, is, (*kind, *fill, *contiguous, *squeeze, at), &what);
+                Ok(())
             }
             Call::Whole => {
                 let sc2 = std::mem::replace(&mut sc, SChunk::new(CParams::default()).unwrap());
