@@ -86,7 +86,7 @@ impl NdMeta {
     /// [`Error::InvalidParam`] when the three shapes differ in length, there
     /// are more than [`MAX_DIM`] dimensions, a value is out of its range
     /// (shape ≤ `i64::MAX`, chunk and block shapes ≤ `i32::MAX`) or the
-    /// dtype is longer than [`MAX_DTYPE_LEN`].
+    /// dtype is longer than [`MAX_DTYPE_LEN`] or holds a NUL byte.
     pub fn encode(&self) -> Result<Vec<u8>> {
         let n = self.ndim();
         if self.chunkshape.len() != n || self.blockshape.len() != n {
@@ -111,6 +111,12 @@ impl NdMeta {
             return Err(Error::InvalidParam(format!(
                 "a {}-byte dtype string",
                 self.dtype.len()
+            )));
+        }
+        if self.dtype.contains('\0') {
+            return Err(Error::InvalidParam(format!(
+                "dtype {:?} holds a NUL byte (C reads it only up to there)",
+                self.dtype
             )));
         }
         let mut out = Vec::with_capacity(3 + 3 * (1 + 9 * n) + 6 + self.dtype.len());
@@ -150,8 +156,8 @@ impl NdMeta {
     /// `0..=i32::MAX`, a zero chunk or block dimension only where the
     /// array's dimension is zero (a block may be longer than its chunk, as
     /// C-Blosc2 allows: the chunk is then one block, padded), a
-    /// UTF-8 dtype of at most [`MAX_DTYPE_LEN`] bytes, nothing after the
-    /// value.
+    /// UTF-8 dtype of at most [`MAX_DTYPE_LEN`] bytes (read, as C reads it,
+    /// up to its first NUL; it may be empty), nothing after the value.
     ///
     /// # Errors
     /// [`Error::Corrupt`] for anything else.
@@ -220,9 +226,12 @@ impl NdMeta {
                 }
                 other => return Err(bad(format!("dtype {other} is not a string"))),
             };
-            if s.is_empty() || s.len() > MAX_DTYPE_LEN {
+            if s.len() > MAX_DTYPE_LEN {
                 return Err(bad(format!("a {}-byte dtype", s.len())));
             }
+            // A C string to C-Blosc2: it ends at its first NUL (and may be
+            // empty, as C's `b2nd_create_ctx` takes `""`).
+            let s = s.split('\0').next().unwrap_or_default();
             (f, s.to_string(), true)
         } else {
             (0, DEFAULT_DTYPE.to_string(), false)
@@ -322,6 +331,31 @@ mod tests {
         let m = NdMeta::new(&[6, 10], &[4, 5], &[2, 5], "<f8");
         assert_eq!(m.encode().unwrap(), unhex(EXAMPLE));
         assert_eq!(NdMeta::decode(&unhex(EXAMPLE)).unwrap(), m);
+    }
+
+    /// C-Blosc2 reads a dtype as a C string: it ends at its first NUL, and
+    /// may be empty (`b2nd_create_ctx` takes `""`). `decode` took
+    /// `"\0\0\0"` whole, so C's `b2nd_deserialize_meta` gave `""`, which
+    /// `b2nd_serialize_meta` wrote as a metalayer `decode` refused (fuzz
+    /// target `capi_frame`). `encode` refuses a dtype holding a NUL: it
+    /// would not read back.
+    #[test]
+    fn a_dtype_ends_at_its_first_nul_and_may_be_empty() {
+        let good = unhex(EXAMPLE);
+        let with = |dtype: &[u8]| {
+            let mut raw = good[..good.len() - 8].to_vec();
+            raw.push(0xdb);
+            raw.extend((dtype.len() as u32).to_be_bytes());
+            raw.extend(dtype);
+            raw
+        };
+        for (stored, read) in [(&b"<f8\0xy"[..], "<f8"), (b"\0\0\0", ""), (b"", "")] {
+            let m = NdMeta::decode(&with(stored)).unwrap();
+            assert_eq!((m.dtype.as_str(), m.has_dtype), (read, true), "{stored:?}");
+            assert_eq!(NdMeta::decode(&m.encode().unwrap()).unwrap(), m);
+        }
+        let nul = NdMeta::new(&[6, 10], &[4, 5], &[2, 5], "<f8\0x");
+        assert!(matches!(nul.encode(), Err(Error::InvalidParam(_))));
     }
 
     #[test]
