@@ -20,26 +20,15 @@ pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd
             Ok(sc) => sc,
             Err(e) => return code(&e),
         };
-        let mut meta = match ndarray::find_meta(&sc) {
-            Ok(Some((_, m))) => m,
-            Ok(None) => return err::INVALID_PARAM,
-            Err(e) => return code(&e),
-        };
-        // An array the library cannot lay out, or whose chunks its shape
-        // does not account for, is refused here rather than at each call.
-        if let Err(e) = ndarray::layout_of(&sc, &meta) {
-            return code(&e);
-        }
-        if !meta.has_dtype {
-            meta.dtype = NdMeta::default_dtype(sc.typesize());
-        }
         let h = handle_of_opened(sc, Some(url));
         if h.is_null() {
             return err::FAILURE;
         }
-        // SAFETY: array is non-null (checked above) and writable.
-        unsafe { *array = Array::boxed(h, meta) };
-        0
+        // An array the library cannot lay out, or whose chunks its shape
+        // does not account for, is refused here rather than at each call
+        // (as by b2nd_open_offset and b2nd_from_cframe: the same checks).
+        // SAFETY: h is the new super-chunk; array is non-null and writable.
+        unsafe { array_of_handle(h, array, true) }
     })
 }
 
