@@ -642,6 +642,7 @@ fn b2nd_read(data: &[u8]) {
             };
         }
         std::hint::black_box(sink);
+        same_as_rust(a, &g, &path);
         saves(a, &g, &dir, &prefix);
     }
     // SAFETY: null or the arrays opened above, each freed once.
@@ -652,6 +653,49 @@ fn b2nd_read(data: &[u8]) {
     }
     // The directory too: one per process was left behind in $TMPDIR.
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// When the Rust API opens the file as an array too (`NdArray::open`,
+/// which also checks the dtype against the type size), it has the
+/// geometry `g` of the live array `a` and, within `MAX_CHUNK` bytes, the
+/// items `b2nd_to_cbuffer` reads (since session 45).
+fn same_as_rust(a: *mut b2nd_array_t, g: &[i64], path: &std::path::Path) {
+    let Ok(mut r) = oxiblosc::schunk::SChunk::open(path).and_then(oxiblosc::ndarray::NdArray::open)
+    else {
+        return;
+    };
+    let m = r.meta().clone();
+    let mut want = vec![m.ndim() as i64];
+    for d in 0..m.ndim() {
+        want.extend([m.shape[d], m.chunkshape[d], m.blockshape[d]].map(|x| x as i64));
+    }
+    let n = g.len();
+    assert_eq!(
+        &g[..n - 2],
+        &want[..],
+        "b2nd_open and NdArray::open: another geometry"
+    );
+    if r.nbytes() <= MAX_CHUNK as u64 {
+        let rust = r.to_vec().ok();
+        let c = items(a);
+        if let (Some(rust), Some(c)) = (&rust, &c) {
+            assert!(
+                rust == c,
+                "b2nd_to_cbuffer and NdArray::to_vec: other items"
+            );
+        }
+        // SAFETY: a live array.
+        let chunk_items = unsafe { (*a).chunknitems }.max(0) as u64;
+        let chunk_bytes = chunk_items * g[n - 1].max(0) as u64;
+        assert!(
+            c.is_none() || rust.is_some(),
+            "b2nd_to_cbuffer reads the items, NdArray::to_vec does not"
+        );
+        assert!(
+            rust.is_none() || c.is_some() || chunk_bytes > MAX_CHUNK as u64,
+            "NdArray::to_vec reads the items, b2nd_to_cbuffer does not"
+        );
+    }
 }
 
 /// `b2nd_save` and `b2nd_save_append` of the live array `a` (geometry
