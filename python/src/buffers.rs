@@ -67,7 +67,19 @@ impl Buf {
         unsafe { std::slice::from_raw_parts(self.buf.buf_ptr() as *const u8, len) }
     }
 
-    /// The bytes, writable (only for buffers checked `writable` in `get`).
+    /// Whether this buffer shares a byte with `other` (the same object
+    /// passed twice, or two views of one): such a pair may not be taken as
+    /// an input and an output, see [`Buf::as_mut_slice`].
+    pub(crate) fn overlaps(&self, other: &[u8]) -> bool {
+        let len = self.buf.len_bytes();
+        let (a, b) = (self.buf.buf_ptr() as usize, other.as_ptr() as usize);
+        len > 0 && !other.is_empty() && a < b + other.len() && b < a + len
+    }
+
+    /// The bytes, writable (only for buffers checked `writable` in `get`,
+    /// and checked with [`Buf::overlaps`] against every slice the caller
+    /// holds: Rust may not read and write the same bytes through two
+    /// references).
     #[allow(clippy::mut_from_ref)]
     pub(crate) fn as_mut_slice(&self) -> &mut [u8] {
         debug_assert!(!self.buf.readonly());
@@ -77,7 +89,8 @@ impl Buf {
         }
         // SAFETY: as in `as_slice`; the exporter declared the buffer writable
         // (checked in `get`), and each call site takes this slice once and
-        // holds no other reference into the same buffer from Rust.
+        // holds no other reference into the same bytes from Rust (it checks
+        // `overlaps` against its input first).
         unsafe { std::slice::from_raw_parts_mut(self.buf.buf_ptr() as *mut u8, len) }
     }
 }

@@ -147,6 +147,17 @@ pub(crate) fn compress2<'py>(
     compress_with(py, &s, dst, p)
 }
 
+/// A `ValueError` when the output buffer `dst` shares bytes with the input
+/// `src`: the engine reads one while it writes the other.
+fn refuse_overlap(dst: &Buf, src: &[u8]) -> PyResult<()> {
+    if dst.overlaps(src) {
+        return Err(PyValueError::new_err(
+            "src and dst overlap: the output must be another buffer than the input",
+        ));
+    }
+    Ok(())
+}
+
 /// Compress with `p` into `dst` (returns the size) or a new `bytes`.
 fn compress_with(
     py: Python<'_>,
@@ -158,6 +169,7 @@ fn compress_with(
     match dst {
         Some(d) => {
             let d = Buf::get(d, "dst", true)?;
+            refuse_overlap(&d, src)?;
             let out = d.as_mut_slice();
             let n = py
                 .detach(|| with_compressor(p, |c| c.compress_into(src, out)))
@@ -213,6 +225,7 @@ pub(crate) fn decompress_to(
     match dst {
         Some(d) => {
             let d = Buf::get(d, "dst", true)?;
+            refuse_overlap(&d, chunk)?;
             let out = d.as_mut_slice();
             if out.len() < nbytes {
                 return Err(PyValueError::new_err(too_small(out.len())));

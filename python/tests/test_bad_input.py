@@ -94,3 +94,30 @@ def test_errors_are_clear():
         sc.meta["missing"]
     with pytest.raises(oxiblosc.BloscError, match="header"):
         sc.append_chunk(b"\x00" * 40)
+
+
+def test_src_and_dst_that_overlap_are_refused():
+    """One buffer as both input and output (an object passed twice, or two
+    views of it that share bytes) is refused: the engine may not read and
+    write the same bytes at once (it did, with undefined results). Views of
+    one buffer that do not share bytes work."""
+    raw = np.arange(10_000, dtype="i4").tobytes()
+    data = bytearray(raw)
+    with pytest.raises(ValueError, match="overlap"):
+        oxiblosc.compress2(data, data)
+    assert data == raw
+    room = bytearray(raw) + bytearray(64)
+    with pytest.raises(ValueError, match="overlap"):
+        oxiblosc.compress2(memoryview(room)[: len(raw)], room)
+    assert room[: len(raw)] == raw
+    n = len(GOOD)
+    buf = bytearray(n + len(raw))
+    buf[:n] = GOOD
+    mv = memoryview(buf)
+    with pytest.raises(ValueError, match="overlap"):
+        oxiblosc.decompress2(mv[:n], mv[n - 1 :])
+    with pytest.raises(ValueError, match="overlap"):
+        onc.decompress(mv[:n], mv)
+    assert oxiblosc.decompress2(mv[:n], mv[n:]) == len(raw)
+    assert bytes(mv[n:]) == raw
+    assert onc.decompress(mv[:n], bytearray(len(raw))) == raw
