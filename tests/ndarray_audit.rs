@@ -449,3 +449,72 @@ fn concatenations_of_zero_chunks_stay_zero_chunks() {
     ndarray::get_slice(&mut sc, &meta, &[end - 4], &[end], &mut tail, &[4]).unwrap();
     assert_eq!(tail, [0, 1, 2, 3]);
 }
+
+/// An array of two items whose `b2nd` metalayer says `dtype`, in a
+/// super-chunk of `typesize` (any text: a frame's dtype is whatever its
+/// writer put there).
+fn two_items_of(dtype: &str, typesize: usize) -> NdArray {
+    let meta = NdMeta::new(&[2], &[2], &[2], dtype);
+    let mut sc = SChunk::builder()
+        .cparams(
+            CParams::default()
+                .typesize(typesize)
+                .blocksize(2 * typesize),
+        )
+        .chunksize(2 * typesize)
+        .meta("b2nd", &meta.encode().unwrap())
+        .build_memory()
+        .unwrap();
+    sc.append_buffer(&vec![7u8; 2 * typesize]).unwrap();
+    NdArray::open(sc).unwrap()
+}
+
+/// `write_npy` (the CLI's `decompress X.b2nd OUT.npy`) puts the array's
+/// dtype in the `.npy` header. It wrote any text there: a frame whose dtype
+/// is `|O` became a `.npy` of Python objects, whose data numpy unpickles
+/// (`np.load(allow_pickle=True)` would run the frame's bytes as a pickle),
+/// and dtypes such as `<f[` or `''` became files numpy cannot load (found
+/// by sending the `ndarray_read` corpus through the CLI and `np.load`,
+/// session 45). Now only a dtype numpy reads as items of the array's size,
+/// with no object anywhere, is written, in the text numpy prints it as;
+/// anything else is an error before a byte is written.
+#[test]
+fn npy_files_get_only_dtypes_numpy_reads_as_the_items() {
+    for (dtype, ts) in [
+        ("<f8", 8),
+        ("|V3", 3),
+        ("<M8[ms]", 8),
+        ("[('a', '<i4'), ('b', '<f8')]", 12),
+        ("[('f0', 'V300')]", 300),
+        ("[('a', '<f4', (2,))]", 8),
+        ("[('a', '<f4', (2, 3)), ('b', [('c', 'u1')])]", 25),
+    ] {
+        let mut a = two_items_of(dtype, ts);
+        let mut npy = Vec::new();
+        a.write_npy(&mut npy)
+            .unwrap_or_else(|e| panic!("{dtype}: {e}"));
+        assert!(npy.ends_with(&vec![7u8; 2 * ts]), "{dtype}");
+    }
+    for (dtype, ts) in [
+        ("|O", 8),
+        ("<f[", 8),
+        ("", 8),
+        ("<M8[']", 8),
+        ("[('a', 'O')]", 8),
+        ("[('a', '<i4')]", 8),
+        ("[('a', '<i4'), ('a', '<i4')]", 8),
+        ("[('a', '<i4')] ", 4),
+        ("[('a', '<i4'),]", 4),
+        ("[('a\n', '<i4')]", 4),
+        ("[('a', '<i4', ())]", 4),
+        ("[('a', '<i4', 2)]", 8),
+        ("[]", 4),
+        ("{'names': ['a'], 'formats': ['<i4']}", 4),
+    ] {
+        let mut a = two_items_of(dtype, ts);
+        let mut npy = Vec::new();
+        let r = a.write_npy(&mut npy);
+        assert!(matches!(r, Err(Error::Unsupported(_))), "{dtype:?}: {r:?}");
+        assert!(npy.is_empty(), "{dtype:?}: wrote {} bytes", npy.len());
+    }
+}

@@ -40,7 +40,7 @@ pub use layout::Layout;
 pub use meta::{
     B2ND_META, CATERVA_META, DEFAULT_DTYPE, MAX_DIM, MAX_DTYPE_LEN, META_VERSION, NdMeta,
 };
-pub use npy::{NpyHeader, dtype_itemsize};
+pub use npy::{NpyHeader, dtype_itemsize, npy_itemsize};
 pub use read::{MAX_SLAB_BYTES, NdArray, find_meta, is_ndarray};
 pub use reshape::{MAX_RESIZE_CHUNKS, append, concatenate, insert, resize};
 pub use select::{get_items, get_orthogonal, set_orthogonal};

@@ -97,6 +97,132 @@ pub fn dtype_itemsize(dtype: &str) -> Result<usize> {
     Ok(size)
 }
 
+/// The item size numpy gives `dtype` as the `descr` of a `.npy` header,
+/// when numpy reads the text as that dtype and no item holds a Python
+/// object: a plain dtype ([`dtype_itemsize`], printable ASCII without
+/// quotes or backslashes), or a structured one in the list form
+/// `str(numpy.dtype)` prints (`[('a', '<i4'), ('b', '<f8', (2,))]`,
+/// fields nested or not, names distinct), written exactly as Python
+/// prints it, so that numpy's reader sees the same fields.
+///
+/// ```
+/// use oxiblosc::ndarray::npy_itemsize;
+/// assert_eq!(npy_itemsize("[('a', '<i4'), ('b', '<f8', (2,))]").unwrap(), 20);
+/// assert!(npy_itemsize("|O").is_err());
+/// assert!(npy_itemsize("[('a', 'O')]").is_err());
+/// ```
+///
+/// # Errors
+/// [`Error::Unsupported`] for anything else (dict forms, other spellings
+/// of a list, objects); [`Error::InvalidParam`] for a plain dtype that is
+/// not one.
+pub fn npy_itemsize(dtype: &str) -> Result<usize> {
+    if !dtype.starts_with('[') {
+        if !dtype
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'\'' && b != b'\\')
+        {
+            return Err(Error::InvalidParam(format!(
+                "dtype {dtype:?} holds a quote, a backslash or a character that is not printable ASCII"
+            )));
+        }
+        return dtype_itemsize(dtype);
+    }
+    let unsupported =
+        |why: String| Error::Unsupported(format!("structured dtype {dtype:?}: {why}"));
+    let mut p = Parser {
+        s: dtype.as_bytes(),
+        at: 0,
+        depth: 0,
+    };
+    let v = p.value().map_err(|e| unsupported(e.to_string()))?;
+    let mut text = String::new();
+    let size = fields(&v, &mut text).map_err(|e| unsupported(e.to_string()))?;
+    if text != dtype {
+        return Err(unsupported(format!(
+            "not written as numpy prints it ({text:?})"
+        )));
+    }
+    Ok(size)
+}
+
+/// The item size of a structured dtype's field list `v`, which is also
+/// printed into `out` as Python prints it (see [`npy_itemsize`]).
+fn fields(v: &Lit, out: &mut String) -> Result<usize> {
+    let Lit::Seq(items) = v else {
+        return Err(bad("not a list of fields"));
+    };
+    if items.is_empty() {
+        return Err(bad("no fields"));
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut total = 0usize;
+    out.push('[');
+    for (k, f) in items.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        let (name, fmt, shape) = match f {
+            Lit::Seq(p) => match p.as_slice() {
+                [Lit::Str(n), fmt] => (n, fmt, None),
+                [Lit::Str(n), fmt, shape] => (n, fmt, Some(shape)),
+                _ => return Err(bad("a field is not (name, format[, shape])")),
+            },
+            _ => return Err(bad("a field is not a tuple")),
+        };
+        // Python prints these names between single quotes as they are.
+        if name.chars().any(|c| {
+            c == '\'' || c == '\\' || !(c.is_ascii_graphic() || c == ' ' || c.is_alphanumeric())
+        }) {
+            return Err(bad(format!("field name {name:?}")));
+        }
+        if !names.insert(name.as_str()) {
+            return Err(bad(format!("field {name:?} twice")));
+        }
+        out.push_str(&format!("('{name}', "));
+        let size = match fmt {
+            Lit::Str(s) => {
+                out.push_str(&format!("'{s}'"));
+                npy_itemsize(s)?
+            }
+            Lit::Seq(_) => fields(fmt, out)?,
+            _ => return Err(bad(format!("field {name:?}: a format that is not a dtype"))),
+        };
+        let mut count = 1usize;
+        if let Some(shape) = shape {
+            let Lit::Seq(dims) = shape else {
+                return Err(bad(format!("field {name:?}: a shape that is not a tuple")));
+            };
+            if dims.is_empty() {
+                return Err(bad(format!("field {name:?}: an empty shape")));
+            }
+            out.push_str(", (");
+            for (j, d) in dims.iter().enumerate() {
+                let Lit::Int(d) = d else {
+                    return Err(bad(format!("field {name:?}: a shape of non-numbers")));
+                };
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&d.to_string());
+                count = usize::try_from(*d)
+                    .ok()
+                    .and_then(|d| count.checked_mul(d))
+                    .ok_or_else(|| bad(format!("field {name:?}: a shape too large")))?;
+            }
+            out.push_str(if dims.len() == 1 { ",)" } else { ")" });
+        }
+        out.push(')');
+        total = size
+            .checked_mul(count)
+            .and_then(|n| total.checked_add(n))
+            .filter(|&n| n <= crate::params::MAX_BLOCKSIZE)
+            .ok_or_else(|| bad("the items are too large"))?;
+    }
+    out.push(']');
+    Ok(total)
+}
+
 /// A Python literal, as far as `.npy` headers use them.
 #[derive(Debug)]
 enum Lit {

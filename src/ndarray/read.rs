@@ -269,8 +269,27 @@ impl NdArray {
     /// Write the array as a `.npy` file to `w` (header, then the data).
     ///
     /// # Errors
-    /// As [`NdArray::write_to`].
+    /// [`Error::Unsupported`] before anything is written when the array's
+    /// dtype is not one numpy reads as its items (see
+    /// [`npy_itemsize`](super::npy_itemsize): a frame's dtype is any text,
+    /// and an object dtype would make numpy unpickle the data); else as
+    /// [`NdArray::write_to`].
     pub fn write_npy(&mut self, w: &mut dyn Write) -> Result<()> {
+        let dtype = &self.meta.dtype;
+        let is = self.layout.itemsize();
+        match super::npy_itemsize(dtype) {
+            Ok(n) if n == is => {}
+            Ok(n) => {
+                return Err(Error::Unsupported(format!(
+                    "dtype {dtype:?} has {n}-byte items, the array {is}-byte ones: no .npy of it"
+                )));
+            }
+            Err(e) => {
+                return Err(Error::Unsupported(format!(
+                    "no .npy header can say dtype {dtype:?}: {e}"
+                )));
+            }
+        }
         w.write_all(&self.npy_header().encode())?;
         self.write_to(w)
     }
