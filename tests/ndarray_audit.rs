@@ -475,7 +475,8 @@ fn two_items_of(dtype: &str, typesize: usize) -> NdArray {
 /// (`np.load(allow_pickle=True)` would run the frame's bytes as a pickle),
 /// and dtypes such as `<f[` or `''` became files numpy cannot load (found
 /// by sending the `ndarray_read` corpus through the CLI and `np.load`,
-/// session 45). Now only a dtype numpy reads as items of the array's size,
+/// session 45; also `<b4`, `<?4`, which `dtype_itemsize` sizes but numpy
+/// has no such dtype). Now only a dtype numpy reads as items of the array's size,
 /// with no object anywhere, is written, in the text numpy prints it as;
 /// anything else is an error before a byte is written.
 #[test]
@@ -484,6 +485,10 @@ fn npy_files_get_only_dtypes_numpy_reads_as_the_items() {
         ("<f8", 8),
         ("|V3", 3),
         ("<M8[ms]", 8),
+        ("<m8[10s]", 8),
+        ("|b1", 1),
+        ("?", 1),
+        ("<c16", 16),
         ("[('a', '<i4'), ('b', '<f8')]", 12),
         ("[('f0', 'V300')]", 300),
         ("[('a', '<f4', (2,))]", 8),
@@ -500,6 +505,11 @@ fn npy_files_get_only_dtypes_numpy_reads_as_the_items() {
         ("<f[", 8),
         ("", 8),
         ("<M8[']", 8),
+        ("<M8[xs]", 8),
+        ("<b4", 4),
+        ("<?4", 4),
+        ("<i3", 3),
+        ("<f3", 3),
         ("[('a', 'O')]", 8),
         ("[('a', '<i4')]", 8),
         ("[('a', '<i4'), ('a', '<i4')]", 8),

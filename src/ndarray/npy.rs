@@ -126,7 +126,9 @@ pub fn npy_itemsize(dtype: &str) -> Result<usize> {
                 "dtype {dtype:?} holds a quote, a backslash or a character that is not printable ASCII"
             )));
         }
-        return dtype_itemsize(dtype);
+        let size = dtype_itemsize(dtype)?;
+        numpy_size(dtype, size)?;
+        return Ok(size);
     }
     let unsupported =
         |why: String| Error::Unsupported(format!("structured dtype {dtype:?}: {why}"));
@@ -144,6 +146,53 @@ pub fn npy_itemsize(dtype: &str) -> Result<usize> {
         )));
     }
     Ok(size)
+}
+
+/// Whether numpy has the plain dtype `dtype` (whose size
+/// [`dtype_itemsize`] gave as `size`): booleans of 1 byte, integers of 1,
+/// 2, 4 or 8, floats of 2, 4, 8 or 16, complex numbers of 8, 16 or 32,
+/// datetimes and timedeltas of 8 with a unit numpy knows (`ms`, `10s`,
+/// `generic`...); strings and void items of any size.
+fn numpy_size(dtype: &str, size: usize) -> Result<()> {
+    let t = dtype.strip_prefix(['<', '>', '=', '|']).unwrap_or(dtype);
+    let kind = t.chars().next().unwrap_or(' ');
+    let ok = match kind {
+        '?' | 'b' => size == 1 && (t.len() == 1 || &t[1..] == "1"),
+        'i' | 'u' => matches!(size, 1 | 2 | 4 | 8),
+        'f' => matches!(size, 2 | 4 | 8 | 16),
+        'c' => matches!(size, 8 | 16 | 32),
+        'M' | 'm' => {
+            let unit = t[1..]
+                .split_once('[')
+                .map(|(_, u)| u.trim_end_matches(']'))
+                .unwrap_or("generic");
+            let unit = unit.trim_start_matches(|c: char| c.is_ascii_digit());
+            size == 8
+                && matches!(
+                    unit,
+                    "Y" | "M"
+                        | "W"
+                        | "D"
+                        | "h"
+                        | "m"
+                        | "s"
+                        | "ms"
+                        | "us"
+                        | "μs"
+                        | "ns"
+                        | "ps"
+                        | "fs"
+                        | "as"
+                        | "generic"
+                )
+        }
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidParam(format!("numpy has no dtype {dtype:?}")))
+    }
 }
 
 /// The item size of a structured dtype's field list `v`, which is also
