@@ -528,3 +528,42 @@ fn npy_files_get_only_dtypes_numpy_reads_as_the_items() {
         assert!(npy.is_empty(), "{dtype:?}: wrote {} bytes", npy.len());
     }
 }
+
+/// A `b2nd` metalayer whose dtype holds a NUL (`"<f8\0x"`: C-Blosc2, and
+/// since session 45 `NdMeta::decode`, read it as `"<f8"`) is rewritten in
+/// place by a resize: the new metalayer, shorter by the bytes after the
+/// NUL, left the old tail behind it, and the array no longer opened ("1
+/// bytes after its value"; fuzz target `ndarray_read`). It is padded to the
+/// stored length with NULs in its dtype, which C-Blosc2 and `decode` read
+/// as the end of the dtype.
+#[test]
+fn a_resize_keeps_a_metalayer_whose_dtype_holds_a_nul_readable() {
+    let meta = NdMeta::new(&[4], &[2], &[2], "<f8zz");
+    let mut raw = meta.encode().unwrap();
+    let at = raw.len() - 2;
+    raw[at..].copy_from_slice(b"\0x");
+    let mut sc = SChunk::builder()
+        .cparams(CParams::default().typesize(8).blocksize(16))
+        .chunksize(16)
+        .meta("b2nd", &raw)
+        .build_memory()
+        .unwrap();
+    let data: Vec<u8> = (0..32).collect();
+    sc.append_buffer(&data[..16]).unwrap();
+    sc.append_buffer(&data[16..]).unwrap();
+    let a = NdArray::open(sc).unwrap();
+    let mut meta = a.meta().clone();
+    assert_eq!(meta.dtype, "<f8");
+    let mut sc = a.into_schunk();
+    ndarray::resize(&mut sc, &mut meta, &[6], None).unwrap();
+    assert_eq!(sc.meta_get("b2nd").unwrap().len(), raw.len());
+    let back = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    let mut a = NdArray::open(back).unwrap();
+    assert_eq!(
+        (a.meta().shape.as_slice(), a.meta().dtype.as_str()),
+        (&[6u64][..], "<f8")
+    );
+    let v = a.to_vec().unwrap();
+    assert_eq!(&v[..32], &data[..]);
+    assert!(v[32..].iter().all(|&b| b == 0));
+}

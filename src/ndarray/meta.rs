@@ -146,6 +146,23 @@ impl NdMeta {
         Ok(out)
     }
 
+    /// [`NdMeta::encode`], made `len` bytes long by NULs at the end of its
+    /// dtype when it is shorter: what rewrites a stored metalayer of `len`
+    /// bytes in place (a metalayer keeps its length, as in C-Blosc2, and
+    /// the old bytes past a shorter one would remain). C-Blosc2 and
+    /// [`NdMeta::decode`] read the dtype up to its first NUL.
+    pub(crate) fn encode_padded(&self, len: usize) -> Result<Vec<u8>> {
+        let mut raw = self.encode()?;
+        if raw.len() < len {
+            // The dtype's str32 length sits just before its bytes, at the end.
+            let at = raw.len() - self.dtype.len() - 4;
+            let padded = self.dtype.len() + (len - raw.len());
+            raw[at..at + 4].copy_from_slice(&(padded as u32).to_be_bytes());
+            raw.resize(len, 0);
+        }
+        Ok(raw)
+    }
+
     /// Read a `b2nd` metalayer, or a `caterva` one (five entries, no
     /// dtype: `dtype` is then [`DEFAULT_DTYPE`] and `has_dtype` false; see
     /// [`NdMeta::default_dtype`] for one fitting the item size).
@@ -226,12 +243,13 @@ impl NdMeta {
                 }
                 other => return Err(bad(format!("dtype {other} is not a string"))),
             };
+            // A C string to C-Blosc2: it ends at its first NUL (and may be
+            // empty, as C's `b2nd_create_ctx` takes `""`). NULs may pad it
+            // (see `encode_padded`).
+            let s = s.split('\0').next().unwrap_or_default();
             if s.len() > MAX_DTYPE_LEN {
                 return Err(bad(format!("a {}-byte dtype", s.len())));
             }
-            // A C string to C-Blosc2: it ends at its first NUL (and may be
-            // empty, as C's `b2nd_create_ctx` takes `""`).
-            let s = s.split('\0').next().unwrap_or_default();
             (f, s.to_string(), true)
         } else {
             (0, DEFAULT_DTYPE.to_string(), false)

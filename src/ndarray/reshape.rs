@@ -234,7 +234,12 @@ pub(super) fn prepare(
             new_layout.nchunks()
         )));
     }
-    let raw = new_meta.encode()?;
+    // In place of the stored metalayer, of its length (see `commit`).
+    let stored = [B2ND_META, CATERVA_META]
+        .iter()
+        .find_map(|n| sc.meta_get(n))
+        .map_or(0, <[u8]>::len);
+    let raw = new_meta.encode_padded(stored)?;
     Ok(Prepared {
         s,
         old_layout,
