@@ -44,8 +44,23 @@ fuzz_target!(|data: &[u8]| {
             rewrite_box(data, &v, &start, &stop, &items);
         }
         let mut npy = Vec::new();
-        if a.write_npy(&mut npy).is_ok() {
-            assert!(npy.len() as u64 >= a.nbytes(), ".npy shorter than its data");
+        match a.write_npy(&mut npy) {
+            Ok(()) => {
+                assert!(npy.len() as u64 >= a.nbytes(), ".npy shorter than its data");
+                // Since session 45: a plain dtype's header reads back (with
+                // our reader, which takes no structured dtype) as the
+                // array's dtype and shape, its data just after.
+                if !a.meta().dtype.starts_with('[') {
+                    let (h, at) = ndarray::npy::read_header(&npy)
+                        .unwrap_or_else(|e| panic!("the .npy written does not read: {e}"));
+                    assert_eq!(h.dtype, a.meta().dtype, ".npy dtype");
+                    assert_eq!(h.shape, a.meta().shape, ".npy shape");
+                    assert_eq!((npy.len() - at) as u64, a.nbytes(), ".npy data");
+                }
+            }
+            // A dtype no .npy can say: refused before a byte is written.
+            Err(oxiblosc::Error::Unsupported(_)) => assert!(npy.is_empty(), "a refused .npy wrote"),
+            Err(_) => {}
         }
     }
 });
