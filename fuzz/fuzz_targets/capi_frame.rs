@@ -43,6 +43,9 @@ use blosc2::schunk::{
 };
 use libfuzzer_sys::fuzz_target;
 
+#[path = "b2nd_geometry.rs"]
+mod b2nd_geometry;
+
 unsafe extern "C" {
     fn free(p: *mut c_void);
 }
@@ -510,22 +513,11 @@ unsafe fn copy_of(sc: *mut blosc2_schunk) {
     }
 }
 
-/// What C reads of an array: `ndim`, then per dimension the shape, chunk
-/// and block lengths, then `nitems` and the typesize.
+/// [`b2nd_geometry::of_array`], then the typesize.
 fn geometry(a: *const b2nd_array_t) -> Vec<i64> {
-    // SAFETY: a live array.
-    let c = unsafe { &*a };
-    let n = c.ndim.clamp(0, 16) as usize;
-    let mut g = vec![i64::from(c.ndim)];
-    for d in 0..n {
-        g.extend([
-            c.shape[d],
-            i64::from(c.chunkshape[d]),
-            i64::from(c.blockshape[d]),
-        ]);
-    }
+    let mut g = b2nd_geometry::of_array(a);
     // SAFETY: a live array's super-chunk.
-    g.extend([c.nitems, i64::from(unsafe { (*c.sc).typesize })]);
+    g.push(i64::from(unsafe { (*(*a).sc).typesize }));
     g
 }
 
@@ -664,15 +656,9 @@ fn same_as_rust(a: *mut b2nd_array_t, g: &[i64], path: &std::path::Path) {
     else {
         return;
     };
-    let m = r.meta().clone();
-    let mut want = vec![m.ndim() as i64];
-    for d in 0..m.ndim() {
-        want.extend([m.shape[d], m.chunkshape[d], m.blockshape[d]].map(|x| x as i64));
-    }
-    let n = g.len();
     assert_eq!(
-        &g[..n - 2],
-        &want[..],
+        &g[..g.len() - 1],
+        &b2nd_geometry::of_meta(r.meta())[..],
         "b2nd_open and NdArray::open: another geometry"
     );
     if r.nbytes() <= MAX_CHUNK as u64 {
@@ -686,7 +672,7 @@ fn same_as_rust(a: *mut b2nd_array_t, g: &[i64], path: &std::path::Path) {
         }
         // SAFETY: a live array.
         let chunk_items = unsafe { (*a).chunknitems }.max(0) as u64;
-        let chunk_bytes = chunk_items * g[n - 1].max(0) as u64;
+        let chunk_bytes = chunk_items * g[g.len() - 1].max(0) as u64;
         assert!(
             c.is_none() || rust.is_some(),
             "b2nd_to_cbuffer reads the items, NdArray::to_vec does not"

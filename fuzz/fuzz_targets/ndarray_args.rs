@@ -36,6 +36,8 @@ use oxiblosc::ndarray::{self, Layout, NdArray, NdMeta};
 use oxiblosc::schunk::{Fill, SChunk};
 use oxiblosc::{CParams, DParams, Error};
 
+#[path = "b2nd_geometry.rs"]
+mod b2nd_geometry;
 #[path = "common.rs"]
 mod common;
 
@@ -329,34 +331,6 @@ fn c_copy_box(
     }
 }
 
-/// The struct C reads of an array: `ndim`, then per dimension the shape,
-/// chunk and block lengths, then `nitems`.
-fn c_geometry(a: *const b2nd_array_t) -> Vec<i64> {
-    // SAFETY: a live array.
-    let c = unsafe { &*a };
-    let n = c.ndim.clamp(0, 8) as usize;
-    let mut g = vec![i64::from(c.ndim)];
-    for d in 0..n {
-        g.extend([
-            c.shape[d],
-            i64::from(c.chunkshape[d]),
-            i64::from(c.blockshape[d]),
-        ]);
-    }
-    g.push(c.nitems);
-    g
-}
-
-/// What [`c_geometry`] must give for `meta`.
-fn geometry_of(meta: &NdMeta) -> Vec<i64> {
-    let mut g = vec![meta.ndim() as i64];
-    for d in 0..meta.ndim() {
-        g.extend([meta.shape[d], meta.chunkshape[d], meta.blockshape[d]].map(|x| x as i64));
-    }
-    g.push(meta.shape.iter().product::<u64>() as i64);
-    g
-}
-
 /// The items of a live array of `nbytes` bytes (`b2nd_to_cbuffer`).
 fn c_items(a: *const b2nd_array_t, nbytes: usize, what: &str) -> Vec<u8> {
     let mut out = vec![0u8; nbytes];
@@ -470,8 +444,8 @@ fn c_make(meta: &NdMeta, is: usize, how: (u8, u8, bool, u8, &[Num; 3]), what: &s
         return;
     }
     assert_eq!(
-        c_geometry(a),
-        geometry_of(meta),
+        b2nd_geometry::of_array(a),
+        b2nd_geometry::of_meta(meta),
         "{what}: {call}: the struct"
     );
     let nbytes = meta
@@ -510,8 +484,8 @@ fn c_make(meta: &NdMeta, is: usize, how: (u8, u8, bool, u8, &[Num; 3]), what: &s
             &dtype,
         );
         assert_eq!(
-            c_geometry(view),
-            geometry_of(&squeezed),
+            b2nd_geometry::of_array(view),
+            b2nd_geometry::of_meta(&squeezed),
             "{what}: b2nd_squeeze_index: the struct"
         );
         if let (Some(b), Some(items)) = (small, &items) {
