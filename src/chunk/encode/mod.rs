@@ -340,7 +340,8 @@ pub(crate) fn compress_into_hinted(
     };
     if lay.blosc1 && blocks.c_split_unreadable() {
         // C-Blosc 1.21 would write split streams here that its readers
-        // cannot decode; we write one stream per block instead. Whether C
+        // cannot decode; we write one stream per block instead, and set the
+        // flag that says so (below). Whether C
         // falls back to storing the chunk raw depends on its own streams:
         // run them to make the same choice (and so the same flags).
         let c_like = Blocks {
@@ -359,6 +360,12 @@ pub(crate) fn compress_into_hinted(
                 None => return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED),
             }
         }
+        // Our one stream per block is what C-Blosc 1.x readers expect with
+        // the split flag clear, but C-Blosc2 splits every block of a chunk
+        // whose flag is clear: say "not split" (0x10), which both read as
+        // one stream. Only this bit differs from C-Blosc 1.21's header, and
+        // only where C-Blosc 1.x could not read C-Blosc 1.21's own chunk.
+        h.flags |= flags::DONT_SPLIT;
     }
     let nstreams_total: usize = (0..lay.nblocks).map(|i| blocks.nstreams(i)).sum();
     let bstart_at = |i: usize| hlen + 4 * i;
@@ -442,7 +449,8 @@ impl Blocks<'_> {
         // C-Blosc 1.x readers split only blocks of at most 16-byte items
         // with at least 128 of them, whatever the flag says; C-Blosc 1.21's
         // ALWAYS mode writes split streams outside that and cannot read them
-        // back. Write what the readers expect (the header stays C's).
+        // back. Write what the readers expect (and the header then says
+        // "not split", for C-Blosc2's readers: see `compress_into_hinted`).
         let readable_split =
             !self.lay.blosc1 || self.c_split || (ts <= 16 && self.lay.blocksize / ts >= 128);
         if self.lay.header.dont_split() || leftover_block || !readable_split {
