@@ -247,3 +247,153 @@ fn c_reads_our_frames_after_every_change_and_appends_to_them() {
         assert!(all[..4321].iter().all(|&b| b == 7));
     }
 }
+
+/// A frame that holds no byte: C-Blosc2 reads its trailer right after the
+/// header (no index; `get_trailer_offset`), wherever the header's frame
+/// length ends. Until session 46 a frame in memory whose chunks were all
+/// deleted kept their bytes before the trailer, and C could not open it
+/// (`Cannot access the vlmetalayers`); a file frame left its trailer after
+/// them, so C read the empty frame's first trailer and lost vlmetalayers
+/// added since. Found by opening, in C-Blosc2, the frames our edits make
+/// of the fuzz corpora. The emptied frames, with vlmetalayers added before
+/// and after, and refilled, must read in C as in Rust, for every storage
+/// (the file is read as the change left it, before any tidy).
+#[test]
+fn c_reads_our_frames_emptied_by_deletes() {
+    let dir = tempdir("c-empty");
+    let mut jobs = Vec::new();
+    let mut expected = Vec::new();
+    for kind in ["memory", "file", "offset", "dir"] {
+        let b = SChunk::builder()
+            .cparams(cparams())
+            .chunksize(CS)
+            .meta("m", &[0x93, 1, 2, 3])
+            .fsync(false);
+        let mut sc = match kind {
+            "memory" => b.build_memory().unwrap(),
+            "file" => b.create_file(dir.join("e.b2frame")).unwrap(),
+            "offset" => {
+                let p = dir.join("e-offset.bin");
+                std::fs::write(&p, vec![7u8; 4321]).unwrap();
+                b.append_to_file(&p).unwrap()
+            }
+            _ => b.create_dir(dir.join("e-dir.b2frame")).unwrap(),
+        };
+        let mut snap = |sc: &mut SChunk, tag: &str| {
+            let (job, exp) = snapshot(sc, &dir, &format!("{kind}-{tag}"));
+            jobs.push(job);
+            expected.push((format!("{kind} {tag}"), exp));
+        };
+        sc.vlmeta_add("v", b"\xa3one").unwrap();
+        snap(&mut sc, "new, vlmeta");
+        for k in 0..3 {
+            sc.append_buffer(&data(CS, k)).unwrap();
+        }
+        sc.vlmeta_add("w", b"\xa3two").unwrap();
+        for i in [1, 2, 0] {
+            sc.delete_chunk(i.min(sc.nchunks() - 1)).unwrap();
+        }
+        assert_eq!(sc.nchunks(), 0);
+        snap(&mut sc, "emptied");
+        sc.vlmeta_add("x", b"\xa5three").unwrap();
+        snap(&mut sc, "emptied, vlmeta");
+        sc.meta_update("m", &[0x93, 4, 5, 6]).unwrap();
+        sc.vlmeta_delete("v").unwrap();
+        snap(&mut sc, "emptied, meta and vlmeta changed");
+        sc.append_buffer(&data(CS, 7)).unwrap();
+        snap(&mut sc, "refilled");
+    }
+    let reports = oracle(&jobs);
+    assert_eq!(reports.len(), expected.len());
+    let mut fails = Vec::new();
+    for (r, (what, exp)) in reports.iter().zip(&expected) {
+        if r["ok"] != true {
+            fails.push(format!("{what}: C fails: {}", r["error"]));
+        } else if !same(&r["before"], exp) {
+            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+/// Chunks that hold no byte can only be written beside ones that do: a
+/// frame of 0 bytes has no index for C-Blosc2 (nor for us), so its chunks
+/// would be lost on reopen. Until session 46 two empty chunks appended to
+/// a new super-chunk made a frame that reopened with none, and that
+/// C-Blosc2 could not open. A file or a directory now refuses such a
+/// change with nothing changed; a super-chunk in memory holds them (as
+/// C-Blosc2's does) and refuses to be written as a frame (as C-Blosc2's
+/// `to_buffer` does). An empty chunk after data is kept, and C reads it.
+#[test]
+fn empty_chunks_alone_are_refused_and_beside_data_read_in_c() {
+    let dir = tempdir("c-empty-chunks");
+    let mut jobs = Vec::new();
+    let mut expected = Vec::new();
+    for kind in ["memory", "file", "dir"] {
+        let b = SChunk::builder().cparams(cparams()).fsync(false);
+        let mut sc = match kind {
+            "memory" => b.build_memory().unwrap(),
+            "file" => b.create_file(dir.join("z.b2frame")).unwrap(),
+            _ => b.create_dir(dir.join("z-dir.b2frame")).unwrap(),
+        };
+        let empty = oxiblosc::compress(&[], &cparams()).unwrap();
+        let refused = |r: oxiblosc::Result<()>| {
+            assert!(
+                matches!(r, Err(oxiblosc::Error::InvalidParam(_))),
+                "{kind}: {r:?}"
+            )
+        };
+        if kind == "memory" {
+            sc.append_buffer(&[]).unwrap();
+            sc.append_chunk(&empty).unwrap();
+            sc.insert_chunk(0, &empty).unwrap();
+            assert_eq!(sc.nchunks(), 3);
+            refused(sc.to_cframe().map(drop));
+            refused(sc.cframe_ref().map(drop));
+            refused(sc.write_cframe(&mut Vec::new()).map(drop));
+            assert_eq!(sc.nchunks(), 3, "{kind}: chunks kept");
+            for _ in 0..3 {
+                sc.delete_chunk(0).unwrap();
+            }
+        } else {
+            let before = report(&mut sc);
+            refused(sc.append_buffer(&[]).map(drop));
+            refused(sc.append_chunk(&empty).map(drop));
+            refused(sc.insert_chunk(0, &empty));
+            assert_eq!(report(&mut sc), before, "{kind}: a refused change changed");
+        }
+        sc.append_buffer(&data(CS, 1)).unwrap();
+        sc.append_buffer(&[]).unwrap();
+        sc.append_chunk(&empty).unwrap();
+        assert_eq!(sc.nchunks(), 3);
+        // Leaving only empty chunks is refused too, but in memory.
+        let before = report(&mut sc);
+        if kind != "memory" {
+            refused(sc.delete_chunk(0));
+            refused(sc.update_chunk(0, &empty));
+            assert_eq!(report(&mut sc), before, "{kind}: a refused change changed");
+        }
+        let (job, exp) = snapshot(&mut sc, &dir, &format!("{kind}-beside"));
+        jobs.push(job);
+        expected.push((format!("{kind}: empty chunks after data"), exp));
+        if let Storage::File { path, .. } | Storage::Directory(path) = sc.storage() {
+            drop(sc);
+            let mut again = SChunk::open(&path).unwrap();
+            assert_eq!(again.nchunks(), 3, "{kind} reopened");
+            assert_eq!(report(&mut again), before, "{kind} reopened");
+        } else {
+            let mut again = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+            assert_eq!(report(&mut again), before, "{kind} reopened");
+        }
+    }
+    let reports = oracle(&jobs);
+    let mut fails = Vec::new();
+    for (r, (what, exp)) in reports.iter().zip(&expected) {
+        if r["ok"] != true {
+            fails.push(format!("{what}: C fails: {}", r["error"]));
+        } else if !same(&r["before"], exp) {
+            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}

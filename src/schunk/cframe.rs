@@ -142,13 +142,31 @@ impl SChunk {
     /// chunk's bytes and not reopen. Borrowing the frame as it is
     /// ([`cframe_ref`](Self::cframe_ref), as C-Blosc2's `to_buffer` lends
     /// a frame in memory) is still allowed: it is the caller's own bytes.
+    ///
+    /// Also refuses a super-chunk in memory whose chunks all hold 0 bytes
+    /// (see [`SChunk::check_writable_frame`]).
     fn check_whole(&self) -> Result<()> {
+        self.check_writable_frame()?;
         match &self.unfit_chunk {
             None => Ok(()),
             Some(e) => Err(corrupt(format!(
                 "no frame is written from a super-chunk opened with a chunk left out ({e})"
             ))),
         }
+    }
+
+    /// Refuses to hand out the frame of a super-chunk in memory whose
+    /// chunks all hold 0 bytes: readers find no chunk in a frame of no
+    /// bytes (it has no index), so it would reopen empty. C-Blosc2 holds
+    /// such a super-chunk in memory and refuses `blosc2_schunk_to_buffer`
+    /// too; a chunk with data beside them makes the frame writable.
+    pub(super) fn check_writable_frame(&self) -> Result<()> {
+        if self.header.nbytes == 0 && self.nchunks() > 0 {
+            return Err(crate::error::invalid_param(
+                super::commit::EMPTY_CHUNKS_ALONE,
+            ));
+        }
+        Ok(())
     }
 
     /// [`to_cframe`](Self::to_cframe)'s frame borrowed, not copied, when
@@ -193,6 +211,7 @@ impl SChunk {
         ) {
             return Ok(None);
         }
+        self.check_writable_frame()?;
         self.flush_tail()?;
         usize::try_from(self.header.frame_len)
             .map(Some)

@@ -177,6 +177,15 @@ impl SChunk {
         if new_cs == 0 && self.header.chunksize != 0 && nbytes > 0 {
             self.check_variable_sum(&offs, &pending, nbytes)?;
         }
+        // A frame of no bytes has no index (C-Blosc2 reads none; nor do
+        // we): chunks that hold no byte would be lost on reopen unless one
+        // beside them does. Storage that is written with each change
+        // refuses to hold them alone; a super-chunk in memory holds them
+        // (as C-Blosc2's does) and refuses to be written as a frame
+        // ([`SChunk::check_writable_frame`]).
+        if nbytes == 0 && !offs.is_empty() && !self.is_memory_frame() {
+            return Err(invalid_param(EMPTY_CHUNKS_ALONE));
+        }
         let h = self.changed_header(new_cs, nbytes, vlblocks, offs.is_empty());
         self.commit(
             h,
@@ -448,7 +457,14 @@ impl SChunk {
         match &mut self.backend {
             Backend::Frame { io, .. } if memory => {
                 let hl = u64::from(h.header_len);
-                let mut sect = self.header.cbytes as u64;
+                // A frame of no bytes has its trailer right after the
+                // header (see `EMPTY_TAIL`): what it held before, none of
+                // it live, is dropped.
+                let mut sect = if h.nbytes == 0 && live == 0 {
+                    0
+                } else {
+                    self.header.cbytes as u64
+                };
                 let mut locs = Vec::with_capacity(new_chunks.len());
                 // One growth of the frame's buffer for all of them and the
                 // index and trailer `flush_tail` writes after them (at most
@@ -514,7 +530,14 @@ impl SChunk {
                 // the old index (as C-Blosc2 does); on storage that must
                 // survive a crash only where the old frame has no live byte
                 // (see the module docs).
-                let mut sect = old_cbytes;
+                // Storage that need not survive a crash puts an empty
+                // frame's trailer right after its header now (see
+                // `EMPTY_TAIL`); a file gets it there after the commit.
+                let mut sect = if !persistent && h.nbytes == 0 && live == 0 {
+                    0
+                } else {
+                    old_cbytes
+                };
                 let mut locs = Vec::with_capacity(new_chunks.len());
                 if persistent {
                     let a = self.space.place(&sizes, old_cbytes, old_end);
@@ -664,9 +687,29 @@ impl SChunk {
         if memory && self.dead_bytes() > self.live_cbytes.max(MEMORY_SLACK) {
             let _ = self.compact();
         }
+        // EMPTY_TAIL: a frame of no bytes is read with its trailer right
+        // after the header (C-Blosc2's `get_trailer_offset`: no index, and
+        // the frame's length is not used to find it). A file's change puts
+        // the trailer where the old frame has no live byte, so one left
+        // elsewhere is moved there by a trim (one or two more crash-safe
+        // commits; its own commits use `Tail::Trim`). The change is done:
+        // a trim that fails leaves a frame we read, C-Blosc2 reads its
+        // older trailer there, and `close` (or a drop) trims again.
+        if self.header.nbytes == 0
+            && self.header.cbytes != 0
+            && tail == Tail::Auto
+            && self.is_persistent_frame()
+        {
+            let _ = self.trim();
+        }
         Ok(())
     }
 }
+
+/// Why a frame of only chunks of 0 bytes is not written (see
+/// [`SChunk::change_chunks_with`]).
+pub(super) const EMPTY_CHUNKS_ALONE: &str = "a frame cannot hold only chunks of 0 bytes: \
+     readers (C-Blosc2's and ours) find no chunk in a frame of no bytes";
 
 /// The dead bytes a frame in memory may hold beside fewer live ones before
 /// a change compacts it (see [`SChunk::commit`]).

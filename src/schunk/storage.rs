@@ -533,6 +533,17 @@ impl SChunk {
         }
     }
 
+    /// Whether the super-chunk is a contiguous frame in memory.
+    pub(super) fn is_memory_frame(&self) -> bool {
+        matches!(
+            &self.backend,
+            Backend::Frame {
+                storage: Storage::Memory,
+                ..
+            }
+        )
+    }
+
     pub(super) fn is_persistent_frame(&self) -> bool {
         matches!(&self.backend, Backend::Frame { io, .. } if io.is_persistent())
     }
