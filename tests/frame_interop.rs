@@ -137,6 +137,22 @@ fn oracle(jobs: &[Value]) -> Vec<Value> {
     serde_json::from_str(&out).unwrap()
 }
 
+/// C opens every job's frame and sees what we see (`expected`, each
+/// with what it is).
+fn c_sees_what_we_see(jobs: &[Value], expected: &[(String, Value)]) {
+    let reports = oracle(jobs);
+    assert_eq!(reports.len(), expected.len());
+    let mut fails = Vec::new();
+    for (r, (what, exp)) in reports.iter().zip(expected) {
+        if r["ok"] != true {
+            fails.push(format!("{what}: C fails: {}", r["error"]));
+        } else if !same(&r["before"], exp) {
+            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 fn same(c: &Value, ours: &Value) -> bool {
     ["nchunks", "nbytes", "chunks", "meta", "vlmeta"]
         .iter()
@@ -197,17 +213,7 @@ fn c_reads_our_frames_after_every_change_and_appends_to_them() {
         jobs.push(job);
         expected.push((format!("fill_special {fill:?}"), exp));
     }
-    let reports = oracle(&jobs);
-    let mut fails = Vec::new();
-    for (r, (what, exp)) in reports.iter().zip(&expected) {
-        if r["ok"] != true {
-            fails.push(format!("{what}: C fails: {}", r["error"]));
-        } else if !same(&r["before"], exp) {
-            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
-        }
-    }
-    assert_eq!(reports.len(), expected.len());
-    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    c_sees_what_we_see(&jobs, &expected);
 
     // C appends a chunk and a vlmetalayer; we read them.
     let extra = data(CS, 99);
@@ -303,17 +309,7 @@ fn c_reads_our_frames_emptied_by_deletes() {
         sc.append_buffer(&data(CS, 7)).unwrap();
         snap(&mut sc, "refilled");
     }
-    let reports = oracle(&jobs);
-    assert_eq!(reports.len(), expected.len());
-    let mut fails = Vec::new();
-    for (r, (what, exp)) in reports.iter().zip(&expected) {
-        if r["ok"] != true {
-            fails.push(format!("{what}: C fails: {}", r["error"]));
-        } else if !same(&r["before"], exp) {
-            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
-        }
-    }
-    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    c_sees_what_we_see(&jobs, &expected);
 }
 
 /// Chunks that hold no byte can only be written beside ones that do: a
@@ -386,14 +382,5 @@ fn empty_chunks_alone_are_refused_and_beside_data_read_in_c() {
             assert_eq!(report(&mut again), before, "{kind} reopened");
         }
     }
-    let reports = oracle(&jobs);
-    let mut fails = Vec::new();
-    for (r, (what, exp)) in reports.iter().zip(&expected) {
-        if r["ok"] != true {
-            fails.push(format!("{what}: C fails: {}", r["error"]));
-        } else if !same(&r["before"], exp) {
-            fails.push(format!("{what}: C sees {}\n  we see {exp}", r["before"]));
-        }
-    }
-    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    c_sees_what_we_see(&jobs, &expected);
 }
