@@ -8,35 +8,12 @@
 //! and since session 31 the streaming `Encoder`, which must write the same
 //! bytes, and `Decoder`); each must give the data back.
 #![no_main]
-use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use oxiblosc::{CParams, ChunkFormat, Codec, DParams, Decompressor, Filter, SplitMode};
+use oxiblosc::{CParams, DParams, Decompressor};
 
-#[derive(Arbitrary, Debug)]
-struct Input {
-    codec: u8,
-    clevel: u8,
-    typesize: u8,
-    filters: [u8; 3],
-    filter_meta: u8,
-    blocksize: u16,
-    splitmode: u8,
-    nthreads: u8,
-    blosc1: bool,
-    use_dict: bool,
-    container: u8,
-    chunk: u16,
-    /// With `use_dict`, the data tiled to at least [`TILED`] bytes (since
-    /// session 44).
-    tile: bool,
-    data: Vec<u8>,
-}
-
-/// What `tile` grows the data to: chunks this large train a dictionary
-/// (`use_dict`, over 20 x 256 bytes), which the few-KB inputs libFuzzer
-/// makes never reached (source coverage of the corpus, session 44: no
-/// ZSTD or LZ4 dictionary was ever trained by this target).
-const TILED: usize = 6 << 10;
+#[path = "roundtrip_input.rs"]
+mod roundtrip_input;
+use roundtrip_input::Input;
 
 fuzz_target!(
     init: {
@@ -49,48 +26,9 @@ fuzz_target!(
     },
     |inp: Input| {
         let mut inp = inp;
-        if inp.tile && inp.use_dict && !inp.data.is_empty() && inp.data.len() < TILED {
-            let rounds = TILED.div_ceil(inp.data.len());
-            inp.data = inp.data.repeat(rounds);
-        }
-        let codec = [
-            Codec::BloscLz,
-            Codec::Lz4,
-            Codec::Lz4Hc,
-            Codec::Zlib,
-            Codec::Zstd,
-        ][usize::from(inp.codec) % 5];
-        let filters: Vec<Filter> = inp
-            .filters
-            .iter()
-            .filter_map(|&f| match f % 8 {
-                1 => Some(Filter::Shuffle),
-                2 => Some(Filter::BitShuffle),
-                3 => Some(Filter::Delta),
-                4 => Some(Filter::ByteDelta),
-                5 => Some(Filter::TruncPrec(inp.filter_meta % 24)),
-                _ => None,
-            })
-            .collect();
-        let split = [
-            SplitMode::Always,
-            SplitMode::Never,
-            SplitMode::Auto,
-            SplitMode::ForwardCompat,
-        ][usize::from(inp.splitmode) % 4];
-        let mut p = CParams::default()
-            .codec(codec)
-            .clevel(inp.clevel % 10)
-            .typesize(usize::from(inp.typesize).max(1))
-            .filters(&filters)
-            .blocksize(usize::from(inp.blocksize))
-            .splitmode(split)
-            .nthreads(usize::from(inp.nthreads % 3) + 1)
-            .use_dict(inp.use_dict);
-        if inp.blosc1 {
-            p = p.format(ChunkFormat::Blosc1);
-        }
-        let lossy = filters.iter().any(|f| matches!(f, Filter::TruncPrec(_)));
+        inp.tile_data();
+        let p = inp.params();
+        let lossy = inp.lossy();
         let chunksize = p.typesize * (usize::from(inp.chunk) % 512 + 1);
         containers(&inp.data, &p, chunksize, inp.container, lossy);
         let chunk = match oxiblosc::compress(&inp.data, &p) {

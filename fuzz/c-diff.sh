@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Differential sweep of the fuzz corpora against the real C-Blosc2 3.3.5
+# (python-blosc2's libblosc2.so) and, for Blosc1 chunks, C-Blosc 1.21
+# (python-blosc): see fuzz/c-diff/ and fuzz/README.md ("Against C").
+#
+#   chunk   chunk_decode's corpus decoded by both (reported, not checked:
+#           C-Blosc2 is lax on corrupt chunks and has tail bugs)
+#   frame   cframe_read's and cframe_edit's corpora opened and read by both
+#   nd      ndarray_read's corpus opened as NDArrays by both
+#   edit    the frames of `frame`, written back by us and edited: C must
+#           read what we wrote as we do, and we must reopen it
+#   encode  roundtrip's corpus compressed by us with its parameters: C-Blosc2
+#           must decode every chunk (C-Blosc 1.21 every Blosc1 one) to what
+#           we decode
+#
+# C_DIFF_MODES picks modes (default: all); CORPUS=corpus-min uses the
+# minimised corpora (default: corpus). The python packages come from the
+# test suite's environments (target/pydeps, target/pydeps-c1: run
+# `cargo test --test differential --test blosc1_interop` once to make
+# them). Exits non-zero on a finding (see fuzz/c-diff/compare.py).
+set -uo pipefail
+cd "$(dirname "$0")"
+root="$(cd .. && pwd)"
+corpus="${CORPUS:-corpus}"
+modes="${C_DIFF_MODES:-chunk frame nd edit encode}"
+out="${C_DIFF_OUT:-$root/target/c-diff}"
+py2="$root/target/pydeps"
+py1="$root/target/pydeps-c1"
+[ -d "$py2/blosc2" ] || { echo "c-diff: $py2 has no blosc2; run cargo test --test differential first"; exit 2; }
+rm -rf "$out" && mkdir -p "$out"
+echo "c-diff: building oxiblosc-c-diff"
+cargo build --release --quiet --manifest-path c-diff/Cargo.toml --target-dir "$root/target/c-diff-build" || exit 2
+ours="$root/target/c-diff-build/release/oxiblosc-c-diff"
+oracle() { PYTHONPATH="$py2" python3 c-diff/oracle.py "$@"; }
+list() { for d in "$@"; do ls -d "$PWD/$corpus/$d"/* 2>/dev/null; done; }
+bad=0
+for mode in $modes; do
+    case "$mode" in
+    chunk | frame | nd)
+        case "$mode" in
+        chunk) list chunk_decode ;;
+        frame) list cframe_read cframe_edit ;;
+        nd) list ndarray_read ;;
+        esac > "$out/$mode.paths"
+        "$ours" "$mode" < "$out/$mode.paths" > "$out/$mode.ours"
+        oracle "$mode" < "$out/$mode.paths" > "$out/$mode.c"
+        python3 c-diff/compare.py "$mode" "$out/$mode.ours" "$out/$mode.c" || bad=1
+        ;;
+    edit)
+        [ -f "$out/frame.c" ] || { list cframe_read cframe_edit > "$out/frame.paths"; oracle frame < "$out/frame.paths" > "$out/frame.c"; }
+        mkdir -p "$out/edit"
+        list cframe_read cframe_edit | "$ours" edit "$out/edit" > "$out/edit.log"
+        ls -d "$out/edit"/* > "$out/edit.paths"
+        "$ours" frame < "$out/edit.paths" > "$out/edit.ours"
+        oracle frame < "$out/edit.paths" > "$out/edit.c"
+        python3 c-diff/compare.py edit "$out/edit.ours" "$out/edit.c" "$out/frame.c" || bad=1
+        ;;
+    encode)
+        mkdir -p "$out/encode"
+        list roundtrip | "$ours" encode "$out/encode" > "$out/encode.ours"
+        oracle encode "$out/encode" > "$out/encode.c"
+        n=$(wc -l < "$out/encode.c")
+        fails=$(grep -cv $'\tok$' "$out/encode.c")
+        echo "encode: C-Blosc2 decoded $((n - fails)) of our $n chunks as we do"
+        if [ -d "$py1/blosc" ]; then
+            PYTHONPATH="$py1" python3 c-diff/oracle.py encode1 "$out/encode" > "$out/encode.c1"
+            n1=$(wc -l < "$out/encode.c1")
+            f1=$(grep -cv $'\tok$' "$out/encode.c1")
+            echo "encode: C-Blosc 1.21 decoded $((n1 - f1)) of our $n1 Blosc1 chunks as we do"
+            fails=$((fails + f1))
+            grep -v $'\tok$' "$out/encode.c1" | head -20 | sed 's/^/  C-Blosc 1.21 FINDING: /'
+        else
+            echo "encode: no python-blosc in $py1, Blosc1 chunks not checked in C-Blosc 1.21"
+        fi
+        grep -v $'\tok$' "$out/encode.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
+        [ "$fails" -eq 0 ] || bad=1
+        ;;
+    *) echo "c-diff: unknown mode $mode"; exit 2 ;;
+    esac
+done
+echo "c-diff: reports in $out"
+exit $bad

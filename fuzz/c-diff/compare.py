@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Compare oxiblosc's and C-Blosc2's reports of fuzz/c-diff.sh.
+
+    compare.py MODE OURS THEIRS [ORIGINALS]
+
+Prints how many inputs fall in each category and lists the ones to look
+at. Exit status 1 when a *finding* is listed:
+
+- `edit`: a frame we wrote that we cannot reopen; that C-Blosc2 cannot
+  open though it opened the frame we read (ORIGINALS, C's `frame` report
+  of the inputs); or that C reads with other chunks, metalayers or
+  vlmetalayers than ours: other counts or names, or values both sides
+  read and that differ;
+- `frame` and `nd`: both read an input and see other counts, names or
+  values (not: one side refuses what the other reads; C-Blosc2 is lax on
+  corrupt input, we are strict);
+- `chunk`: never (both decoding to other bytes is listed: C-Blosc2
+  leaves some tails unwritten, CHUNK-NOTES §14).
+
+`encode` reports (oracle.py `encode`/`encode1`) are checked by c-diff.sh
+itself: every line must say `ok`.
+"""
+
+import sys
+from collections import Counter
+
+
+def read(path):
+    out = {}
+    for line in open(path):
+        name, _, rest = line.rstrip("\n").partition("\t")
+        out[name] = rest.split("\t")
+    return out
+
+
+def status(fields):
+    return fields[0] if fields and fields[0] else "EMPTY"
+
+
+def is_err(v):
+    return v.startswith("E(") or v == "SKIP"
+
+
+def pairs(field):
+    """`meta[a=h,b=h]` as [(name, value)]."""
+    inner = field[field.index("[") + 1 : -1]
+    out = []
+    for part in inner.split(",") if inner else []:
+        name, _, value = part.rpartition("=")
+        out.append((name, value))
+    return out
+
+
+def differ(a, b):
+    """Values both sides read (not errors, not skipped) that differ."""
+    return not is_err(a) and not is_err(b) and a != b
+
+
+def compare_frames(c, r):
+    """What differs between two `OK` frame reports: [] when nothing that
+    both sides read differs."""
+    issues = []
+    if c[1] != r[1]:
+        issues.append(f"nchunks C {c[1]} ours {r[1]}")
+    for k, what in ((2, "meta"), (3, "vlmeta")):
+        pc, pr = pairs(c[k]), pairs(r[k])
+        if [n for n, _ in pc] != [n for n, _ in pr]:
+            issues.append(f"{what} names C {[n for n, _ in pc]} ours {[n for n, _ in pr]}")
+        elif any(differ(a, b) for (_, a), (_, b) in zip(pc, pr)):
+            issues.append(f"{what} values")
+    for i, (a, b) in enumerate(zip(c[4:], r[4:])):
+        if differ(a, b):
+            issues.append(f"chunk {i}")
+    return issues
+
+
+def main():
+    mode, ours_p, theirs_p = sys.argv[1:4]
+    ours, theirs = read(ours_p), read(theirs_p)
+    originals = read(sys.argv[4]) if len(sys.argv) > 4 else {}
+    cats = Counter()
+    findings, notes = [], []
+    for name in sorted(theirs):
+        c, r = theirs[name], ours.get(name, ["MISSING"])
+        sc, sr = status(c), status(r)
+        if sc == "OK" and sr == "OK":
+            if mode == "chunk":
+                if c[1:3] == r[1:3]:
+                    cats["both decode, same bytes"] += 1
+                else:
+                    cats["both decode, other bytes"] += 1
+                    notes.append(f"{name}: C {c[1:3]} ours {r[1:3]}")
+            elif mode == "nd":
+                if c[1:4] != r[1:4]:
+                    cats["both open, other geometry"] += 1
+                    findings.append(f"{name}: C {c[1:4]} ours {r[1:4]}")
+                elif differ(c[4], r[4]):
+                    cats["both read, other items"] += 1
+                    findings.append(f"{name}: C {c[4]} ours {r[4]}")
+                else:
+                    cats["same (or one side's error)"] += 1
+            else:
+                issues = compare_frames(c, r)
+                if issues:
+                    cats["both open, differ"] += 1
+                    findings.append(f"{name}: {'; '.join(issues)}")
+                else:
+                    cats["same (or one side's error)"] += 1
+        elif mode == "edit" and sr != "OK":
+            cats[f"we cannot reopen what we wrote (C {sc})"] += 1
+            findings.append(f"{name}: ours {' '.join(r)[:160]}")
+        elif sc == "OK":
+            cats["C reads, we refuse"] += 1
+            line = f"{name}: ours {' '.join(r)[:160]}"
+            base = name.rsplit(".", 1)[0]
+            if mode == "edit" and status(originals.get(base, [""])) != "OK":
+                cats["(of which the input did not open in C)"] += 1
+            notes.append(line)
+        elif sr == "OK":
+            key = f"we read, C {sc}"
+            cats[key] += 1
+            if mode == "edit":
+                base = name.rsplit(".", 1)[0]
+                if status(originals.get(base, [""])) == "OK":
+                    findings.append(f"{name}: C {' '.join(c)[:100]}; it opened the input")
+        else:
+            cats[f"neither reads (C {sc})"] += 1
+    print(f"{mode}: {len(theirs)} inputs")
+    for k, v in sorted(cats.items()):
+        print(f"  {v:6d}  {k}")
+    if notes:
+        print(f"  to look at ({len(notes)}, the first 20):")
+        for n in notes[:20]:
+            print(f"    {n}")
+    if findings:
+        print(f"  FINDINGS ({len(findings)}):")
+        for f in findings[:50]:
+            print(f"    {f}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""C's side of fuzz/c-diff.sh: the same reports as oxiblosc-c-diff (see
+src/main.rs), made by the real C-Blosc2 3.3.5 (libblosc2.so from
+python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
+(python-blosc). Each input runs in a forked child: C crashes (reported as
+`CRASH <signal>`) and hangs (20 s) end that input only.
+
+    oracle.py chunk|frame|nd  < paths       one line per input
+    oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
+    oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
+
+An `encode` line is `<name> ok`, or `<name> RET <code>` / `DIFF <n> ...`
+with the parameters, when C's result is not our decompression (`.back`).
+"""
+
+import ctypes
+import glob
+import hashlib
+import os
+import signal
+import sys
+
+CAP = 16 << 20
+
+
+def h(b):
+    return hashlib.sha256(b).hexdigest()[:16]
+
+
+def load():
+    import blosc2
+
+    here = os.path.dirname(blosc2.__file__)
+    lib = ctypes.CDLL(sorted(glob.glob(os.path.join(here, "lib/libblosc2.so*")))[0])
+    lib.blosc2_init()
+    return lib
+
+
+class Meta(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("content", ctypes.POINTER(ctypes.c_uint8)),
+                ("content_len", ctypes.c_int32)]
+
+
+class SChunk(ctypes.Structure):
+    """The head of blosc2_schunk (blosc2.h, C-Blosc2 3.3)."""
+
+    _fields_ = [
+        ("version", ctypes.c_uint8), ("compcode", ctypes.c_uint8), ("compcode_meta", ctypes.c_uint8),
+        ("clevel", ctypes.c_uint8), ("splitmode", ctypes.c_uint8), ("typesize", ctypes.c_int32),
+        ("blocksize", ctypes.c_int32), ("chunksize", ctypes.c_int32), ("flags2", ctypes.c_uint8),
+        ("use_dict", ctypes.c_uint8), ("filters", ctypes.c_uint8 * 6), ("filters_meta", ctypes.c_uint8 * 6),
+        ("nchunks", ctypes.c_int64), ("current_nchunk", ctypes.c_int64), ("nbytes", ctypes.c_int64),
+        ("cbytes", ctypes.c_int64), ("data", ctypes.c_void_p), ("data_len", ctypes.c_size_t),
+        ("storage", ctypes.c_void_p), ("frame", ctypes.c_void_p), ("cctx", ctypes.c_void_p),
+        ("dctx", ctypes.c_void_p), ("metalayers", ctypes.POINTER(Meta) * 16),
+        ("nmetalayers", ctypes.c_uint16), ("vlmetalayers", ctypes.POINTER(Meta) * 8192),
+        ("nvlmetalayers", ctypes.c_int16),
+    ]
+
+
+class NdHead(ctypes.Structure):
+    """The head of b2nd_array_t (b2nd.h, B2ND_MAX_DIM 16)."""
+
+    _fields_ = [
+        ("sc", ctypes.POINTER(SChunk)), ("shape", ctypes.c_int64 * 16), ("chunkshape", ctypes.c_int32 * 16),
+        ("extshape", ctypes.c_int64 * 16), ("blockshape", ctypes.c_int32 * 16),
+        ("extchunkshape", ctypes.c_int64 * 16), ("nitems", ctypes.c_int64), ("chunknitems", ctypes.c_int32),
+        ("extnitems", ctypes.c_int64), ("blocknitems", ctypes.c_int32), ("extchunknitems", ctypes.c_int64),
+        ("ndim", ctypes.c_int8),
+    ]
+
+
+def declare(lib):
+    i32p = ctypes.POINTER(ctypes.c_int32)
+    sc = ctypes.POINTER(SChunk)
+    lib.blosc2_cbuffer_sizes.argtypes = [ctypes.c_void_p, i32p, i32p, i32p]
+    lib.blosc2_decompress.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
+    lib.blosc2_schunk_from_buffer.restype = sc
+    lib.blosc2_schunk_from_buffer.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_bool]
+    lib.blosc2_schunk_get_chunk.argtypes = [sc, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
+                                            ctypes.POINTER(ctypes.c_bool)]
+    lib.blosc2_schunk_decompress_chunk.argtypes = [sc, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32]
+    lib.blosc2_vlmeta_get.argtypes = [sc, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)), i32p]
+    lib.b2nd_from_cframe.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_bool,
+                                     ctypes.POINTER(ctypes.POINTER(NdHead))]
+    lib.b2nd_to_cbuffer.argtypes = [ctypes.POINTER(NdHead), ctypes.c_void_p, ctypes.c_int64]
+
+
+def sizes(lib, p):
+    nb, cb, bs = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
+    rc = lib.blosc2_cbuffer_sizes(p, ctypes.byref(nb), ctypes.byref(cb), ctypes.byref(bs))
+    return rc, nb.value
+
+
+def chunk(lib, data):
+    n = 0
+    if len(data) >= 16:
+        rc, nb = sizes(lib, data)
+        if rc >= 0 and nb > CAP:
+            return "SKIP"
+        n = max(nb, 0)
+    dest = ctypes.create_string_buffer(n + 1)
+    r = lib.blosc2_decompress(data, len(data), dest, n)
+    return f"ERR\t{r}" if r < 0 else f"OK\t{r}\t{h(dest.raw[:r])}"
+
+
+def frame(lib, data):
+    sc = lib.blosc2_schunk_from_buffer(data, len(data), True)
+    if not sc:
+        return "ERR\tNULL"
+    s = sc.contents
+    metas = []
+    for i in range(min(s.nmetalayers, 16)):
+        m = s.metalayers[i].contents
+        metas.append(f"{m.name.decode('latin1')}={h(ctypes.string_at(m.content, m.content_len))}")
+    vls = []
+    for i in range(min(max(s.nvlmetalayers, 0), 8192)):
+        name = s.vlmetalayers[i].contents.name
+        p, n = ctypes.POINTER(ctypes.c_uint8)(), ctypes.c_int32()
+        rc = lib.blosc2_vlmeta_get(sc, name, ctypes.byref(p), ctypes.byref(n))
+        vls.append(f"{name.decode('latin1')}=" + (h(ctypes.string_at(p, n.value)) if rc >= 0 else f"E({rc})"))
+    out = f"OK\t{s.nchunks}\tmeta[{','.join(metas)}]\tvlmeta[{','.join(vls)}]"
+    for i in range(min(s.nchunks, 64)):
+        p, needs_free = ctypes.c_void_p(), ctypes.c_bool()
+        if lib.blosc2_schunk_get_chunk(sc, i, ctypes.byref(p), ctypes.byref(needs_free)) < 0:
+            out += "\tE(get_chunk)"
+            continue
+        rc, nb = sizes(lib, p)
+        if rc < 0:
+            out += f"\tE({rc})"
+            continue
+        if nb > CAP:
+            out += "\tSKIP"
+            continue
+        dest = ctypes.create_string_buffer(nb + 1)
+        r = lib.blosc2_schunk_decompress_chunk(sc, i, dest, nb)
+        out += f"\tE({r})" if r < 0 else f"\t{r}:{h(dest.raw[:r])}"
+    return out
+
+
+def nd(lib, data):
+    arr = ctypes.POINTER(NdHead)()
+    rc = lib.b2nd_from_cframe(data, len(data), True, ctypes.byref(arr))
+    if rc < 0 or not arr:
+        return f"ERR\t{rc}"
+    a = arr.contents
+    n = a.ndim
+    out = f"OK\t{list(a.shape[:n])}\t{list(a.chunkshape[:n])}\t{list(a.blockshape[:n])}".replace(", ", ",")
+    nbytes = a.nitems * a.sc.contents.typesize
+    if nbytes > CAP:
+        return out + "\tSKIP"
+    buf = ctypes.create_string_buffer(max(nbytes, 1))
+    rc = lib.b2nd_to_cbuffer(arr, buf, nbytes)
+    return out + (f"\tE({rc})" if rc < 0 else f"\t{nbytes}:{h(buf.raw[:nbytes])}")
+
+
+def encode(lib, base):
+    chunk_ = open(base + ".chunk", "rb").read()
+    back = open(base + ".back", "rb").read()
+    dest = ctypes.create_string_buffer(len(back) + 1)
+    r = lib.blosc2_decompress(chunk_, len(chunk_), dest, len(back))
+    if r != len(back):
+        return f"RET {r}"
+    if dest.raw[: len(back)] != back:
+        diffs = [i for i in range(len(back)) if dest.raw[i] != back[i]]
+        return f"DIFF {len(diffs)} bytes, the first at {diffs[0]} of {len(back)}"
+    return "ok"
+
+
+def encode1(_lib, base):
+    import blosc
+
+    chunk_ = open(base + ".chunk", "rb").read()
+    if len(chunk_) < 16 or chunk_[0] != 2:
+        return None
+    back = open(base + ".back", "rb").read()
+    got = blosc.decompress(chunk_)
+    return "ok" if got == back else f"DIFF ({len(got)} bytes, {len(back)} expected)"
+
+
+def in_child(fn, *args):
+    """fn(*args) in a forked child: its string, or CRASH/TIMEOUT/EXC."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        signal.alarm(20)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        try:
+            res = fn(*args)
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            res = f"EXC\t{type(e).__name__}: {e}"
+        os.write(wfd, ("" if res is None else res).replace("\n", " ").encode())
+        os._exit(0)
+    os.close(wfd)
+    chunks = []
+    while True:
+        b = os.read(rfd, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(rfd)
+    _, st = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(st):
+        return "TIMEOUT" if os.WTERMSIG(st) == signal.SIGALRM else f"CRASH\t{os.WTERMSIG(st)}"
+    return b"".join(chunks).decode()
+
+
+def main():
+    mode = sys.argv[1]
+    if mode in ("encode", "encode1"):
+        lib = None
+        if mode == "encode":
+            lib = load()
+            declare(lib)
+        fn = encode if mode == "encode" else encode1
+        for f in sorted(glob.glob(os.path.join(sys.argv[2], "*.chunk"))):
+            base = f[: -len(".chunk")]
+            res = in_child(fn, lib, base)
+            if res == "":
+                continue
+            params = "" if res == "ok" else "\t" + open(base + ".params").read()
+            print(f"{os.path.basename(base)}\t{res}{params}", flush=True)
+        return
+    lib = load()
+    declare(lib)
+    fn = {"chunk": chunk, "frame": frame, "nd": nd}[mode]
+    for path in sys.stdin.read().split("\n"):
+        if path:
+            data = open(path, "rb").read()
+            print(f"{os.path.basename(path)}\t{in_child(fn, lib, data)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

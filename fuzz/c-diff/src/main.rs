@@ -1,0 +1,215 @@
+//! oxiblosc's side of `fuzz/c-diff.sh`, which runs the same inputs through
+//! C-Blosc2 3.3.5 (`oracle.py`) and compares the two reports
+//! (`compare.py`). Reads paths on stdin, one per line, and prints one
+//! tab-separated line per input: its file name, then `OK` and what was
+//! read, `ERR` and the error, or `SKIP` (more than [`CAP`] bytes to
+//! decode). Hashes are the first 8 bytes of SHA-256, in hex.
+//!
+//! Modes (the first argument):
+//! - `chunk`: the input as a chunk, decompressed: `OK <len> <hash>`.
+//! - `frame`: the input as a contiguous frame: `OK <nchunks>
+//!   meta[name=hash,..] vlmeta[name=hash,..]` and, for each of the first 64
+//!   chunks, `<len>:<hash>`, `E(<error>)` or `SKIP`.
+//! - `nd`: the input as a frame holding an NDArray: `OK <shape>
+//!   <chunkshape> <blockshape>` and `<len>:<hash>` of its items (C order).
+//! - `edit DIR`: the input as a frame in memory, written back
+//!   (`DIR/<name>.0`), then changed by up to three edits the input's
+//!   bytes pick (append, insert, delete, update, vlmetalayers) and written
+//!   again (`DIR/<name>.1`); prints what it did. `frame` then reads both.
+//! - `encode DIR`: the input as a `roundtrip` fuzz input: its data
+//!   compressed with its parameters, the chunk, the data and our
+//!   decompression written to `DIR/<name>.{chunk,data,back}` and the
+//!   parameters to `DIR/<name>.params`.
+
+use std::io::BufRead;
+
+use arbitrary::{Arbitrary, Unstructured};
+use oxiblosc::ndarray::NdArray;
+use oxiblosc::schunk::{OpenOptions, SChunk};
+use oxiblosc::{ChunkHeader, DParams, Decompressor};
+use sha2::{Digest, Sha256};
+
+// What the `roundtrip` target alone uses of it (its containers) stays unread.
+#[allow(dead_code)]
+#[path = "../../fuzz_targets/roundtrip_input.rs"]
+mod roundtrip_input;
+
+/// The most bytes one chunk or array may decode to (both sides skip more).
+const CAP: usize = 16 << 20;
+
+fn hash(b: &[u8]) -> String {
+    Sha256::digest(b)[..8]
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+/// An error as one field: no tabs or newlines in it.
+fn clean(e: impl std::fmt::Display) -> String {
+    e.to_string().replace(['\t', '\n'], " ")
+}
+
+fn chunk(data: &[u8]) -> String {
+    if ChunkHeader::parse(data).is_ok_and(|h| h.nbytes > CAP) {
+        return "SKIP".into();
+    }
+    let mut d = Decompressor::new(DParams::default().nthreads(1).max_output(CAP));
+    match d.decompress(data) {
+        Ok(out) => format!("OK\t{}\t{}", out.len(), hash(&out)),
+        Err(e) => format!("ERR\t{}", clean(e)),
+    }
+}
+
+fn frame(data: Vec<u8>) -> String {
+    let mut sc = match SChunk::from_cframe(data) {
+        Ok(sc) => sc,
+        Err(e) => return format!("ERR\t{}", clean(e)),
+    };
+    let metas: Vec<String> = sc
+        .metalayers()
+        .iter()
+        .map(|m| format!("{}={}", m.name, hash(&m.content)))
+        .collect();
+    let names: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
+    let vlmetas: Vec<String> = names
+        .iter()
+        .map(|n| match sc.vlmeta_get(n) {
+            Ok(Some(v)) => format!("{n}={}", hash(&v)),
+            Ok(None) => format!("{n}=E(none)"),
+            // Inside `vlmeta[..]`: no separator of that list in it.
+            Err(e) => format!("{n}=E({})", clean(e).replace([',', '=', '[', ']'], " ")),
+        })
+        .collect();
+    let mut out = format!(
+        "OK\t{}\tmeta[{}]\tvlmeta[{}]",
+        sc.nchunks(),
+        metas.join(","),
+        vlmetas.join(",")
+    );
+    for i in 0..sc.nchunks().min(64) {
+        if sc.chunk_nbytes(i).is_ok_and(|n| n > CAP) {
+            out += "\tSKIP";
+            continue;
+        }
+        match sc.decompress_chunk_vec(i) {
+            Ok(v) => out += &format!("\t{}:{}", v.len(), hash(&v)),
+            Err(e) => out += &format!("\tE({})", clean(e)),
+        }
+    }
+    out
+}
+
+fn nd(data: Vec<u8>) -> String {
+    let sc = match OpenOptions::new().read_only(true).from_cframe(data) {
+        Ok(sc) => sc,
+        Err(e) => return format!("ERR\tframe: {}", clean(e)),
+    };
+    let mut a = match NdArray::open(sc) {
+        Ok(a) => a,
+        Err(e) => return format!("ERR\tndarray: {}", clean(e)),
+    };
+    let m = a.meta().clone();
+    let mut out = format!("OK\t{:?}\t{:?}\t{:?}", m.shape, m.chunkshape, m.blockshape);
+    if a.nbytes() > CAP as u64 {
+        out += "\tSKIP";
+    } else {
+        match a.to_vec() {
+            Ok(v) => out += &format!("\t{}:{}", v.len(), hash(&v)),
+            Err(e) => out += &format!("\tE({})", clean(e)),
+        }
+    }
+    out.replace(", ", ",")
+}
+
+fn edit(data: &[u8], name: &str, dir: &str) -> String {
+    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
+        return "ERR\tdoes not open".into();
+    };
+    let seed = data
+        .iter()
+        .fold(0u64, |a, &b| a.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let cs = sc.chunksize().unwrap_or(1000).clamp(1, 1 << 20);
+    let ts = sc.cparams().typesize.max(1);
+    let buf: Vec<u8> = (0..cs).map(|i| (i / ts) as u8 ^ seed as u8).collect();
+    match sc.to_cframe() {
+        Ok(b) => std::fs::write(format!("{dir}/{name}.0"), b).expect("write"),
+        Err(e) => return format!("ERR\tto_cframe: {}", clean(e)),
+    }
+    let mut log = Vec::new();
+    for step in 0..3u64 {
+        let n = sc.nchunks();
+        let op = (seed >> (8 * step)) % 7;
+        let r = match op {
+            0 => sc.append_buffer(&buf).map(drop),
+            1 if n > 0 => sc
+                .get_chunk(n - 1)
+                .map(|c| c.into_owned())
+                .and_then(|c| sc.insert_chunk(0, &c)),
+            2 if n > 0 => sc.delete_chunk((seed as usize / 7) % n),
+            3 if n > 0 => sc
+                .get_chunk(0)
+                .map(|c| c.into_owned())
+                .and_then(|c| sc.update_chunk(n - 1, &c)),
+            4 => sc.vlmeta_set(&format!("cdiff{step}"), b"\xa5value"),
+            5 => sc.append_buffer(&buf[..cs / 2]).map(drop),
+            _ => match sc.vlmeta_names().first().map(|s| s.to_string()) {
+                Some(v) => sc.vlmeta_delete(&v),
+                None => Ok(()),
+            },
+        };
+        log.push(format!("op{op}:{}", if r.is_ok() { "ok" } else { "err" }));
+        if r.is_err() {
+            break;
+        }
+    }
+    match sc.to_cframe() {
+        Ok(b) => std::fs::write(format!("{dir}/{name}.1"), b).expect("write"),
+        Err(e) => log.push(format!("to_cframe: {}", clean(e))),
+    }
+    format!("OK\t{}", log.join(" "))
+}
+
+fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
+    let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
+        return "SKIP".into();
+    };
+    inp.tile_data();
+    let p = inp.params();
+    let chunk = match oxiblosc::compress(&inp.data, &p) {
+        Ok(c) => c,
+        Err(e) => return format!("ERR\t{}", clean(e)),
+    };
+    let back = match oxiblosc::decompress(&chunk) {
+        Ok(b) => b,
+        Err(e) => return format!("ERR\tour own chunk: {}", clean(e)),
+    };
+    let write =
+        |ext: &str, b: &[u8]| std::fs::write(format!("{dir}/{name}.{ext}"), b).expect("write");
+    write("chunk", &chunk);
+    write("data", &inp.data);
+    write("back", &back);
+    write("params", format!("{p:?}").as_bytes());
+    format!("OK\t{}\t{}", chunk.len(), hash(&back))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args
+        .next()
+        .expect("a mode: chunk, frame, nd, edit DIR or encode DIR");
+    let dir = args.next().unwrap_or_default();
+    for line in std::io::stdin().lock().lines() {
+        let path = line.expect("stdin");
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+        let res = match mode.as_str() {
+            "chunk" => chunk(&data),
+            "frame" => frame(data),
+            "nd" => nd(data),
+            "edit" => edit(&data, &name, &dir),
+            "encode" => encode(&data, &name, &dir),
+            m => panic!("unknown mode {m}"),
+        };
+        println!("{name}\t{res}");
+    }
+}
