@@ -9,6 +9,8 @@
 #   nd      ndarray_read's corpus opened as NDArrays by both
 #   edit    the frames of `frame`, written back by us and edited: C must
 #           read what we wrote as we do, and we must reopen it
+#   nd-edit the arrays of `nd`, written back by us and edited (resize,
+#           append, insert, a box written): likewise, as NDArrays
 #   encode  roundtrip's corpus compressed by us with its parameters: C-Blosc2
 #           must decode every chunk (C-Blosc 1.21 every Blosc1 one) to what
 #           we decode
@@ -22,7 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit encode}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit encode}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -54,6 +56,15 @@ for mode in $modes; do
         "$ours" frame < "$out/edit.paths" > "$out/edit.ours"
         oracle frame < "$out/edit.paths" > "$out/edit.c"
         python3 c-diff/compare.py edit "$out/edit.ours" "$out/edit.c" "$out/frame.c" || bad=1
+        ;;
+    nd-edit)
+        [ -f "$out/nd.c" ] || { list ndarray_read > "$out/nd.paths"; oracle nd < "$out/nd.paths" > "$out/nd.c"; }
+        mkdir -p "$out/nd-edit"
+        list ndarray_read | "$ours" nd-edit "$out/nd-edit" > "$out/nd-edit.log"
+        ls -d "$out/nd-edit"/* > "$out/nd-edit.paths"
+        "$ours" nd < "$out/nd-edit.paths" > "$out/nd-edit.ours"
+        oracle nd < "$out/nd-edit.paths" > "$out/nd-edit.c"
+        python3 c-diff/compare.py nd-edit "$out/nd-edit.ours" "$out/nd-edit.c" "$out/nd.c" || bad=1
         ;;
     encode)
         mkdir -p "$out/encode"

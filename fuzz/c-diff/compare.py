@@ -11,6 +11,7 @@ at. Exit status 1 when a *finding* is listed:
   of the inputs); or that C reads with other chunks, metalayers or
   vlmetalayers than ours: other counts or names, or values both sides
   read and that differ;
+- `nd-edit`: the same for arrays (ORIGINALS: C's `nd` report);
 - `frame` and `nd`: both read an input and see other counts, names or
   values (not: one side refuses what the other reads; C-Blosc2 is lax on
   corrupt input, we are strict);
@@ -90,7 +91,7 @@ def main():
                 else:
                     cats["both decode, other bytes"] += 1
                     notes.append(f"{name}: C {c[1:3]} ours {r[1:3]}")
-            elif mode == "nd":
+            elif mode in ("nd", "nd-edit"):
                 if c[1:4] != r[1:4]:
                     cats["both open, other geometry"] += 1
                     findings.append(f"{name}: C {c[1:4]} ours {r[1:4]}")
@@ -106,20 +107,20 @@ def main():
                     findings.append(f"{name}: {'; '.join(issues)}")
                 else:
                     cats["same (or one side's error)"] += 1
-        elif mode == "edit" and sr != "OK":
+        elif mode in ("edit", "nd-edit") and sr != "OK":
             cats[f"we cannot reopen what we wrote (C {sc})"] += 1
             findings.append(f"{name}: ours {' '.join(r)[:160]}")
         elif sc == "OK":
             cats["C reads, we refuse"] += 1
             line = f"{name}: ours {' '.join(r)[:160]}"
             base = name.rsplit(".", 1)[0]
-            if mode == "edit" and status(originals.get(base, [""])) != "OK":
+            if mode in ("edit", "nd-edit") and status(originals.get(base, [""])) != "OK":
                 cats["(of which the input did not open in C)"] += 1
             notes.append(line)
         elif sr == "OK":
             key = f"we read, C {sc}"
             cats[key] += 1
-            if mode == "edit":
+            if mode in ("edit", "nd-edit"):
                 base = name.rsplit(".", 1)[0]
                 if status(originals.get(base, [""])) == "OK":
                     findings.append(f"{name}: C {' '.join(c)[:100]}; it opened the input")

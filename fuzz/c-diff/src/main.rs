@@ -16,6 +16,10 @@
 //!   (`DIR/<name>.0`), then changed by up to three edits the input's
 //!   bytes pick (append, insert, delete, update, vlmetalayers) and written
 //!   again (`DIR/<name>.1`); prints what it did. `frame` then reads both.
+//! - `nd-edit DIR`: the input as a frame holding an NDArray, written back
+//!   (`DIR/<name>.0`), then changed by up to three array edits the input's
+//!   bytes pick (resize, append, insert, a box written) and written again
+//!   (`DIR/<name>.1`); prints what it did. `nd` then reads both.
 //! - `encode DIR`: the input as a `roundtrip` fuzz input: its data
 //!   compressed with its parameters, the chunk, the data and our
 //!   decompression written to `DIR/<name>.{chunk,data,back}` and the
@@ -169,6 +173,77 @@ fn edit(data: &[u8], name: &str, dir: &str) -> String {
     format!("OK\t{}", log.join(" "))
 }
 
+fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
+    use oxiblosc::ndarray;
+    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
+        return "ERR\tdoes not open".into();
+    };
+    let Ok(Some((_, mut meta))) = ndarray::find_meta(&sc) else {
+        return "ERR\tno NDArray".into();
+    };
+    if NdArray::open(SChunk::from_cframe(data.to_vec()).expect("opened once")).is_err() {
+        return "ERR\tnot an NDArray that opens".into();
+    }
+    let is = sc.typesize().max(1);
+    let n = meta.ndim();
+    let items = |shape: &[u64]| shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    match sc.to_cframe() {
+        Ok(b) => std::fs::write(format!("{dir}/{name}.0"), b).expect("write"),
+        Err(e) => return format!("ERR\tto_cframe: {}", clean(e)),
+    }
+    let seed = data
+        .iter()
+        .fold(0u64, |a, &b| a.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut log = Vec::new();
+    for step in 0..3u64 {
+        if n == 0 {
+            break;
+        }
+        let op = (seed >> (8 * step)) % 5;
+        let axis = (seed >> (8 * step + 3)) as usize % n;
+        let mut slab = meta.shape.clone();
+        slab[axis] = meta.chunkshape[axis].clamp(1, 64);
+        let slab_bytes = items(&slab)
+            .filter(|&k| k.saturating_mul(is as u64) <= 1 << 24)
+            .map(|k| k as usize * is);
+        let pattern =
+            |len: usize| -> Vec<u8> { (0..len).map(|i| (i as u64 ^ seed) as u8).collect() };
+        let r = match (op, slab_bytes) {
+            (0, _) => {
+                let mut grown = meta.shape.clone();
+                grown[axis] = grown[axis].saturating_add(meta.chunkshape[axis].max(1));
+                ndarray::resize(&mut sc, &mut meta, &grown, None)
+            }
+            (1, _) => {
+                let mut cut = meta.shape.clone();
+                cut[axis] = cut[axis].saturating_sub(meta.chunkshape[axis].max(1));
+                ndarray::resize(&mut sc, &mut meta, &cut, None)
+            }
+            (2, Some(len)) => ndarray::append(&mut sc, &mut meta, &pattern(len), axis),
+            (3, Some(len)) => ndarray::insert(&mut sc, &mut meta, &pattern(len), axis, 0),
+            (4, _) => {
+                let stop: Vec<u64> = meta.shape.iter().map(|&d| d.min(2)).collect();
+                let len = items(&stop).unwrap_or(0) as usize * is;
+                let start = vec![0; n];
+                ndarray::set_slice(&mut sc, &meta, &start, &stop, &pattern(len), &stop)
+            }
+            _ => Ok(()),
+        };
+        log.push(format!(
+            "op{op}/{axis}:{}",
+            if r.is_ok() { "ok" } else { "err" }
+        ));
+        if r.is_err() {
+            break;
+        }
+    }
+    match sc.to_cframe() {
+        Ok(b) => std::fs::write(format!("{dir}/{name}.1"), b).expect("write"),
+        Err(e) => log.push(format!("to_cframe: {}", clean(e))),
+    }
+    format!("OK\t{}", log.join(" "))
+}
+
 fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
         return "SKIP".into();
@@ -207,6 +282,7 @@ fn main() {
             "frame" => frame(data),
             "nd" => nd(data),
             "edit" => edit(&data, &name, &dir),
+            "nd-edit" => nd_edit(&data, &name, &dir),
             "encode" => encode(&data, &name, &dir),
             m => panic!("unknown mode {m}"),
         };
