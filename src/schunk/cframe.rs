@@ -65,7 +65,9 @@ impl SChunk {
     /// I/O errors; [`crate::Error::Corrupt`] for a directory frame whose
     /// chunk files do not make a frame that opens, and for a super-chunk
     /// opened with [`defer_chunk_checks`](crate::OpenOptions::defer_chunk_checks)
-    /// that left a chunk out (its frame would not reopen).
+    /// that left a chunk out (its frame would not reopen);
+    /// [`crate::Error::InvalidParam`] for a super-chunk in memory whose
+    /// chunks all hold 0 bytes (see [`SChunk::append_chunk`]).
     pub fn to_cframe(&mut self) -> Result<Vec<u8>> {
         let layout = self.cframe_layout()?;
         let n = usize::try_from(layout.frame_len())

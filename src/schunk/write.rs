@@ -27,7 +27,12 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a malformed chunk, or one that
     /// mixes VL-block and regular chunks. A chunk holding 0 bytes, or one
-    /// with a 16-byte (Blosc1-style) header, is valid, as in C-Blosc2.
+    /// with a 16-byte (Blosc1-style) header, is valid, as in C-Blosc2. A
+    /// frame of 0 bytes has no index (readers find no chunk in it), so a
+    /// frame in a file or a directory refuses a change that would leave it
+    /// only chunks of 0 bytes (`InvalidParam`, nothing changed); a
+    /// super-chunk in memory holds them, and refuses to be written as a
+    /// frame ([`SChunk::to_cframe`]) until a chunk with data joins them.
     pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<usize> {
         let n = self.nchunks();
         self.insert_chunk(n, chunk)?;
