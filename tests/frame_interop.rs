@@ -63,6 +63,30 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A new super-chunk (chunk size [`CS`], metalayer `m`) of storage `kind`:
+/// `memory`, `file` (`dir/<stem>.b2frame`), `offset` (the frame after 4,321
+/// bytes of 7s in `dir/<stem>-offset.bin`) or a directory
+/// (`dir/<stem>-dir.b2frame`).
+fn new_frame(kind: &str, dir: &Path, stem: &str) -> SChunk {
+    let b = SChunk::builder()
+        .cparams(cparams())
+        .chunksize(CS)
+        .meta("m", &[0x93, 1, 2, 3])
+        .fsync(false);
+    match kind {
+        "memory" => b.build_memory().unwrap(),
+        "file" => b.create_file(dir.join(format!("{stem}.b2frame"))).unwrap(),
+        "offset" => {
+            let p = dir.join(format!("{stem}-offset.bin"));
+            std::fs::write(&p, vec![7u8; 4321]).unwrap();
+            b.append_to_file(&p).unwrap()
+        }
+        _ => b
+            .create_dir(dir.join(format!("{stem}-dir.b2frame")))
+            .unwrap(),
+    }
+}
+
 /// A snapshot of the current state where C can read it: (job, expected).
 fn snapshot(sc: &mut SChunk, dir: &Path, tag: &str) -> (Value, Value) {
     let expected = report(sc);
@@ -166,21 +190,7 @@ fn c_reads_our_frames_after_every_change_and_appends_to_them() {
     let mut expected = Vec::new();
     let mut lives = Vec::new();
     for kind in ["memory", "file", "offset", "dir"] {
-        let b = SChunk::builder()
-            .cparams(cparams())
-            .chunksize(CS)
-            .meta("m", &[0x93, 1, 2, 3])
-            .fsync(false);
-        let mut sc = match kind {
-            "memory" => b.build_memory().unwrap(),
-            "file" => b.create_file(dir.join("live.b2frame")).unwrap(),
-            "offset" => {
-                let p = dir.join("live-offset.bin");
-                std::fs::write(&p, vec![7u8; 4321]).unwrap();
-                b.append_to_file(&p).unwrap()
-            }
-            _ => b.create_dir(dir.join("live-dir.b2frame")).unwrap(),
-        };
+        let mut sc = new_frame(kind, &dir, "live");
         for (name, step) in steps() {
             step(&mut sc);
             let (job, exp) = snapshot(&mut sc, &dir, &format!("{kind}-{name}"));
@@ -270,21 +280,7 @@ fn c_reads_our_frames_emptied_by_deletes() {
     let mut jobs = Vec::new();
     let mut expected = Vec::new();
     for kind in ["memory", "file", "offset", "dir"] {
-        let b = SChunk::builder()
-            .cparams(cparams())
-            .chunksize(CS)
-            .meta("m", &[0x93, 1, 2, 3])
-            .fsync(false);
-        let mut sc = match kind {
-            "memory" => b.build_memory().unwrap(),
-            "file" => b.create_file(dir.join("e.b2frame")).unwrap(),
-            "offset" => {
-                let p = dir.join("e-offset.bin");
-                std::fs::write(&p, vec![7u8; 4321]).unwrap();
-                b.append_to_file(&p).unwrap()
-            }
-            _ => b.create_dir(dir.join("e-dir.b2frame")).unwrap(),
-        };
+        let mut sc = new_frame(kind, &dir, "e");
         let mut snap = |sc: &mut SChunk, tag: &str| {
             let (job, exp) = snapshot(sc, &dir, &format!("{kind}-{tag}"));
             jobs.push(job);

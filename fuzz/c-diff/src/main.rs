@@ -125,19 +125,32 @@ fn nd(data: Vec<u8>) -> String {
     out.replace(", ", ",")
 }
 
+/// The edits an input picks: a hash of its bytes.
+fn seed(data: &[u8]) -> u64 {
+    data.iter()
+        .fold(0u64, |a, &b| a.wrapping_mul(31).wrapping_add(u64::from(b)))
+}
+
+/// `sc` written as a frame to `DIR/<name>.<version>` (0: as read, 1:
+/// edited); the error as one field.
+fn write_back(sc: &mut SChunk, dir: &str, name: &str, version: u8) -> Result<(), String> {
+    let b = sc
+        .to_cframe()
+        .map_err(|e| format!("to_cframe: {}", clean(e)))?;
+    std::fs::write(format!("{dir}/{name}.{version}"), b).expect("write");
+    Ok(())
+}
+
 fn edit(data: &[u8], name: &str, dir: &str) -> String {
     let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
         return "ERR\tdoes not open".into();
     };
-    let seed = data
-        .iter()
-        .fold(0u64, |a, &b| a.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let seed = seed(data);
     let cs = sc.chunksize().unwrap_or(1000).clamp(1, 1 << 20);
     let ts = sc.cparams().typesize.max(1);
     let buf: Vec<u8> = (0..cs).map(|i| (i / ts) as u8 ^ seed as u8).collect();
-    match sc.to_cframe() {
-        Ok(b) => std::fs::write(format!("{dir}/{name}.0"), b).expect("write"),
-        Err(e) => return format!("ERR\tto_cframe: {}", clean(e)),
+    if let Err(e) = write_back(&mut sc, dir, name, 0) {
+        return format!("ERR\t{e}");
     }
     let mut log = Vec::new();
     for step in 0..3u64 {
@@ -166,9 +179,8 @@ fn edit(data: &[u8], name: &str, dir: &str) -> String {
             break;
         }
     }
-    match sc.to_cframe() {
-        Ok(b) => std::fs::write(format!("{dir}/{name}.1"), b).expect("write"),
-        Err(e) => log.push(format!("to_cframe: {}", clean(e))),
+    if let Err(e) = write_back(&mut sc, dir, name, 1) {
+        log.push(e);
     }
     format!("OK\t{}", log.join(" "))
 }
@@ -187,13 +199,10 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
     let is = sc.typesize().max(1);
     let n = meta.ndim();
     let items = |shape: &[u64]| shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-    match sc.to_cframe() {
-        Ok(b) => std::fs::write(format!("{dir}/{name}.0"), b).expect("write"),
-        Err(e) => return format!("ERR\tto_cframe: {}", clean(e)),
+    if let Err(e) = write_back(&mut sc, dir, name, 0) {
+        return format!("ERR\t{e}");
     }
-    let seed = data
-        .iter()
-        .fold(0u64, |a, &b| a.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let seed = seed(data);
     let mut log = Vec::new();
     for step in 0..3u64 {
         if n == 0 {
@@ -237,9 +246,8 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
             break;
         }
     }
-    match sc.to_cframe() {
-        Ok(b) => std::fs::write(format!("{dir}/{name}.1"), b).expect("write"),
-        Err(e) => log.push(format!("to_cframe: {}", clean(e))),
+    if let Err(e) = write_back(&mut sc, dir, name, 1) {
+        log.push(e);
     }
     format!("OK\t{}", log.join(" "))
 }
