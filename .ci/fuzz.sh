@@ -7,7 +7,9 @@
 # is missing; skips, with a message, when it cannot be had. Uses nightly
 # (ASan) when installed, else stable without sanitizer (-s none).
 # Exits non-zero when a target finds a crash (the input is left in
-# fuzz/artifacts/<target>/). Prints the executions of each target.
+# fuzz/artifacts/<target>/). Prints the executions of each target and the
+# CPU time its run took (user + system seconds of the fuzzer and cargo, as
+# bash's `time` counts them), the measure issue #15's goal is set in.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,29 +60,35 @@ if ! cargo "${toolchain[@]}" fuzz build "${sanitizer[@]}" -O >fuzz/target/fuzz-b
 fi
 
 run_one() {
-    local t=$1 log="fuzz/target/fuzz-$1.log"
-    cargo "${toolchain[@]}" fuzz run "${sanitizer[@]}" -O "$t" -- \
-        -max_total_time="$secs" -rss_limit_mb=2048 -timeout="$input_timeout" >"$log" 2>&1
-    echo $? >"fuzz/target/fuzz-$t.rc"
+    local t=$1 log="fuzz/target/fuzz-$1.log" rc
+    local TIMEFORMAT='%U %S'
+    {
+        time cargo "${toolchain[@]}" fuzz run "${sanitizer[@]}" -O "$t" -- \
+            -max_total_time="$secs" -rss_limit_mb=2048 -timeout="$input_timeout" >"$log" 2>&1
+        rc=$?
+    } 2>"fuzz/target/fuzz-$t.cpu"
+    echo $rc >"fuzz/target/fuzz-$t.rc"
 }
 
 report() {
-    local t=$1 log="fuzz/target/fuzz-$1.log" rc runs
+    local t=$1 log="fuzz/target/fuzz-$1.log" rc runs cpu
     rc=$(cat "fuzz/target/fuzz-$t.rc" 2>/dev/null || echo "?")
     runs=$(grep -Eo 'Done [0-9]+ runs' "$log" | tail -1 | grep -Eo '[0-9]+' || true)
+    # user + system seconds, rounded: "12.34 0.56" -> 13
+    cpu=$(awk 'NF == 2 { printf "%.0f", $1 + $2 }' "fuzz/target/fuzz-$t.cpu" 2>/dev/null)
     if [ "$rc" != 0 ]; then
         echo "fuzz: $t FAILED (exit $rc); the end of $log:"
         tail -40 "$log"
         status=1
     else
-        echo "fuzz: $t ok, ${runs:-?} executions in ${secs}s"
+        echo "fuzz: $t ok, ${runs:-?} executions in ${secs}s, ${cpu:-?} CPU-s"
     fi
 }
 
 status=0
 running=()
 for t in $targets; do
-    rm -f "fuzz/target/fuzz-$t.rc"
+    rm -f "fuzz/target/fuzz-$t.rc" "fuzz/target/fuzz-$t.cpu"
     # A free slot: wait for the oldest running target, report it.
     if [ ${#running[@]} -ge "$jobs" ]; then
         wait "${running[0]%%:*}" || true
