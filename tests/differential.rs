@@ -1457,3 +1457,40 @@ fn bug_trunc_prec_then_delta() {
     assert_eq!(ours, theirs, "the two decoders agree");
     assert!(ours == want, "decodes to: {}", first_diff(&ours, &want));
 }
+
+/// A version-1 chunk whose blocks are bit-shuffled, of an item count that
+/// is not a multiple of 8: C-Blosc2 (like C-Blosc 1.x) keeps the old rule
+/// (such a buffer stored as is) for format version 2 alone, and bit-
+/// unshuffles every other version's whole groups of 8 items, copying the
+/// rest. oxiblosc took version 1 for version 2 and decoded such a chunk
+/// otherwise (found by `fuzz/c-diff.sh`'s `sframe` mode, session 47).
+#[test]
+fn version_1_bitshuffle_follows_c() {
+    let data = make_data(Shape::Ramp(Dtype::U64), 12_000, 3);
+    for (ts, len) in [(8, 12_000), (4, 4_004), (2, 998)] {
+        let p = CParams::default()
+            .codec(Codec::Lz4)
+            .typesize(ts)
+            .filters(&[Filter::BitShuffle])
+            .splitmode(SplitMode::Never);
+        let mut chunk = oxiblosc::compress(&data[..len], &p).unwrap();
+        assert!(
+            !(len / ts).is_multiple_of(8) && !header(&chunk).is_memcpyed(),
+            "a bit shuffle with leftover items"
+        );
+        for version in [1u8, 3, 4, 5] {
+            chunk[0] = version;
+            let ours = oxiblosc::decompress(&chunk).unwrap();
+            let theirs = c::decompress(&chunk).unwrap();
+            let want = &data[..len];
+            let at = |got: &[u8]| {
+                format!(
+                    "typesize {ts}, version {version}: {}",
+                    first_diff(got, want)
+                )
+            };
+            assert!(ours == want, "ours, {}", at(&ours));
+            assert!(theirs == want, "C-Blosc2, {}", at(&theirs));
+        }
+    }
+}

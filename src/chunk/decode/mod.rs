@@ -85,7 +85,7 @@ impl<'a> Plan<'a> {
             pipeline: Pipeline::from_slots(
                 tail.to_le_bytes(),
                 usize::from(h.typesize),
-                h.version <= 2,
+                h.version == 2,
                 context,
             ),
             h,
