@@ -380,3 +380,72 @@ fn empty_chunks_alone_are_refused_and_beside_data_read_in_c() {
     }
     c_sees_what_we_see(&jobs, &expected);
 }
+
+/// `chunk` with its BYTEDELTA slot's meta set to `meta`.
+fn bytedelta_meta(chunk: &[u8], meta: u8) -> Vec<u8> {
+    let mut c = chunk.to_vec();
+    let s = (0..6).find(|&s| c[16 + s] == 35).expect("a BYTEDELTA slot");
+    c[24 + s] = meta;
+    c
+}
+
+/// A BYTEDELTA slot whose meta is 0 stands for the super-chunk's type size
+/// (CHUNK-NOTES §4.6): C-Blosc2 decodes such a chunk, in a frame, with the
+/// frame's type size, and a vlmetalayer's chunk too. Neither encoder writes
+/// meta 0 (both write the type size itself), but other writers may. Until
+/// session 47 we decoded such chunks with the chunk's own type size, so a
+/// chunk of another type size than its frame's and a vlmetalayer (type size
+/// 8 in a frame of 4) read otherwise than in C (found by `fuzz/c-diff.sh`).
+#[test]
+fn bytedelta_meta_0_is_the_frames_typesize_as_in_c() {
+    let dir = tempdir("c-bytedelta0");
+    let raw: Vec<u8> = (0..CS as u32 / 2)
+        .flat_map(|i| ((i * 7 + i / 9) as u16).to_le_bytes())
+        .collect();
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(2)
+        .filters(&[oxiblosc::Filter::Shuffle, oxiblosc::Filter::ByteDelta]);
+    let ours = oxiblosc::compress(&raw, &p).unwrap();
+    assert!(!oxiblosc::ChunkHeader::parse(&ours).unwrap().is_memcpyed());
+    let meta0 = bytedelta_meta(&ours, 0);
+    // Alone, meta 0 is the chunk's own type size (C refuses the chunk).
+    assert!(oxiblosc::decompress(&meta0).unwrap() == raw);
+    let in_frame = oxiblosc::decompress(&bytedelta_meta(&ours, 4)).unwrap();
+    assert!(in_frame != raw, "type size 4 reads the chunk otherwise");
+    let (mut jobs, mut expected) = (Vec::new(), Vec::new());
+    for kind in ["memory", "file", "dir"] {
+        let mut sc = new_frame(kind, &dir, "bd0");
+        sc.append_chunk(&meta0).unwrap();
+        sc.append_buffer(&data(CS, 6)).unwrap();
+        assert!(sc.decompress_chunk_vec(0).unwrap() == in_frame, "{kind}");
+        let (job, exp) = snapshot(&mut sc, &dir, &format!("snap-bd0-{kind}"));
+        jobs.push(job);
+        expected.push((format!("{kind}: a chunk of type size 2"), exp));
+    }
+    // A vlmetalayer (its chunk of type size 8) given BYTEDELTA, meta 0, in
+    // place of its empty first filter slot.
+    let mut sc = new_frame("memory", &dir, "bd0v");
+    sc.append_buffer(&data(CS, 7)).unwrap();
+    let value: Vec<u8> = (0..3000u32).flat_map(|v| (v * v).to_le_bytes()).collect();
+    sc.vlmeta_add("v", &value).unwrap();
+    let mut frame = sc.to_cframe().unwrap();
+    let vl = oxiblosc::compress(&value, &CParams::default()).unwrap();
+    let at = frame
+        .windows(vl.len())
+        .position(|w| w == vl)
+        .expect("the vlmetalayer's chunk in the frame");
+    assert_eq!((frame[at + 16], frame[at + 24]), (0, 0), "slot 0 empty");
+    frame[at + 16] = 35;
+    let alone = oxiblosc::decompress(&frame[at..at + vl.len()]).unwrap();
+    let mut sc = SChunk::from_cframe(frame).unwrap();
+    let got = sc.vlmeta_get("v").unwrap().unwrap();
+    assert!(
+        got != alone,
+        "read with the frame's type size, not the chunk's"
+    );
+    let (job, exp) = snapshot(&mut sc, &dir, "bd0-vlmeta");
+    jobs.push(job);
+    expected.push(("a vlmetalayer of type size 8".into(), exp));
+    c_sees_what_we_see(&jobs, &expected);
+}

@@ -10,6 +10,8 @@ use super::{
     FrameHeader, HEADER_FIXED_LEN, MAX_METALAYERS, MAX_NCHUNKS, MAX_VLMETALAYERS, Metalayer,
     VlMetalayer, check_name,
 };
+use std::borrow::Cow;
+
 use crate::error::{Result, invalid_param};
 use crate::params::{CParams, Codec, SplitMode};
 use crate::{SpecialValue, special_chunk};
@@ -136,4 +138,36 @@ pub(crate) fn widen_short_chunk(chunk: &[u8]) -> Result<std::borrow::Cow<'_, [u8
         .clevel(0)
         .typesize(usize::from(h.typesize).max(1));
     Ok(std::borrow::Cow::Owned(crate::compress(&data, &p)?))
+}
+
+/// Chunk `chunk` as a super-chunk of type size `typesize` decodes it: a
+/// BYTEDELTA slot whose meta is 0 stands for the super-chunk's type size
+/// (CHUNK-NOTES §4.6; C-Blosc2 reads it from the super-chunk, and refuses
+/// such a chunk outside one), while the chunk decoder, which sees the chunk
+/// alone, takes the chunk's own. Where the two differ (a vlmetalayer's
+/// chunk, a chunk of another type size than its frame's), the copy decoded
+/// names the super-chunk's type size in that meta. Every other chunk is
+/// borrowed as it is: our encoder and C-Blosc2's write the type size
+/// itself. A super-chunk type size over 255 fits no meta byte and is left
+/// to the chunk's.
+pub(crate) fn as_in_schunk(chunk: Cow<'_, [u8]>, typesize: i32) -> Cow<'_, [u8]> {
+    const BYTEDELTA: u8 = 35;
+    let Ok(ts) = u8::try_from(typesize) else {
+        return chunk;
+    };
+    let extended = chunk.len() >= 32 && chunk[2] & 0x05 == 0x05;
+    if !extended || ts == 0 || chunk[3] == ts {
+        return chunk;
+    }
+    let meta_0 = |c: &[u8], s: usize| c[16 + s] == BYTEDELTA && c[24 + s] == 0;
+    if !(0..6).any(|s| meta_0(&chunk, s)) {
+        return chunk;
+    }
+    let mut c = chunk.into_owned();
+    for s in 0..6 {
+        if meta_0(&c, s) {
+            c[24 + s] = ts;
+        }
+    }
+    Cow::Owned(c)
 }

@@ -1,6 +1,8 @@
 //! Metalayers (in the header; added only while there are no chunks) and
 //! vlmetalayers (in the trailer, each change one crash-safe commit).
 
+use std::borrow::Cow;
+
 use super::commit::MetaChange;
 use super::space::Space;
 use super::{SChunk, Tail};
@@ -144,7 +146,8 @@ impl SChunk {
                 h.nbytes
             )));
         }
-        self.decompressor.decompress(&m.chunk).map(Some)
+        let chunk = frame::raw::as_in_schunk(Cow::Borrowed(&m.chunk), self.header.typesize);
+        self.decompressor.decompress(&chunk).map(Some)
     }
 
     pub(super) fn vl_chunk(&self, value: &[u8]) -> Result<Vec<u8>> {

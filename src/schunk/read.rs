@@ -315,13 +315,17 @@ impl SChunk {
     /// Chunk `i` (borrowed from an in-memory frame: no copy) and the
     /// decompressor, borrowed together so that one decodes the other. The
     /// chunk's header is checked against the frame for its sizes only: the
-    /// caller decodes it, and the decoder checks the rest.
+    /// caller decodes it, and the decoder checks the rest. A BYTEDELTA meta
+    /// of 0 names the super-chunk's type size, as C-Blosc2 reads it
+    /// ([`frame::raw::as_in_schunk`]: a patched copy only then).
     #[inline(always)]
     pub(super) fn chunk_and_decompressor(
         &mut self,
         i: usize,
     ) -> Result<(Cow<'_, [u8]>, &mut Decompressor)> {
-        self.load(i, Check::Sizes)
+        let ts = self.header.typesize;
+        let (chunk, d) = self.load(i, Check::Sizes)?;
+        Ok((frame::raw::as_in_schunk(chunk, ts), d))
     }
 
     /// Chunk `i`, its header checked as `check`, and the decompressor.
