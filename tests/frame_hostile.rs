@@ -401,6 +401,71 @@ fn deferred_chunk_checks_fail_on_read_and_refuse_changes() {
     );
 }
 
+/// A sparse frame missing one chunk file (C-Blosc2 opens it and reads the
+/// other chunks) fails to open by default, naming the file and the option
+/// that reads the rest; with `OpenOptions::defer_chunk_checks` it opens
+/// read-only, the other chunks read, and reading the missing one fails
+/// naming its file. The directory is left as it was.
+#[test]
+fn a_sparse_frame_missing_a_chunk_file_opens_deferred() {
+    let dir = support::tempdir("sframe-missing-chunk");
+    let path = dir.join("s.b2frame");
+    let data: Vec<Vec<u8>> = (0..3).map(|k| support::data(4096, k + 1)).collect();
+    let mut sc = SChunk::builder()
+        .cparams(oxiblosc::CParams::default().typesize(4))
+        .fsync(false)
+        .create_dir(&path)
+        .unwrap();
+    for d in &data {
+        sc.append_buffer(d).unwrap();
+    }
+    drop(sc);
+    let gone = path.join("00000001.chunk");
+    std::fs::remove_file(&gone).unwrap();
+    let listing = |p: &std::path::Path| {
+        let mut v: Vec<_> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&path);
+
+    let e = match SChunk::open(&path) {
+        Err(e @ oxiblosc::Error::Corrupt(_)) => e.to_string(),
+        Err(e) => panic!("strict open: {e}"),
+        Ok(_) => panic!("strict open accepts a missing chunk file"),
+    };
+    assert!(e.contains("00000001.chunk"), "{e}");
+    assert!(e.contains("defer_chunk_checks"), "{e}");
+
+    let mut sc = OpenOptions::new()
+        .defer_chunk_checks(true)
+        .open(&path)
+        .unwrap();
+    assert_eq!(sc.nchunks(), 3);
+    assert!(sc.decompress_chunk_vec(0).unwrap() == data[0]);
+    assert!(sc.decompress_chunk_vec(2).unwrap() == data[2]);
+    let e = sc.decompress_chunk_vec(1).unwrap_err().to_string();
+    assert!(e.contains("00000001.chunk"), "{e}");
+    assert!(sc.append_buffer(&data[0]).is_err());
+    assert!(
+        sc.update_chunk(
+            1,
+            &oxiblosc::compress(&data[1], &oxiblosc::CParams::default()).unwrap()
+        )
+        .is_err()
+    );
+    assert!(sc.delete_chunk(1).is_err());
+    assert!(sc.to_cframe().is_err(), "a frame that would not reopen");
+    drop(sc);
+    assert!(listing(&path) == before, "the directory changed");
+}
+
 /// A short slice of a large chunk decodes the blocks it lies in, not the
 /// chunk: 10 bytes of a 4 MiB chunk of 64 KiB blocks allocate well under
 /// the chunk's size (the whole chunk was decoded before).

@@ -88,14 +88,15 @@ impl OpenOptions {
         self
     }
     /// Off by default: a stored chunk whose size (the `cbytes` of its
-    /// header) runs outside the frame's chunks section fails the open. On:
-    /// such a frame opens read-only (every change fails), and reading that
-    /// chunk fails with the error the open would have given; the other
+    /// header) runs outside the frame's chunks section, or a sparse frame's
+    /// missing chunk file, fails the open (the error names this option).
+    /// On: such a frame opens read-only (every change fails), and reading
+    /// that chunk fails (naming the file, for a sparse frame); the other
     /// chunks read as usual; no new frame is written from it
     /// ([`SChunk::to_cframe`], [`SChunk::write_cframe`], [`SChunk::save`]
-    /// fail), as it would not reopen. (C-Blosc2 opens a frame in memory
-    /// without copying it, `blosc2_schunk_from_buffer(..., copy=false)`,
-    /// so.)
+    /// fail), as it would not reopen. (C-Blosc2 opens such frames: one in
+    /// memory without copying it, `blosc2_schunk_from_buffer(...,
+    /// copy=false)`, and sparse frames by path.)
     pub fn defer_chunk_checks(mut self, on: bool) -> Self {
         self.defer_chunk_checks = on;
         self

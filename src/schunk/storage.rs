@@ -458,6 +458,13 @@ impl SChunk {
                     bad.get_or_insert(e);
                     Ok(None)
                 }
+                // Say how to read the other chunks (C-Blosc2 opens such a
+                // frame; a sparse frame missing one chunk file is the
+                // common case).
+                Err(crate::Error::Corrupt(m)) => Err(corrupt(format!(
+                    "{m} (OpenOptions::defer_chunk_checks opens the frame \
+                     read-only, its other chunks readable)"
+                ))),
                 Err(e) => Err(e),
             }
         };
