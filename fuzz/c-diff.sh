@@ -6,9 +6,17 @@
 #   chunk   chunk_decode's corpus decoded by both (reported, not checked:
 #           C-Blosc2 is lax on corrupt chunks and has tail bugs)
 #   frame   cframe_read's and cframe_edit's corpora opened and read by both
+#           (ours with defer_chunk_checks, lax as C is on chunks that do
+#           not fit; the frames we write must open strictly)
 #   nd      ndarray_read's corpus opened as NDArrays by both
-#   edit    the frames of `frame`, written back by us and edited: C must
-#           read what we wrote as we do, and we must reopen it
+#   edit    the frames of `frame`, written back by us and edited (in memory
+#           then written; as a file edited in place; copied into a sparse
+#           frame edited in place): C must read what we wrote as we do, and
+#           we must reopen it
+#   sframe  sframe_read's corpus laid out as that target does (directories)
+#           and opened by both (lax, as in frame)
+#   sframe-edit  those directories, copied and edited in place by us: C
+#           must read them as we do, and we must reopen them
 #   nd-edit the arrays of `nd`, written back by us and edited (resize,
 #           append, insert, a box written): likewise, as NDArrays
 #   encode  roundtrip's corpus compressed by us with its parameters: C-Blosc2
@@ -24,7 +32,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit encode}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -35,6 +43,13 @@ cargo build --release --quiet --manifest-path c-diff/Cargo.toml --target-dir "$r
 ours="$root/target/c-diff-build/release/oxiblosc-c-diff"
 oracle() { PYTHONPATH="$py2" python3 c-diff/oracle.py "$@"; }
 list() { for d in "$@"; do ls -d "$PWD/$corpus/$d"/* 2>/dev/null; done; }
+# sframe_read's inputs as directories ($out/sframe/<name>), C's report.
+sframe_build() {
+    mkdir -p "$out/sframe"
+    list sframe_read | "$ours" sframe "$out/sframe" > "$out/sframe.log"
+    ls -d "$out/sframe"/* > "$out/sframe.paths"
+    oracle frame < "$out/sframe.paths" > "$out/sframe.c"
+}
 bad=0
 for mode in $modes; do
     case "$mode" in
@@ -44,7 +59,8 @@ for mode in $modes; do
         frame) list cframe_read cframe_edit ;;
         nd) list ndarray_read ;;
         esac > "$out/$mode.paths"
-        "$ours" "$mode" < "$out/$mode.paths" > "$out/$mode.ours"
+        lax="$mode"; [ "$mode" = frame ] && lax=frame-lax
+        "$ours" "$lax" < "$out/$mode.paths" > "$out/$mode.ours"
         oracle "$mode" < "$out/$mode.paths" > "$out/$mode.c"
         python3 c-diff/compare.py "$mode" "$out/$mode.ours" "$out/$mode.c" || bad=1
         ;;
@@ -65,6 +81,20 @@ for mode in $modes; do
         "$ours" nd < "$out/nd-edit.paths" > "$out/nd-edit.ours"
         oracle nd < "$out/nd-edit.paths" > "$out/nd-edit.c"
         python3 c-diff/compare.py nd-edit "$out/nd-edit.ours" "$out/nd-edit.c" "$out/nd.c" || bad=1
+        ;;
+    sframe)
+        sframe_build
+        "$ours" frame-lax < "$out/sframe.paths" > "$out/sframe.ours"
+        python3 c-diff/compare.py sframe "$out/sframe.ours" "$out/sframe.c" || bad=1
+        ;;
+    sframe-edit)
+        [ -f "$out/sframe.c" ] || sframe_build
+        mkdir -p "$out/sframe-edit"
+        "$ours" sframe-edit "$out/sframe-edit" < "$out/sframe.paths" > "$out/sframe-edit.log"
+        ls -d "$out/sframe-edit"/* > "$out/sframe-edit.paths"
+        "$ours" frame < "$out/sframe-edit.paths" > "$out/sframe-edit.ours"
+        oracle frame < "$out/sframe-edit.paths" > "$out/sframe-edit.c"
+        python3 c-diff/compare.py sframe-edit "$out/sframe-edit.ours" "$out/sframe-edit.c" "$out/sframe.c" || bad=1
         ;;
     encode)
         mkdir -p "$out/encode"

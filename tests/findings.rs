@@ -3,6 +3,8 @@
 //! Every input ends in `Ok` with the right data or a clear `Err`: no panic,
 //! no abort, no allocation beyond what the input's length justifies.
 
+#[path = "../fuzz/fuzz_targets/sframe_input.rs"]
+mod sframe_input;
 mod support;
 use std::path::{Path, PathBuf};
 use support::counting;
@@ -342,21 +344,15 @@ fn sframe_to_cframe_stores_a_shared_chunk_file_once() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// The `sframe_read` fuzz target's layout: three `(id, len)` records, the
-/// chunk files' bytes, then the index; written into the directory `d`.
+/// The `sframe_read` fuzz target's layout (`fuzz/fuzz_targets/sframe_input.rs`),
+/// written into the new directory `d`.
 fn unpack_sframe_input(data: &[u8], d: &Path) {
     let _ = std::fs::remove_dir_all(d);
     std::fs::create_dir_all(d).unwrap();
-    let (head, mut rest) = data.split_at(9);
-    for r in head.chunks_exact(3) {
-        let len = usize::from(u16::from_le_bytes([r[1], r[2]])).min(rest.len());
-        let (piece, tail) = rest.split_at(len);
-        rest = tail;
-        if !piece.is_empty() {
-            std::fs::write(d.join(format!("{:08X}.chunk", r[0])), piece).unwrap();
-        }
-    }
-    std::fs::write(d.join("chunks.b2frame"), rest).unwrap();
+    assert!(
+        sframe_input::lay_out(data, d).unwrap(),
+        "a finding of 9 bytes or more"
+    );
 }
 
 /// `fuzz-sframe_read-1.bin`: a 1,038-byte sparse frame whose index names

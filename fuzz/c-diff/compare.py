@@ -12,9 +12,17 @@ at. Exit status 1 when a *finding* is listed:
   vlmetalayers than ours: other counts or names, or values both sides
   read and that differ;
 - `nd-edit`: the same for arrays (ORIGINALS: C's `nd` report);
+- `sframe` and `sframe-edit`: as `frame` and `edit`, for sparse frames
+  (directories) and our edits of them in place;
+- not a finding: C-Blosc2 refusing to open by path (a file or a
+  directory) a frame whose first chunk it cannot make a lazy chunk of,
+  where that chunk is corrupt or a zeros, NaN or uninit chunk stored whole
+  (see `no_first_chunk`); from memory it opens such frames;
 - `frame` and `nd`: both read an input and see other counts, names or
   values (not: one side refuses what the other reads; C-Blosc2 is lax on
-  corrupt input, we are strict);
+  corrupt input, we are strict; our `frame` reports of inputs open them
+  with `defer_chunk_checks`, so that a chunk that does not fit fails alone,
+  as in C);
 - `chunk`: never (both decoding to other bytes is listed: C-Blosc2
   leaves some tails unwritten, CHUNK-NOTES §14).
 
@@ -38,8 +46,29 @@ def status(fields):
     return fields[0] if fields and fields[0] else "EMPTY"
 
 
+def plain(v):
+    """A chunk's report without our `I` mark (a zeros, NaN or uninit chunk
+    stored whole; C's reports have no mark)."""
+    return v[1:] if v.startswith("I") else v
+
+
 def is_err(v):
+    v = plain(v)
     return v.startswith("E(") or v == "SKIP"
+
+
+def no_first_chunk(c, r):
+    """C-Blosc2 refused to open a frame by its path (a file or a
+    directory) because it could not make a lazy chunk of its first chunk,
+    and that chunk is one it makes none of: one we cannot read either
+    (corrupt, or over the size both skip) or a zeros, NaN or uninit chunk
+    stored whole (its lazy chunks take only stored data and value runs)."""
+    return (
+        len(c) > 2
+        and "Cannot inspect the first chunk in frame." in c[2].split(" | ")
+        and len(r) > 4
+        and (is_err(r[4]) or r[4].startswith("I"))
+    )
 
 
 def pairs(field):
@@ -54,7 +83,7 @@ def pairs(field):
 
 def differ(a, b):
     """Values both sides read (not errors, not skipped) that differ."""
-    return not is_err(a) and not is_err(b) and a != b
+    return not is_err(a) and not is_err(b) and plain(a) != plain(b)
 
 
 def compare_frames(c, r):
@@ -76,7 +105,9 @@ def compare_frames(c, r):
 
 
 def main():
-    mode, ours_p, theirs_p = sys.argv[1:4]
+    label, ours_p, theirs_p = sys.argv[1:4]
+    # sparse frames are compared as frames, their edits as edits
+    mode = {"sframe": "frame", "sframe-edit": "edit"}.get(label, label)
     ours, theirs = read(ours_p), read(theirs_p)
     originals = read(sys.argv[4]) if len(sys.argv) > 4 else {}
     cats = Counter()
@@ -117,6 +148,8 @@ def main():
             if mode in ("edit", "nd-edit") and status(originals.get(base, [""])) != "OK":
                 cats["(of which the input did not open in C)"] += 1
             notes.append(line)
+        elif sr == "OK" and no_first_chunk(c, r):
+            cats["we read, C cannot inspect chunk 0 by path (one we cannot read, or special)"] += 1
         elif sr == "OK":
             key = f"we read, C {sc}"
             cats[key] += 1
@@ -126,7 +159,7 @@ def main():
                     findings.append(f"{name}: C {' '.join(c)[:100]}; it opened the input")
         else:
             cats[f"neither reads (C {sc})"] += 1
-    print(f"{mode}: {len(theirs)} inputs")
+    print(f"{label}: {len(theirs)} inputs")
     for k, v in sorted(cats.items()):
         print(f"  {v:6d}  {k}")
     if notes:

@@ -5,7 +5,8 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
 (python-blosc). Each input runs in a forked child: C crashes (reported as
 `CRASH <signal>`) and hangs (20 s) end that input only.
 
-    oracle.py chunk|frame|nd  < paths       one line per input
+    oracle.py chunk|frame|nd  < paths       one line per input (frame: by
+                                            path for directories and *.f)
     oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
 
@@ -19,6 +20,7 @@ import hashlib
 import os
 import signal
 import sys
+import tempfile
 
 CAP = 16 << 20
 
@@ -77,6 +79,8 @@ def declare(lib):
     lib.blosc2_decompress.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
     lib.blosc2_schunk_from_buffer.restype = sc
     lib.blosc2_schunk_from_buffer.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_bool]
+    lib.blosc2_schunk_open.restype = sc
+    lib.blosc2_schunk_open.argtypes = [ctypes.c_char_p]
     lib.blosc2_schunk_get_chunk.argtypes = [sc, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
                                             ctypes.POINTER(ctypes.c_bool)]
     lib.blosc2_schunk_decompress_chunk.argtypes = [sc, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32]
@@ -104,8 +108,18 @@ def chunk(lib, data):
     return f"ERR\t{r}" if r < 0 else f"OK\t{r}\t{h(dest.raw[:r])}"
 
 
-def frame(lib, data):
-    sc = lib.blosc2_schunk_from_buffer(data, len(data), True)
+def by_path(path):
+    """Opened by its path, as oxiblosc-c-diff does: a directory (a sparse
+    frame) or a file whose name ends in `.f` (a file frame)."""
+    return os.path.isdir(path) or path.endswith(".f")
+
+
+def frame(lib, path):
+    if by_path(path):
+        sc = lib.blosc2_schunk_open(path.encode())
+    else:
+        data = open(path, "rb").read()
+        sc = lib.blosc2_schunk_from_buffer(data, len(data), True)
     if not sc:
         return "ERR\tNULL"
     s = sc.contents
@@ -178,18 +192,36 @@ def encode1(_lib, base):
     return "ok" if got == back else f"DIFF ({len(got)} bytes, {len(back)} expected)"
 
 
+def errors(f):
+    """C-Blosc2's `[error] - <message> (<source>)` lines in file f (its
+    stderr with BLOSC_TRACE set), as `<message> | <message> ..`."""
+    f.seek(0)
+    msgs = []
+    for line in f.read().decode("utf-8", "replace").splitlines():
+        if line.startswith("[error] - "):
+            msgs.append(line[len("[error] - "):].rsplit(" (", 1)[0].replace("\t", " "))
+    return " | ".join(msgs[:4])
+
+
 def in_child(fn, *args):
-    """fn(*args) in a forked child: its string, or CRASH/TIMEOUT/EXC."""
+    """fn(*args) in a forked child: its string, or CRASH/TIMEOUT/EXC. An
+    `ERR` gets C's traced errors as one more field."""
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(rfd)
         signal.alarm(20)
+        # C-Blosc2 prints why it fails on stderr when BLOSC_TRACE is set
+        # (read at each error).
+        os.environ["BLOSC_TRACE"] = "1"
         null = os.open(os.devnull, os.O_WRONLY)
+        err = tempfile.TemporaryFile()
         os.dup2(null, 1)
-        os.dup2(null, 2)
+        os.dup2(err.fileno(), 2)
         try:
             res = fn(*args)
+            if res is not None and res.startswith("ERR"):
+                res += "\t" + errors(err)
         except Exception as e:  # noqa: BLE001 - reported, not raised
             res = f"EXC\t{type(e).__name__}: {e}"
         os.write(wfd, ("" if res is None else res).replace("\n", " ").encode())
@@ -229,8 +261,8 @@ def main():
     fn = {"chunk": chunk, "frame": frame, "nd": nd}[mode]
     for path in sys.stdin.read().split("\n"):
         if path:
-            data = open(path, "rb").read()
-            print(f"{os.path.basename(path)}\t{in_child(fn, lib, data)}", flush=True)
+            arg = path if mode == "frame" else open(path, "rb").read()
+            print(f"{os.path.basename(path)}\t{in_child(fn, lib, arg)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
-//! Sparse frames: the input is an index file and up to three chunk files.
-//! Layout: three `(id: u8, len: u16 LE)` records, then the chunk files'
-//! bytes in that order, then the index (`chunks.b2frame`). Open, every
+//! Sparse frames: the input is an index file and up to three chunk files
+//! (laid out as `sframe_input.rs` says). Open, every
 //! read, and to_cframe, which must give a frame that reopens. For one
 //! input in four (since session 17), two edits of the directory opened
 //! writable, after each of which it must reopen. Since session 44 also
@@ -12,24 +11,18 @@ use oxiblosc::schunk::OpenOptions;
 
 #[path = "common.rs"]
 mod common;
+#[path = "sframe_input.rs"]
+mod sframe_input;
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 9 {
+    if data.len() < sframe_input::HEAD {
         return;
     }
     let dir = std::env::temp_dir().join(format!("oxiblosc-fuzz-sframe-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let (head, mut rest) = data.split_at(9);
-    for r in head.chunks_exact(3) {
-        let len = usize::from(u16::from_le_bytes([r[1], r[2]])).min(rest.len());
-        let (piece, tail) = rest.split_at(len);
-        rest = tail;
-        if !piece.is_empty() {
-            std::fs::write(dir.join(format!("{:08X}.chunk", r[0])), piece).unwrap();
-        }
-    }
-    std::fs::write(dir.join("chunks.b2frame"), rest).unwrap();
+    sframe_input::lay_out(data, &dir).unwrap();
+    let head = &data[..sframe_input::HEAD];
     let mut strict = OpenOptions::new().read_only(true).open(&dir);
     // With deferred chunk checks (since session 44).
     let lax = OpenOptions::new()

@@ -9,17 +9,32 @@
 //! - `chunk`: the input as a chunk, decompressed: `OK <len> <hash>`.
 //! - `frame`: the input as a contiguous frame: `OK <nchunks>
 //!   meta[name=hash,..] vlmeta[name=hash,..]` and, for each of the first 64
-//!   chunks, `<len>:<hash>`, `E(<error>)` or `SKIP`.
+//!   chunks, `<len>:<hash>`, `E(<error>)` or `SKIP`, marked `I` when the
+//!   chunk is a zeros, NaN or uninit chunk stored whole. A directory (a
+//!   sparse frame) or a file named `*.f` is opened by its path.
+//! - `frame-lax`: as `frame`, the frame opened as C-Blosc2 opens it (for
+//!   the inputs): a chunk that does not fit, or a sparse frame's missing
+//!   chunk file, fails that chunk only
+//!   ([`OpenOptions::defer_chunk_checks`]).
 //! - `nd`: the input as a frame holding an NDArray: `OK <shape>
 //!   <chunkshape> <blockshape>` and `<len>:<hash>` of its items (C order).
 //! - `edit DIR`: the input as a frame in memory, written back
 //!   (`DIR/<name>.0`), then changed by up to three edits the input's
 //!   bytes pick (append, insert, delete, update, vlmetalayers) and written
-//!   again (`DIR/<name>.1`); prints what it did. `frame` then reads both.
+//!   again (`DIR/<name>.1`); the frame as written, copied to the file
+//!   `DIR/<name>.f` and edited there in place; the frame as read, copied
+//!   into the sparse frame `DIR/<name>.s` and edited there in place. Prints
+//!   what it did. `frame` then reads the four.
 //! - `nd-edit DIR`: the input as a frame holding an NDArray, written back
 //!   (`DIR/<name>.0`), then changed by up to three array edits the input's
 //!   bytes pick (resize, append, insert, a box written) and written again
 //!   (`DIR/<name>.1`); prints what it did. `nd` then reads both.
+//! - `sframe DIR`: the input as a `sframe_read` fuzz input, laid out as
+//!   that target does: up to three chunk files and an index, in the new
+//!   directory `DIR/<name>`.
+//! - `sframe-edit DIR`: each path read a directory of `sframe`, copied to
+//!   `DIR/<name>.e` and edited there in place (the edits of `edit`) when it
+//!   opens.
 //! - `encode DIR`: the input as a `roundtrip` fuzz input: its data
 //!   compressed with its parameters, the chunk, the data and our
 //!   decompression written to `DIR/<name>.{chunk,data,back}` and the
@@ -28,15 +43,18 @@
 use std::io::BufRead;
 
 use arbitrary::{Arbitrary, Unstructured};
+use oxiblosc::frame::ChunkEntry;
 use oxiblosc::ndarray::NdArray;
 use oxiblosc::schunk::{OpenOptions, SChunk};
-use oxiblosc::{ChunkHeader, DParams, Decompressor};
+use oxiblosc::{ChunkHeader, DParams, Decompressor, SpecialValue};
 use sha2::{Digest, Sha256};
 
 // What the `roundtrip` target alone uses of it (its containers) stays unread.
 #[allow(dead_code)]
 #[path = "../../fuzz_targets/roundtrip_input.rs"]
 mod roundtrip_input;
+#[path = "../../fuzz_targets/sframe_input.rs"]
+mod sframe_input;
 
 /// The most bytes one chunk or array may decode to (both sides skip more).
 const CAP: usize = 16 << 20;
@@ -64,11 +82,32 @@ fn chunk(data: &[u8]) -> String {
     }
 }
 
-fn frame(data: Vec<u8>) -> String {
-    let mut sc = match SChunk::from_cframe(data) {
-        Ok(sc) => sc,
-        Err(e) => return format!("ERR\t{}", clean(e)),
+/// Opened by its path rather than from its bytes, on both sides (here and
+/// in `oracle.py`): a directory (a sparse frame), or a file whose name ends
+/// in `.f` (a file frame we edited in place).
+fn by_path(path: &str) -> bool {
+    std::path::Path::new(path).is_dir() || path.ends_with(".f")
+}
+
+/// The `frame` report of the frame at `path`: by path (a sparse frame's
+/// directory or a file frame, see [`by_path`]), or from its bytes. `lax`
+/// (for inputs) opens as C-Blosc2 does, a chunk that does not fit its frame
+/// or a sparse frame's missing chunk file failing that chunk only, so that
+/// the others are compared; the frames we wrote must open strictly.
+fn frame(path: &str, lax: bool) -> String {
+    let o = OpenOptions::new().read_only(true).defer_chunk_checks(lax);
+    let opened = if by_path(path) {
+        o.open(path)
+    } else {
+        o.from_cframe(std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")))
     };
+    match opened {
+        Ok(sc) => frame_report(sc),
+        Err(e) => format!("ERR\t{}", clean(e)),
+    }
+}
+
+fn frame_report(mut sc: SChunk) -> String {
     let metas: Vec<String> = sc
         .metalayers()
         .iter()
@@ -95,9 +134,24 @@ fn frame(data: Vec<u8>) -> String {
             out += "\tSKIP";
             continue;
         }
+        // `I`: a zeros, NaN or uninit chunk stored whole rather than as an
+        // index code. C-Blosc2 reads one from a frame in memory, but not
+        // from a file or directory (its lazy chunks take only stored data
+        // and value runs): there it cannot open a frame whose first chunk
+        // is one (`compare.py`).
+        let stored_special = matches!(sc.chunk_entry(i), Ok(ChunkEntry::Stored(_)))
+            && sc.get_chunk(i).is_ok_and(|c| {
+                ChunkHeader::parse(&c).is_ok_and(|h| {
+                    matches!(
+                        h.special(),
+                        Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
+                    )
+                })
+            });
+        let mark = if stored_special { "I" } else { "" };
         match sc.decompress_chunk_vec(i) {
-            Ok(v) => out += &format!("\t{}:{}", v.len(), hash(&v)),
-            Err(e) => out += &format!("\tE({})", clean(e)),
+            Ok(v) => out += &format!("\t{mark}{}:{}", v.len(), hash(&v)),
+            Err(e) => out += &format!("\t{mark}E({})", clean(e)),
         }
     }
     out
@@ -141,23 +195,15 @@ fn write_back(sc: &mut SChunk, dir: &str, name: &str, version: u8) -> Result<(),
     Ok(())
 }
 
-fn edit(data: &[u8], name: &str, dir: &str) -> String {
-    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
-        return "ERR\tdoes not open".into();
-    };
-    let seed = seed(data);
-    let cs = sc.chunksize().unwrap_or(1000).clamp(1, 1 << 20);
-    let ts = sc.cparams().typesize.max(1);
-    let buf: Vec<u8> = (0..cs).map(|i| (i / ts) as u8 ^ seed as u8).collect();
-    if let Err(e) = write_back(&mut sc, dir, name, 0) {
-        return format!("ERR\t{e}");
-    }
+/// Up to three edits `seed` picks (append, insert, delete, update,
+/// vlmetalayers), in place; what each did.
+fn edits(sc: &mut SChunk, seed: u64, buf: &[u8]) -> Vec<String> {
     let mut log = Vec::new();
     for step in 0..3u64 {
         let n = sc.nchunks();
         let op = (seed >> (8 * step)) % 7;
         let r = match op {
-            0 => sc.append_buffer(&buf).map(drop),
+            0 => sc.append_buffer(buf).map(drop),
             1 if n > 0 => sc
                 .get_chunk(n - 1)
                 .map(|c| c.into_owned())
@@ -168,7 +214,7 @@ fn edit(data: &[u8], name: &str, dir: &str) -> String {
                 .map(|c| c.into_owned())
                 .and_then(|c| sc.update_chunk(n - 1, &c)),
             4 => sc.vlmeta_set(&format!("cdiff{step}"), b"\xa5value"),
-            5 => sc.append_buffer(&buf[..cs / 2]).map(drop),
+            5 => sc.append_buffer(&buf[..buf.len() / 2]).map(drop),
             _ => match sc.vlmeta_names().first().map(|s| s.to_string()) {
                 Some(v) => sc.vlmeta_delete(&v),
                 None => Ok(()),
@@ -179,10 +225,109 @@ fn edit(data: &[u8], name: &str, dir: &str) -> String {
             break;
         }
     }
+    log
+}
+
+/// The chunk buffer the edits of `sc` append: one chunk, a pattern.
+fn edit_buffer(sc: &SChunk, seed: u64) -> Vec<u8> {
+    let cs = sc.chunksize().unwrap_or(1000).clamp(1, 1 << 20);
+    let ts = sc.cparams().typesize.max(1);
+    (0..cs).map(|i| (i / ts) as u8 ^ seed as u8).collect()
+}
+
+/// `sc` copied into a new sparse frame at `path` (its parameters,
+/// metalayers, chunks as they are and vlmetalayers), no syncs.
+fn to_dir(sc: &mut SChunk, path: &str) -> oxiblosc::Result<SChunk> {
+    let mut b = SChunk::builder().cparams(sc.cparams().clone()).fsync(false);
+    if let Some(cs) = sc.chunksize() {
+        b = b.chunksize(cs);
+    }
+    for m in sc.metalayers() {
+        b = b.meta(&m.name, &m.content);
+    }
+    let mut out = b.create_dir(path)?;
+    for i in 0..sc.nchunks() {
+        let c = sc.get_chunk(i)?.into_owned();
+        out.append_chunk(&c)?;
+    }
+    let names: Vec<String> = sc.vlmeta_names().iter().map(|s| s.to_string()).collect();
+    for n in names {
+        if let Some(v) = sc.vlmeta_get(&n)? {
+            out.vlmeta_set(&n, &v)?;
+        }
+    }
+    Ok(out)
+}
+
+/// What [`edits`] did to the frame opened writable at `path`, in place.
+fn edit_at(path: &str, seed: u64, buf: &[u8]) -> String {
+    match OpenOptions::new().fsync(false).open(path) {
+        Ok(mut sc) => edits(&mut sc, seed, buf).join(","),
+        Err(e) => format!("open: {}", clean(e)),
+    }
+}
+
+fn edit(data: &[u8], name: &str, dir: &str) -> String {
+    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
+        return "ERR\tdoes not open".into();
+    };
+    let seed = seed(data);
+    let buf = edit_buffer(&sc, seed);
+    if let Err(e) = write_back(&mut sc, dir, name, 0) {
+        return format!("ERR\t{e}");
+    }
+    // The frame as written, as a file edited in place (`.f`).
+    let file = format!("{dir}/{name}.f");
+    std::fs::copy(format!("{dir}/{name}.0"), &file).expect("copy");
+    let flog = edit_at(&file, seed, &buf);
+    // The frame as read, copied into a sparse frame edited in place (`.s`).
+    let sdir = format!("{dir}/{name}.s");
+    let slog = match to_dir(&mut sc, &sdir) {
+        Ok(s) => {
+            drop(s);
+            edit_at(&sdir, seed, &buf)
+        }
+        Err(e) => format!("to a directory: {}", clean(e)),
+    };
+    // In memory, written again (`.1`).
+    let mut log = edits(&mut sc, seed, &buf);
     if let Err(e) = write_back(&mut sc, dir, name, 1) {
         log.push(e);
     }
-    format!("OK\t{}", log.join(" "))
+    format!("OK\t{}\tfile {flog}\tdir {slog}", log.join(" "))
+}
+
+/// A `sframe_read` input as that target lays it out: up to three chunk
+/// files, then the index, in the new directory `DIR/<name>`.
+fn sframe(data: &[u8], name: &str, dir: &str) -> String {
+    if data.len() < sframe_input::HEAD {
+        return "SKIP".into();
+    }
+    let d = std::path::Path::new(dir).join(name);
+    std::fs::create_dir(&d).expect("create the directory");
+    sframe_input::lay_out(data, &d).expect("write");
+    "OK".into()
+}
+
+/// The sparse frame at `path` (a directory of `sframe`), copied to
+/// `DIR/<name>.e` and changed there by [`edits`], when it opens.
+fn sframe_edit(path: &str, name: &str, dir: &str) -> String {
+    let index = std::fs::read(format!("{path}/chunks.b2frame")).unwrap_or_default();
+    let seed = seed(&index);
+    let buf = match OpenOptions::new().read_only(true).open(path) {
+        Ok(sc) => edit_buffer(&sc, seed),
+        Err(e) => return format!("ERR\tdoes not open: {}", clean(e)),
+    };
+    let copy = std::path::Path::new(dir).join(format!("{name}.e"));
+    std::fs::create_dir(&copy).expect("create the copy");
+    for f in std::fs::read_dir(path).expect("read the directory") {
+        let f = f.expect("an entry");
+        std::fs::copy(f.path(), copy.join(f.file_name())).expect("copy");
+    }
+    format!(
+        "OK\t{}",
+        edit_at(copy.to_str().expect("a UTF-8 path"), seed, &buf)
+    )
 }
 
 fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
@@ -279,19 +424,22 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args
         .next()
-        .expect("a mode: chunk, frame, nd, edit DIR or encode DIR");
+        .expect("a mode: chunk, frame, frame-lax, nd, edit DIR, nd-edit DIR, encode DIR, sframe DIR or sframe-edit DIR");
     let dir = args.next().unwrap_or_default();
     for line in std::io::stdin().lock().lines() {
         let path = line.expect("stdin");
-        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let read = || std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let name = path.rsplit('/').next().unwrap_or(&path).to_string();
         let res = match mode.as_str() {
-            "chunk" => chunk(&data),
-            "frame" => frame(data),
-            "nd" => nd(data),
-            "edit" => edit(&data, &name, &dir),
-            "nd-edit" => nd_edit(&data, &name, &dir),
-            "encode" => encode(&data, &name, &dir),
+            "chunk" => chunk(&read()),
+            "frame" => frame(&path, false),
+            "frame-lax" => frame(&path, true),
+            "nd" => nd(read()),
+            "edit" => edit(&read(), &name, &dir),
+            "nd-edit" => nd_edit(&read(), &name, &dir),
+            "encode" => encode(&read(), &name, &dir),
+            "sframe" => sframe(&read(), &name, &dir),
+            "sframe-edit" => sframe_edit(&path, &name, &dir),
             m => panic!("unknown mode {m}"),
         };
         println!("{name}\t{res}");
