@@ -5,7 +5,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
 (python-blosc). Each input runs in a forked child: C crashes (reported as
 `CRASH <signal>`) and hangs (20 s) end that input only.
 
-    oracle.py chunk|frame|nd  < paths       one line per input (frame: by
+    oracle.py chunk|frame|nd  < paths       one line per input (frame, nd: by
                                             path for directories and *.f)
     oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
@@ -87,6 +87,9 @@ def declare(lib):
     lib.blosc2_vlmeta_get.argtypes = [sc, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)), i32p]
     lib.b2nd_from_cframe.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_bool,
                                      ctypes.POINTER(ctypes.POINTER(NdHead))]
+    lib.blosc2_schunk_to_buffer.restype = ctypes.c_int64
+    lib.blosc2_schunk_to_buffer.argtypes = [sc, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_bool)]
+    lib.b2nd_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(NdHead))]
     lib.b2nd_to_cbuffer.argtypes = [ctypes.POINTER(NdHead), ctypes.c_void_p, ctypes.c_int64]
 
 
@@ -152,20 +155,48 @@ def frame(lib, path):
     return out
 
 
-def nd(lib, data):
+def items(lib, arr):
+    """An open array's items (C order) as `<len>:<hash>`, `E(rc)` or
+    `SKIP`."""
+    a = arr.contents
+    nbytes = a.nitems * a.sc.contents.typesize
+    if nbytes > CAP:
+        return "SKIP"
+    buf = ctypes.create_string_buffer(max(nbytes, 1))
+    rc = lib.b2nd_to_cbuffer(arr, buf, nbytes)
+    return f"E({rc})" if rc < 0 else f"{nbytes}:{h(buf.raw[:nbytes])}"
+
+
+def nd(lib, path):
+    """`OK <shape> <chunkshape> <blockshape> <items>`; opened by its path
+    (`by_path`), one more field: `mem=<items>`, the same array read from
+    the contiguous frame C-Blosc2 makes of it in memory. C-Blosc2 3.3.5
+    reads some arrays by path otherwise than from memory (DELTA chunks,
+    blocks outside the array masked out: its own files too), so
+    `compare.py` can tell its by-path reads from ours."""
     arr = ctypes.POINTER(NdHead)()
-    rc = lib.b2nd_from_cframe(data, len(data), True, ctypes.byref(arr))
+    if by_path(path):
+        rc = lib.b2nd_open(path.encode(), ctypes.byref(arr))
+    else:
+        data = open(path, "rb").read()
+        rc = lib.b2nd_from_cframe(data, len(data), True, ctypes.byref(arr))
     if rc < 0 or not arr:
         return f"ERR\t{rc}"
     a = arr.contents
     n = a.ndim
     out = f"OK\t{list(a.shape[:n])}\t{list(a.chunkshape[:n])}\t{list(a.blockshape[:n])}".replace(", ", ",")
-    nbytes = a.nitems * a.sc.contents.typesize
-    if nbytes > CAP:
-        return out + "\tSKIP"
-    buf = ctypes.create_string_buffer(max(nbytes, 1))
-    rc = lib.b2nd_to_cbuffer(arr, buf, nbytes)
-    return out + (f"\tE({rc})" if rc < 0 else f"\t{nbytes}:{h(buf.raw[:nbytes])}")
+    out += "\t" + items(lib, arr)
+    if by_path(path):
+        ptr, needs_free = ctypes.c_void_p(), ctypes.c_bool()
+        size = lib.blosc2_schunk_to_buffer(a.sc, ctypes.byref(ptr), ctypes.byref(needs_free))
+        mem = ctypes.POINTER(NdHead)()
+        if size < 0:
+            out += f"\tmem=E({size})"
+        else:
+            frame = ctypes.string_at(ptr, size)
+            rc = lib.b2nd_from_cframe(frame, size, True, ctypes.byref(mem))
+            out += f"\tmem=E({rc})" if rc < 0 or not mem else "\tmem=" + items(lib, mem)
+    return out
 
 
 def encode(lib, base):
@@ -261,7 +292,7 @@ def main():
     fn = {"chunk": chunk, "frame": frame, "nd": nd}[mode]
     for path in sys.stdin.read().split("\n"):
         if path:
-            arg = path if mode == "frame" else open(path, "rb").read()
+            arg = open(path, "rb").read() if mode == "chunk" else path
             print(f"{os.path.basename(path)}\t{in_child(fn, lib, arg)}", flush=True)
 
 

@@ -17,7 +17,11 @@
 //!   chunk file, fails that chunk only
 //!   ([`OpenOptions::defer_chunk_checks`]).
 //! - `nd`: the input as a frame holding an NDArray: `OK <shape>
-//!   <chunkshape> <blockshape>` and `<len>:<hash>` of its items (C order).
+//!   <chunkshape> <blockshape>`, `<len>:<hash>` of its items (C order;
+//!   marked `U` when some chunk is uninit, whose items are undefined),
+//!   `E(<error>)` or `SKIP`, and `c0=` how chunk 0 reads: `ok`, `E` (an
+//!   error, or over [`CAP`]), `I` (as in `frame`) or `none`; by its path as
+//!   in `frame`.
 //! - `edit DIR`: the input as a frame in memory, written back
 //!   (`DIR/<name>.0`), then changed by up to three edits the input's
 //!   bytes pick (append, insert, delete, update, vlmetalayers) and written
@@ -28,7 +32,9 @@
 //! - `nd-edit DIR`: the input as a frame holding an NDArray, written back
 //!   (`DIR/<name>.0`), then changed by up to three array edits the input's
 //!   bytes pick (resize, append, insert, a box written) and written again
-//!   (`DIR/<name>.1`); prints what it did. `nd` then reads both.
+//!   (`DIR/<name>.1`); likewise as a file (`.f`) and a sparse frame (`.s`)
+//!   edited in place, as in `edit`. Prints what it did. `nd` then reads
+//!   the four.
 //! - `sframe DIR`: the input as a `sframe_read` fuzz input, laid out as
 //!   that target does: up to three chunk files and an index, in the new
 //!   directory `DIR/<name>`.
@@ -107,6 +113,20 @@ fn frame(path: &str, lax: bool) -> String {
     }
 }
 
+/// Whether chunk `i` is a zeros, NaN or uninit chunk stored whole rather
+/// than as an index code (see [`frame_report`]).
+fn stored_special(sc: &mut SChunk, i: usize) -> bool {
+    matches!(sc.chunk_entry(i), Ok(ChunkEntry::Stored(_)))
+        && sc.get_chunk(i).is_ok_and(|c| {
+            ChunkHeader::parse(&c).is_ok_and(|h| {
+                matches!(
+                    h.special(),
+                    Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
+                )
+            })
+        })
+}
+
 fn frame_report(mut sc: SChunk) -> String {
     let metas: Vec<String> = sc
         .metalayers()
@@ -139,16 +159,7 @@ fn frame_report(mut sc: SChunk) -> String {
         // from a file or directory (its lazy chunks take only stored data
         // and value runs): there it cannot open a frame whose first chunk
         // is one (`compare.py`).
-        let stored_special = matches!(sc.chunk_entry(i), Ok(ChunkEntry::Stored(_)))
-            && sc.get_chunk(i).is_ok_and(|c| {
-                ChunkHeader::parse(&c).is_ok_and(|h| {
-                    matches!(
-                        h.special(),
-                        Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
-                    )
-                })
-            });
-        let mark = if stored_special { "I" } else { "" };
+        let mark = if stored_special(&mut sc, i) { "I" } else { "" };
         match sc.decompress_chunk_vec(i) {
             Ok(v) => out += &format!("\t{mark}{}:{}", v.len(), hash(&v)),
             Err(e) => out += &format!("\t{mark}E({})", clean(e)),
@@ -157,11 +168,38 @@ fn frame_report(mut sc: SChunk) -> String {
     out
 }
 
-fn nd(data: Vec<u8>) -> String {
-    let sc = match OpenOptions::new().read_only(true).from_cframe(data) {
+/// The `nd` report of the array at `path`: by path (see [`by_path`]) or
+/// from its bytes.
+fn nd(path: &str) -> String {
+    let o = OpenOptions::new().read_only(true);
+    let opened = if by_path(path) {
+        o.open(path)
+    } else {
+        o.from_cframe(std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")))
+    };
+    let mut sc = match opened {
         Ok(sc) => sc,
         Err(e) => return format!("ERR\tframe: {}", clean(e)),
     };
+    // Chunk 0 as C-Blosc2's by-path open sees it (`compare.py`).
+    let c0 = if sc.nchunks() == 0 {
+        "none"
+    } else if stored_special(&mut sc, 0) {
+        "I"
+    } else if sc.chunk_nbytes(0).is_ok_and(|n| n > CAP) || sc.decompress_chunk_vec(0).is_err() {
+        "E"
+    } else {
+        "ok"
+    };
+    // Items of uninit chunks are undefined: we read zeros, C-Blosc2's
+    // array reads leave what its buffer held (`compare.py`).
+    let uninit = (0..sc.nchunks().min(1 << 12)).any(|i| match sc.chunk_entry(i) {
+        Ok(ChunkEntry::Special(SpecialValue::Uninit)) => true,
+        Ok(ChunkEntry::Stored(_)) => sc.get_chunk(i).is_ok_and(|c| {
+            ChunkHeader::parse(&c).is_ok_and(|h| h.special() == Some(SpecialValue::Uninit))
+        }),
+        _ => false,
+    });
     let mut a = match NdArray::open(sc) {
         Ok(a) => a,
         Err(e) => return format!("ERR\tndarray: {}", clean(e)),
@@ -172,11 +210,15 @@ fn nd(data: Vec<u8>) -> String {
         out += "\tSKIP";
     } else {
         match a.to_vec() {
-            Ok(v) => out += &format!("\t{}:{}", v.len(), hash(&v)),
+            Ok(v) => {
+                let mark = if uninit { "U" } else { "" };
+                out += &format!("\t{mark}{}:{}", v.len(), hash(&v));
+            }
             Err(e) => out += &format!("\tE({})", clean(e)),
         }
     }
-    out.replace(", ", ",")
+    out = out.replace(", ", ",");
+    out + "\tc0=" + c0
 }
 
 /// The edits an input picks: a hash of its bytes.
@@ -238,6 +280,16 @@ fn edit_buffer(sc: &SChunk, seed: u64) -> Vec<u8> {
 /// `sc` copied into a new sparse frame at `path` (its parameters,
 /// metalayers, chunks as they are and vlmetalayers), no syncs.
 fn to_dir(sc: &mut SChunk, path: &str) -> oxiblosc::Result<SChunk> {
+    // A copy cut short (a chunk that does not read) is not left to be
+    // compared: it is the harness's, not a frame our edits wrote.
+    let r = copy_to_dir(sc, path);
+    if r.is_err() {
+        let _ = std::fs::remove_dir_all(path);
+    }
+    r
+}
+
+fn copy_to_dir(sc: &mut SChunk, path: &str) -> oxiblosc::Result<SChunk> {
     let mut b = SChunk::builder().cparams(sc.cparams().clone()).fsync(false);
     if let Some(cs) = sc.chunksize() {
         b = b.chunksize(cs);
@@ -330,24 +382,18 @@ fn sframe_edit(path: &str, name: &str, dir: &str) -> String {
     )
 }
 
-fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
+/// Up to three array edits `seed` picks (resize, append, insert, a box
+/// written) of the NDArray in `sc`, in place; what each did.
+fn nd_edits(sc: &mut SChunk, seed: u64) -> Vec<String> {
     use oxiblosc::ndarray;
-    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
-        return "ERR\tdoes not open".into();
+    let mut meta = match ndarray::find_meta(sc) {
+        Ok(Some((_, m))) => m,
+        Ok(None) => return vec!["no NDArray".into()],
+        Err(e) => return vec![format!("meta: {}", clean(e))],
     };
-    let Ok(Some((_, mut meta))) = ndarray::find_meta(&sc) else {
-        return "ERR\tno NDArray".into();
-    };
-    if NdArray::open(SChunk::from_cframe(data.to_vec()).expect("opened once")).is_err() {
-        return "ERR\tnot an NDArray that opens".into();
-    }
     let is = sc.typesize().max(1);
     let n = meta.ndim();
     let items = |shape: &[u64]| shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-    if let Err(e) = write_back(&mut sc, dir, name, 0) {
-        return format!("ERR\t{e}");
-    }
-    let seed = seed(data);
     let mut log = Vec::new();
     for step in 0..3u64 {
         if n == 0 {
@@ -366,20 +412,20 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
             (0, _) => {
                 let mut grown = meta.shape.clone();
                 grown[axis] = grown[axis].saturating_add(meta.chunkshape[axis].max(1));
-                ndarray::resize(&mut sc, &mut meta, &grown, None)
+                ndarray::resize(sc, &mut meta, &grown, None)
             }
             (1, _) => {
                 let mut cut = meta.shape.clone();
                 cut[axis] = cut[axis].saturating_sub(meta.chunkshape[axis].max(1));
-                ndarray::resize(&mut sc, &mut meta, &cut, None)
+                ndarray::resize(sc, &mut meta, &cut, None)
             }
-            (2, Some(len)) => ndarray::append(&mut sc, &mut meta, &pattern(len), axis),
-            (3, Some(len)) => ndarray::insert(&mut sc, &mut meta, &pattern(len), axis, 0),
+            (2, Some(len)) => ndarray::append(sc, &mut meta, &pattern(len), axis),
+            (3, Some(len)) => ndarray::insert(sc, &mut meta, &pattern(len), axis, 0),
             (4, _) => {
                 let stop: Vec<u64> = meta.shape.iter().map(|&d| d.min(2)).collect();
                 let len = items(&stop).unwrap_or(0) as usize * is;
                 let start = vec![0; n];
-                ndarray::set_slice(&mut sc, &meta, &start, &stop, &pattern(len), &stop)
+                ndarray::set_slice(sc, &meta, &start, &stop, &pattern(len), &stop)
             }
             _ => Ok(()),
         };
@@ -391,10 +437,47 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
             break;
         }
     }
+    log
+}
+
+fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
+    let Ok(mut sc) = SChunk::from_cframe(data.to_vec()) else {
+        return "ERR\tdoes not open".into();
+    };
+    match oxiblosc::ndarray::find_meta(&sc) {
+        Ok(Some(_)) => {}
+        _ => return "ERR\tno NDArray".into(),
+    }
+    if NdArray::open(SChunk::from_cframe(data.to_vec()).expect("opened once")).is_err() {
+        return "ERR\tnot an NDArray that opens".into();
+    }
+    if let Err(e) = write_back(&mut sc, dir, name, 0) {
+        return format!("ERR\t{e}");
+    }
+    let seed = seed(data);
+    let at = |path: &str| match OpenOptions::new().fsync(false).open(path) {
+        Ok(mut sc) => nd_edits(&mut sc, seed).join(","),
+        Err(e) => format!("open: {}", clean(e)),
+    };
+    // The array as written, as a file edited in place (`.f`).
+    let file = format!("{dir}/{name}.f");
+    std::fs::copy(format!("{dir}/{name}.0"), &file).expect("copy");
+    let flog = at(&file);
+    // The array as read, copied into a sparse frame edited in place (`.s`).
+    let sdir = format!("{dir}/{name}.s");
+    let slog = match to_dir(&mut sc, &sdir) {
+        Ok(s) => {
+            drop(s);
+            at(&sdir)
+        }
+        Err(e) => format!("to a directory: {}", clean(e)),
+    };
+    // In memory, written again (`.1`).
+    let mut log = nd_edits(&mut sc, seed);
     if let Err(e) = write_back(&mut sc, dir, name, 1) {
         log.push(e);
     }
-    format!("OK\t{}", log.join(" "))
+    format!("OK\t{}\tfile {flog}\tdir {slog}", log.join(" "))
 }
 
 fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
@@ -434,7 +517,7 @@ fn main() {
             "chunk" => chunk(&read()),
             "frame" => frame(&path, false),
             "frame-lax" => frame(&path, true),
-            "nd" => nd(read()),
+            "nd" => nd(&path),
             "edit" => edit(&read(), &name, &dir),
             "nd-edit" => nd_edit(&read(), &name, &dir),
             "encode" => encode(&read(), &name, &dir),
