@@ -449,3 +449,60 @@ fn bytedelta_meta_0_is_the_frames_typesize_as_in_c() {
     expected.push(("a vlmetalayer of type size 8".into(), exp));
     c_sees_what_we_see(&jobs, &expected);
 }
+
+/// A short last chunk of zeros whose size is not a whole number of items
+/// (6,144 bytes of 18-byte items in chunks of 4,590: a last chunk of 1,554
+/// bytes) is stored, not coded in the index: C-Blosc2 makes a coded
+/// chunk with `blosc2_chunk_zeros`, which refuses such a size, so it could
+/// not read that chunk, nor open the frame from memory with a copy (its
+/// own writer codes it so). Found by `fuzz/c-diff.sh`'s `encode-frame`
+/// mode (session 47).
+#[test]
+fn a_short_last_zeros_chunk_of_part_items_is_stored_for_c() {
+    let dir = tempdir("c-short-zeros");
+    let p = CParams::default().codec(Codec::Lz4).typesize(18);
+    let zeros = vec![0u8; 6144];
+    let (mut jobs, mut expected) = (Vec::new(), Vec::new());
+    for kind in ["memory", "file", "dir"] {
+        let b = SChunk::builder()
+            .cparams(p.clone())
+            .chunksize(4590)
+            .fsync(false);
+        let mut sc = match kind {
+            "memory" => b.build_memory().unwrap(),
+            "file" => b.create_file(dir.join("short-zeros.b2frame")).unwrap(),
+            _ => b.create_dir(dir.join("short-zeros-dir.b2frame")).unwrap(),
+        };
+        sc.append_buffer(&zeros[..4590]).unwrap();
+        sc.append_buffer(&zeros[4590..]).unwrap();
+        assert_eq!(sc.nchunks(), 2);
+        assert!(
+            matches!(
+                sc.chunk_entry(0),
+                Ok(oxiblosc::frame::ChunkEntry::Special(_))
+            ),
+            "{kind}: a whole chunk of zeros is coded"
+        );
+        assert!(
+            matches!(
+                sc.chunk_entry(1),
+                Ok(oxiblosc::frame::ChunkEntry::Stored(_))
+            ),
+            "{kind}: the short one is stored"
+        );
+        let (job, exp) = snapshot(&mut sc, &dir, &format!("snap-short-zeros-{kind}"));
+        jobs.push(job);
+        expected.push((format!("{kind}: a short chunk of zeros"), exp));
+        if kind == "memory" {
+            // From memory, copying the frame: C makes every chunk at once.
+            let mut copy = jobs.last().unwrap().clone();
+            copy["copy"] = json!(true);
+            jobs.push(copy);
+            expected.push((
+                "memory, copied: a short chunk of zeros".into(),
+                expected.last().unwrap().1.clone(),
+            ));
+        }
+    }
+    c_sees_what_we_see(&jobs, &expected);
+}

@@ -2,7 +2,9 @@
 """Frame oracle for tests/frame_interop.rs: open super-chunks with the real
 C-Blosc2 (python-blosc2) and report what C sees; optionally append to them.
 
-argv[1] is a JSON list of jobs {"path", "offset", "append": hex | null};
+argv[1] is a JSON list of jobs {"path", "offset", "append": hex | null,
+"append_file": a file of the bytes to append (in place of "append"),
+"copy": true to read the frame file from memory with a copy};
 stdout is a JSON list of reports {"ok", "error" | "before", "after"}, each
 report {"nchunks", "nbytes", "chunksize", "chunks": [sha256 of each
 decompressed chunk], "meta": {name: raw hex}, "vlmeta": {name: raw hex}}.
@@ -30,8 +32,18 @@ def inspect(sc):
 
 
 def run(job):
+    if job.get("append_file"):
+        # Bytes too many for an argument: from a file.
+        with open(job["append_file"], "rb") as f:
+            job["append"] = f.read().hex()
     mode = "a" if job.get("append") else "r"
-    sc = blosc2.open(job["path"], mode=mode, offset=job.get("offset", 0))
+    if job.get("copy"):
+        # From memory, copying the frame (blosc2_schunk_from_buffer(..,
+        # copy=true)): C makes every chunk at once.
+        with open(job["path"], "rb") as f:
+            sc = blosc2.schunk_from_cframe(f.read(), copy=True)
+    else:
+        sc = blosc2.open(job["path"], mode=mode, offset=job.get("offset", 0))
     rep = {"ok": True, "before": inspect(sc)}
     if job.get("append"):
         sc.append_data(bytes.fromhex(job["append"]))
