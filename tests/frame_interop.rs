@@ -506,3 +506,59 @@ fn a_short_last_zeros_chunk_of_part_items_is_stored_for_c() {
     }
     c_sees_what_we_see(&jobs, &expected);
 }
+
+/// A forced block size that is not whole items (65,535 bytes of 18-byte
+/// items) is recorded in the frame header rounded down to whole items, as
+/// our chunks use it: C-Blosc2 compresses the chunks it appends to a frame
+/// with the header's block size as it is, and with 65,535 it wrote a chunk
+/// neither it nor we could read ("stream decoded to 65520 bytes, 65535
+/// expected"). Found while looking at `fuzz/c-diff.sh`'s `encode-frame`
+/// mode (session 47).
+#[test]
+fn c_appends_readable_chunks_to_frames_of_a_forced_part_item_blocksize() {
+    let dir = tempdir("c-part-item-blocksize");
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(18)
+        .blocksize(65_535);
+    let n = 180_000;
+    let ramp: Vec<u8> = (0..n).map(|i| (i % 97) as u8).collect();
+    let extra: Vec<u8> = (0..n).map(|i| ((i * 7) % 251 / 3) as u8).collect();
+    let mut lives = Vec::new();
+    for kind in ["file", "dir"] {
+        let b = SChunk::builder()
+            .cparams(p.clone())
+            .chunksize(n)
+            .fsync(false);
+        let mut sc = match kind {
+            "file" => b.create_file(dir.join("bs.b2frame")).unwrap(),
+            _ => b.create_dir(dir.join("bs-dir.b2frame")).unwrap(),
+        };
+        sc.append_buffer(&ramp).unwrap();
+        assert_eq!(sc.frame_header().blocksize, 65_520, "{kind}");
+        let c = sc.get_chunk(0).unwrap();
+        assert_eq!(oxiblosc::ChunkHeader::parse(&c).unwrap().blocksize, 65_520);
+        lives.push((kind, sc.storage()));
+    }
+    let extra_file = dir.join("extra.bin");
+    std::fs::write(&extra_file, &extra).unwrap();
+    let jobs: Vec<Value> = lives
+        .iter()
+        .map(|(_, s)| match s {
+            Storage::File { path, .. } | Storage::Directory(path) => {
+                json!({"path": path, "offset": 0, "append_file": extra_file})
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    for (r, (kind, storage)) in oracle(&jobs).iter().zip(&lives) {
+        assert_eq!(r["ok"], true, "{kind}: C append fails: {}", r["error"]);
+        let mut sc = reopen(storage);
+        assert_eq!(sc.nchunks(), 2, "{kind}");
+        assert!(sc.decompress_chunk_vec(1).unwrap() == extra, "{kind}");
+        assert!(
+            same(&r["after"], &report(&mut sc)),
+            "{kind}: C reads its chunk otherwise"
+        );
+    }
+}

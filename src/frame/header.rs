@@ -71,6 +71,20 @@ pub struct FrameHeader {
     pub other_flags2: u8,
 }
 
+/// The block size a frame header records for `p`: a forced size over one
+/// item rounded down to whole items, as our compressor uses it. C-Blosc2
+/// compresses the chunks it appends to a frame with the header's size
+/// as it is, and a size that is not whole items gives it chunks it cannot
+/// read (CHUNK-NOTES §2: it writes the unrounded size).
+fn whole_items_blocksize(p: &CParams) -> usize {
+    let ts = p.typesize.max(1);
+    if p.blocksize > ts {
+        p.blocksize / ts * ts
+    } else {
+        p.blocksize
+    }
+}
+
 impl FrameHeader {
     /// A fresh current-edition header for `p` (no chunks; `chunksize` −1 if unknown).
     pub fn new(kind: FrameKind, p: &CParams, dnthreads: usize, chunksize: i32) -> FrameHeader {
@@ -96,7 +110,7 @@ impl FrameHeader {
             nbytes: 0,
             cbytes: 0,
             typesize: i32::try_from(p.typesize).unwrap_or(i32::MAX),
-            blocksize: i32::try_from(p.blocksize).unwrap_or(0),
+            blocksize: i32::try_from(whole_items_blocksize(p)).unwrap_or(0),
             chunksize,
             tcomp: i16::try_from(p.nthreads).unwrap_or(i16::MAX),
             tdecomp: i16::try_from(dnthreads).unwrap_or(i16::MAX),
