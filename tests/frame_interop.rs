@@ -562,3 +562,67 @@ fn c_appends_readable_chunks_to_frames_of_a_forced_part_item_blocksize() {
         );
     }
 }
+
+/// Blosc1 parameters (`ChunkFormat::Blosc1`) in a super-chunk or the
+/// streaming frame encoder give Blosc2 chunks, as C-Blosc2's super-chunks
+/// compress them: we stored Blosc1 chunks of 32 bytes and more as they
+/// were, and C-Blosc2 cannot open a frame on disk whose first chunk is a
+/// Blosc1 chunk ("Cannot inspect the first chunk in frame"). Found by
+/// `fuzz/c-diff.sh`'s `encode-frame` mode (session 47: 3 sparse frames).
+#[test]
+fn blosc1_params_in_frames_give_blosc2_chunks_for_c() {
+    use std::io::Write;
+    let dir = tempdir("c-blosc1-params");
+    let p = CParams::default()
+        .codec(Codec::Lz4)
+        .typesize(4)
+        .filters(&[oxiblosc::Filter::BitShuffle])
+        .format(oxiblosc::ChunkFormat::Blosc1);
+    let raw = data(CS, 21);
+    assert_eq!(
+        oxiblosc::compress(&raw, &p).unwrap()[0],
+        2,
+        "a Blosc1 chunk alone"
+    );
+    let blosc2 = |c: &[u8], what: &str| {
+        let h = oxiblosc::ChunkHeader::parse(c).unwrap();
+        assert!(
+            c.len() >= 32 && h.version >= 3,
+            "{what}: version {}",
+            h.version
+        );
+    };
+    let (mut jobs, mut expected) = (Vec::new(), Vec::new());
+    for kind in ["memory", "file", "dir"] {
+        let b = SChunk::builder()
+            .cparams(p.clone())
+            .chunksize(CS)
+            .fsync(false);
+        let mut sc = match kind {
+            "memory" => b.build_memory().unwrap(),
+            "file" => b.create_file(dir.join("b1.b2frame")).unwrap(),
+            _ => b.create_dir(dir.join("b1-dir.b2frame")).unwrap(),
+        };
+        assert_eq!(sc.cparams().format, oxiblosc::ChunkFormat::Blosc2);
+        sc.append_buffer(&raw).unwrap();
+        sc.append_buffer(&data(CS, 22)).unwrap();
+        blosc2(&sc.get_chunk(0).unwrap(), kind);
+        let (job, exp) = snapshot(&mut sc, &dir, &format!("snap-b1-{kind}"));
+        jobs.push(job);
+        expected.push((format!("{kind}: Blosc1 parameters"), exp));
+    }
+    let mut sc = SChunk::new(CParams::default()).unwrap();
+    sc.set_cparams(p.clone()).unwrap();
+    assert_eq!(sc.cparams().format, oxiblosc::ChunkFormat::Blosc2);
+    sc.append_buffer(&raw).unwrap();
+    blosc2(&sc.get_chunk(0).unwrap(), "set_cparams");
+    let mut enc = oxiblosc::stream::FrameEncoder::new(Vec::new(), p.clone(), CS).unwrap();
+    enc.write_all(&raw).unwrap();
+    let path = dir.join("b1-stream.b2frame");
+    std::fs::write(&path, enc.finish().unwrap()).unwrap();
+    let mut sc = SChunk::open(&path).unwrap();
+    blosc2(&sc.get_chunk(0).unwrap(), "FrameEncoder");
+    expected.push(("FrameEncoder: Blosc1 parameters".into(), report(&mut sc)));
+    jobs.push(json!({"path": path, "offset": 0}));
+    c_sees_what_we_see(&jobs, &expected);
+}

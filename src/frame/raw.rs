@@ -122,6 +122,16 @@ pub fn encode_repeated_index(entry: i64, n: usize) -> Result<Vec<u8>> {
     )
 }
 
+/// `p` as a frame writer (super-chunks, the streaming frame encoder)
+/// compresses with it: Blosc2 chunks, whatever `p.format` says, as
+/// C-Blosc2's super-chunks compress them. C-Blosc2 cannot open, by path (a
+/// file or a sparse frame), a frame whose first chunk is a Blosc1 chunk,
+/// and no C-Blosc 1.x reader reads frames.
+pub(crate) fn frame_cparams(mut p: CParams) -> CParams {
+    p.format = crate::params::ChunkFormat::Blosc2;
+    p
+}
+
 /// A valid chunk shorter than a 32-byte Blosc2 header (a 16-byte header
 /// and at most 15 bytes, e.g. one holding 0 bytes, which C-Blosc2 takes) as
 /// the Blosc2 chunk of the same bytes and typesize: frames store chunks of

@@ -47,9 +47,13 @@ impl SChunkBuilder {
         self
     }
     /// Compression parameters for [`SChunk::append_buffer`] and friends;
-    /// their `nthreads` is written as the frame's `tcomp`.
+    /// their `nthreads` is written as the frame's `tcomp`. A super-chunk
+    /// compresses Blosc2 chunks, whatever `p.format` says (its `cparams`
+    /// then say [`crate::ChunkFormat::Blosc2`]): C-Blosc2 cannot open a
+    /// frame on disk whose first chunk is a Blosc1 chunk, and no C-Blosc
+    /// 1.x reader reads frames.
     pub fn cparams(mut self, p: CParams) -> Self {
-        self.cparams = p;
+        self.cparams = frame::raw::frame_cparams(p);
         self
     }
     /// Decompression parameters; their `nthreads` is written as `tdecomp`.

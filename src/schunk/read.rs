@@ -49,10 +49,14 @@ impl SChunk {
     /// Use other compression parameters from now on (their `nthreads` is
     /// written as `tcomp` at the next change).
     ///
+    /// A super-chunk compresses Blosc2 chunks, whatever `p.format` says
+    /// (see [`SChunkBuilder::cparams`](crate::schunk::SChunkBuilder::cparams)).
+    ///
     /// # Errors
     /// [`Error::InvalidParam`] for bad parameters.
     pub fn set_cparams(&mut self, p: CParams) -> Result<()> {
         p.validate()?;
+        let p = frame::raw::frame_cparams(p);
         self.compressor = Compressor::new(p.clone());
         self.cparams = p;
         Ok(())

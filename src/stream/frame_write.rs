@@ -116,6 +116,7 @@ pub struct FrameEncoder<W: Write> {
 impl<W: Write> FrameEncoder<W> {
     fn with_dest(dest: Dest<W>, params: CParams, chunksize: usize) -> Result<Self> {
         let chunksize = check_chunksize(&params, chunksize)?;
+        let params = crate::frame::raw::frame_cparams(params);
         let header = FrameHeader::new(FrameKind::Contiguous, &params, 1, chunksize as i32);
         let sink = FrameSink {
             dest,
@@ -137,7 +138,9 @@ impl<W: Write> FrameEncoder<W> {
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for bad `params`
-    /// or a chunk size out of `1..=MAX_BUFFERSIZE`.
+    /// or a chunk size out of `1..=MAX_BUFFERSIZE`. The chunks are Blosc2
+    /// chunks, whatever `params.format` says (as in a super-chunk:
+    /// [`crate::schunk::SChunkBuilder::cparams`]).
     pub fn new(inner: W, params: CParams, chunksize: usize) -> Result<Self> {
         let spool = Spool::new(std::env::temp_dir());
         Self::with_dest(Dest::Spool { w: inner, spool }, params, chunksize)
