@@ -22,6 +22,9 @@
 #   encode  roundtrip's corpus compressed by us with its parameters: C-Blosc2
 #           must decode every chunk (C-Blosc 1.21 every Blosc1 one) to what
 #           we decode
+#   encode-frame  roundtrip's corpus in frames (a super-chunk's, the
+#           streaming encoder's, a sparse frame) with its parameters and
+#           chunk size: C-Blosc2 must read every chunk as we do
 #
 # C_DIFF_MODES picks modes (default: all); CORPUS=corpus-min uses the
 # minimised corpora (default: corpus). The python packages come from the
@@ -32,7 +35,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -115,6 +118,18 @@ for mode in $modes; do
         fi
         grep -v $'\tok$' "$out/encode.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         [ "$fails" -eq 0 ] || bad=1
+        ;;
+    encode-frame)
+        mkdir -p "$out/encode-frame"
+        list roundtrip | "$ours" encode-frame "$out/encode-frame" > "$out/encode-frame.ours"
+        oracle encodef "$out/encode-frame" > "$out/encode-frame.c"
+        n=$(wc -l < "$out/encode-frame.c")
+        fails=$(grep -cv $'\tok$' "$out/encode-frame.c")
+        ourerr=$(grep -c $'\tERR\t' "$out/encode-frame.ours")
+        echo "encode-frame: C-Blosc2 read $((n - fails)) of our $n frames as we do ($ourerr inputs our containers failed on)"
+        grep -v $'\tok$' "$out/encode-frame.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
+        grep $'\tERR\t' "$out/encode-frame.ours" | head -20 | sed 's/^/  oxiblosc FINDING: /'
+        [ "$fails" -eq 0 ] && [ "$ourerr" -eq 0 ] || bad=1
         ;;
     *) echo "c-diff: unknown mode $mode"; exit 2 ;;
     esac

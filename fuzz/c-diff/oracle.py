@@ -9,6 +9,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
                                             path for directories and *.f)
     oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
+    oracle.py encodef DIR                   C-Blosc2 reads DIR's frames (encode-frame)
 
 An `encode` line is `<name> ok`, or `<name> RET <code>` / `DIFF <n> ...`
 with the parameters, when C's result is not our decompression (`.back`).
@@ -212,6 +213,39 @@ def encode(lib, base):
     return "ok"
 
 
+def encodef(lib, base):
+    """The frame `encode-frame` wrote (`base.frame`, from memory, or the
+    sparse frame `base.d`, by path): every chunk decompressed by
+    C-Blosc2, concatenated, must be `base.back`."""
+    if os.path.isdir(base + ".d"):
+        sc = lib.blosc2_schunk_open((base + ".d").encode())
+    else:
+        data = open(base + ".frame", "rb").read()
+        sc = lib.blosc2_schunk_from_buffer(data, len(data), True)
+    if not sc:
+        return "does not open"
+    back = open(base + ".back", "rb").read()
+    got = bytearray()
+    for i in range(sc.contents.nchunks):
+        p, needs_free = ctypes.c_void_p(), ctypes.c_bool()
+        if lib.blosc2_schunk_get_chunk(sc, i, ctypes.byref(p), ctypes.byref(needs_free)) < 0:
+            return f"chunk {i}: get_chunk fails"
+        rc, nb = sizes(lib, p)
+        if rc < 0:
+            return f"chunk {i}: sizes {rc}"
+        dest = ctypes.create_string_buffer(nb + 1)
+        r = lib.blosc2_schunk_decompress_chunk(sc, i, dest, nb)
+        if r < 0:
+            return f"chunk {i}: decompress {r}"
+        got += dest.raw[:r]
+    if bytes(got) != back:
+        if len(got) != len(back):
+            return f"DIFF {len(got)} bytes, {len(back)} expected"
+        first = next(i for i in range(len(back)) if got[i] != back[i])
+        return f"DIFF at byte {first} of {len(back)}"
+    return "ok"
+
+
 def encode1(_lib, base):
     import blosc
 
@@ -273,14 +307,15 @@ def in_child(fn, *args):
 
 def main():
     mode = sys.argv[1]
-    if mode in ("encode", "encode1"):
+    if mode in ("encode", "encode1", "encodef"):
         lib = None
-        if mode == "encode":
+        if mode != "encode1":
             lib = load()
             declare(lib)
-        fn = encode if mode == "encode" else encode1
-        for f in sorted(glob.glob(os.path.join(sys.argv[2], "*.chunk"))):
-            base = f[: -len(".chunk")]
+        fn = {"encode": encode, "encode1": encode1, "encodef": encodef}[mode]
+        ext = ".back" if mode == "encodef" else ".chunk"
+        for f in sorted(glob.glob(os.path.join(sys.argv[2], "*" + ext))):
+            base = f[: -len(ext)]
             res = in_child(fn, lib, base)
             if res == "":
                 continue

@@ -41,6 +41,10 @@
 //! - `sframe-edit DIR`: each path read a directory of `sframe`, copied to
 //!   `DIR/<name>.e` and edited there in place (the edits of `edit`) when it
 //!   opens.
+//! - `encode-frame DIR`: the input as a `roundtrip` fuzz input, its data
+//!   in a frame with its parameters and chunk size (written from a
+//!   super-chunk in memory, by the streaming encoder, or as a sparse frame,
+//!   as the input picks), what we read back in `DIR/<name>.back`.
 //! - `encode DIR`: the input as a `roundtrip` fuzz input: its data
 //!   compressed with its parameters, the chunk, the data and our
 //!   decompression written to `DIR/<name>.{chunk,data,back}` and the
@@ -480,6 +484,90 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
     format!("OK\t{}\tfile {flog}\tdir {slog}", log.join(" "))
 }
 
+/// A `roundtrip` input's data as that target's containers hold it: with
+/// its parameters, in chunks of its chunk size, in a super-chunk written
+/// as a frame (`DIR/<name>.frame`; `container` % 3 == 0), through the
+/// streaming frame encoder (1) or in a sparse frame (`DIR/<name>.d`, 2);
+/// what we read back of every chunk in `DIR/<name>.back`, the parameters
+/// in `DIR/<name>.params`.
+fn encode_frame(bytes: &[u8], name: &str, dir: &str) -> String {
+    use oxiblosc::Error::{InvalidParam, Unsupported};
+    use std::io::Write;
+    let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
+        return "SKIP".into();
+    };
+    inp.tile_data();
+    let p = inp.params();
+    let chunksize = p.typesize * (usize::from(inp.chunk) % 512 + 1);
+    let base = format!("{dir}/{name}");
+    let which = inp.container % 3;
+    let built = match which {
+        0 | 2 => {
+            let b = SChunk::builder()
+                .cparams(p.clone())
+                .chunksize(chunksize)
+                .fsync(false);
+            let sc = if which == 0 {
+                b.build_memory()
+            } else {
+                b.create_dir(format!("{base}.d"))
+            };
+            sc.and_then(|mut sc| {
+                for part in inp.data.chunks(chunksize) {
+                    sc.append_buffer(part)?;
+                }
+                if which == 0 {
+                    std::fs::write(format!("{base}.frame"), sc.to_cframe()?).expect("write");
+                }
+                Ok(())
+            })
+        }
+        _ => oxiblosc::stream::FrameEncoder::new(Vec::new(), p.clone(), chunksize).and_then(
+            |mut enc| {
+                enc.write_all(&inp.data)?;
+                let frame = enc.finish()?;
+                std::fs::write(format!("{base}.frame"), frame).expect("write");
+                Ok(())
+            },
+        ),
+    };
+    match built {
+        Ok(()) => {}
+        // Parameters a container refuses (as in the target).
+        Err(InvalidParam(_) | Unsupported(_)) => {
+            let _ = std::fs::remove_dir_all(format!("{base}.d"));
+            return "SKIP".into();
+        }
+        Err(e) => return format!("ERR\t{}", clean(e)),
+    }
+    let path = if which == 2 {
+        format!("{base}.d")
+    } else {
+        format!("{base}.frame")
+    };
+    let mut sc = match SChunk::open(&path) {
+        Ok(sc) => sc,
+        Err(e) => return format!("ERR\twe do not reopen it: {}", clean(e)),
+    };
+    let mut back = Vec::new();
+    for i in 0..sc.nchunks() {
+        match sc.decompress_chunk_vec(i) {
+            Ok(v) => back.extend(v),
+            Err(e) => return format!("ERR\tchunk {i}: {}", clean(e)),
+        }
+    }
+    if back.len() != inp.data.len() || (!inp.lossy() && back != inp.data) {
+        return "ERR\tour frame does not give the data back".into();
+    }
+    std::fs::write(format!("{base}.back"), &back).expect("write");
+    std::fs::write(
+        format!("{base}.params"),
+        format!("{p:?} chunksize {chunksize}"),
+    )
+    .expect("write");
+    format!("OK\t{}\t{}", sc.nchunks(), hash(&back))
+}
+
 fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
         return "SKIP".into();
@@ -507,7 +595,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args
         .next()
-        .expect("a mode: chunk, frame, frame-lax, nd, edit DIR, nd-edit DIR, encode DIR, sframe DIR or sframe-edit DIR");
+        .expect("a mode: chunk, frame, frame-lax, nd, encode-frame DIR, edit DIR, nd-edit DIR, encode DIR, sframe DIR or sframe-edit DIR");
     let dir = args.next().unwrap_or_default();
     for line in std::io::stdin().lock().lines() {
         let path = line.expect("stdin");
@@ -521,6 +609,7 @@ fn main() {
             "edit" => edit(&read(), &name, &dir),
             "nd-edit" => nd_edit(&read(), &name, &dir),
             "encode" => encode(&read(), &name, &dir),
+            "encode-frame" => encode_frame(&read(), &name, &dir),
             "sframe" => sframe(&read(), &name, &dir),
             "sframe-edit" => sframe_edit(&path, &name, &dir),
             m => panic!("unknown mode {m}"),
