@@ -25,6 +25,9 @@
 #   encode-frame  roundtrip's corpus in frames (a super-chunk's, the
 #           streaming encoder's, a sparse frame) with its parameters and
 #           chunk size: C-Blosc2 must read every chunk as we do
+#   encode-nd  roundtrip's corpus as NDArrays we write (a dtype of the
+#           input's type size, a geometry its bytes pick): we and C-Blosc2
+#           must read them as written
 #
 # C_DIFF_MODES picks modes (default: all); CORPUS=corpus-min uses the
 # minimised corpora (default: corpus). The python packages come from the
@@ -35,7 +38,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame encode-nd}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -53,6 +56,19 @@ sframe_build() {
     ls -d "$out/sframe"/* > "$out/sframe.paths"
     oracle frame < "$out/sframe.paths" > "$out/sframe.c"
 }
+# What `$ours MODE DIR` writes of the corpora DIRS... into $out/MODE, read
+# by both sides with READER (frame or nd) and compared against ORIGINALS:
+#   written MODE READER ORIGINALS DIRS...
+written() {
+    local mode=$1 reader=$2 originals=$3
+    shift 3
+    mkdir -p "$out/$mode"
+    list "$@" | "$ours" "$mode" "$out/$mode" > "$out/$mode.log"
+    ls -d "$out/$mode"/* > "$out/$mode.paths"
+    "$ours" "$reader" < "$out/$mode.paths" > "$out/$mode.ours"
+    oracle "$reader" < "$out/$mode.paths" > "$out/$mode.c"
+    python3 c-diff/compare.py "$mode" "$out/$mode.ours" "$out/$mode.c" "$originals" || bad=1
+}
 bad=0
 for mode in $modes; do
     case "$mode" in
@@ -69,21 +85,11 @@ for mode in $modes; do
         ;;
     edit)
         [ -f "$out/frame.c" ] || { list cframe_read cframe_edit > "$out/frame.paths"; oracle frame < "$out/frame.paths" > "$out/frame.c"; }
-        mkdir -p "$out/edit"
-        list cframe_read cframe_edit | "$ours" edit "$out/edit" > "$out/edit.log"
-        ls -d "$out/edit"/* > "$out/edit.paths"
-        "$ours" frame < "$out/edit.paths" > "$out/edit.ours"
-        oracle frame < "$out/edit.paths" > "$out/edit.c"
-        python3 c-diff/compare.py edit "$out/edit.ours" "$out/edit.c" "$out/frame.c" || bad=1
+        written edit frame "$out/frame.c" cframe_read cframe_edit
         ;;
     nd-edit)
         [ -f "$out/nd.c" ] || { list ndarray_read > "$out/nd.paths"; oracle nd < "$out/nd.paths" > "$out/nd.c"; }
-        mkdir -p "$out/nd-edit"
-        list ndarray_read | "$ours" nd-edit "$out/nd-edit" > "$out/nd-edit.log"
-        ls -d "$out/nd-edit"/* > "$out/nd-edit.paths"
-        "$ours" nd < "$out/nd-edit.paths" > "$out/nd-edit.ours"
-        oracle nd < "$out/nd-edit.paths" > "$out/nd-edit.c"
-        python3 c-diff/compare.py nd-edit "$out/nd-edit.ours" "$out/nd-edit.c" "$out/nd.c" || bad=1
+        written nd-edit nd "$out/nd.c" ndarray_read
         ;;
     sframe)
         sframe_build
@@ -118,6 +124,9 @@ for mode in $modes; do
         fi
         grep -v $'\tok$' "$out/encode.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         [ "$fails" -eq 0 ] || bad=1
+        ;;
+    encode-nd)
+        written encode-nd nd "$out/encode-nd.log" roundtrip
         ;;
     encode-frame)
         mkdir -p "$out/encode-frame"

@@ -27,6 +27,10 @@ at. Exit status 1 when a *finding* is listed:
   corrupt input, we are strict; our `frame` reports of inputs open them
   with `defer_chunk_checks`, so that a chunk that does not fit fails alone,
   as in C);
+- `encode-nd` (ORIGINALS: what `encode-nd` wrote): an array we made of
+  valid data that we do not read back as written, or that C-Blosc2 does
+  not open or reads otherwise (but for its by-path reads, as in
+  `nd-edit`);
 - `chunk`: never (both decoding to other bytes is listed: C-Blosc2
   leaves some tails unwritten, CHUNK-NOTES §14).
 
@@ -130,6 +134,29 @@ def main():
     for name in sorted(theirs):
         c, r = theirs[name], ours.get(name, ["MISSING"])
         sc, sr = status(c), status(r)
+        if mode == "encode-nd":
+            # Arrays we made of valid data: we and C must read them whole.
+            want = originals.get(name.rsplit(".", 1)[0], [""])
+            if sr != "OK":
+                cats["we cannot reopen what we wrote"] += 1
+                findings.append(f"{name}: ours {' '.join(r)[:160]}")
+            elif r[1:4] != want[1:4] or (plain(r[4]) != want[4] and not want[4].startswith("L")):
+                cats["we read back otherwise than we wrote"] += 1
+                findings.append(f"{name}: wrote {want[1:5]} read {r[1:5]}")
+            elif sc != "OK":
+                cats[f"C {sc}"] += 1
+                findings.append(f"{name}: C {' '.join(c)[:160]}")
+            elif c[1:4] != r[1:4]:
+                cats["both open, other geometry"] += 1
+                findings.append(f"{name}: C {c[1:4]} ours {r[1:4]}")
+            elif c[4] == plain(r[4]):
+                cats["C reads them as we do"] += 1
+            elif field(c, "mem") == plain(r[4]):
+                cats["C by path otherwise than C from memory (= ours)"] += 1
+            else:
+                cats["C reads other items"] += 1
+                findings.append(f"{name}: C {c[4]} ours {r[4]}")
+            continue
         if sc == "OK" and sr == "OK":
             if mode == "chunk":
                 if c[1:3] == r[1:3]:

@@ -45,6 +45,11 @@
 //!   in a frame with its parameters and chunk size (written from a
 //!   super-chunk in memory, by the streaming encoder, or as a sparse frame,
 //!   as the input picks), what we read back in `DIR/<name>.back`.
+//! - `encode-nd DIR`: the input as a `roundtrip` fuzz input, its data
+//!   an NDArray we write with its parameters, a dtype of its type size and
+//!   a geometry its bytes pick, in memory then as a frame (`.0`), in a file
+//!   (`.f`) or a sparse frame (`.s`); prints the items' hash (marked `L`
+//!   when lossy filters change them). `nd` then reads them.
 //! - `encode DIR`: the input as a `roundtrip` fuzz input: its data
 //!   compressed with its parameters, the chunk, the data and our
 //!   decompression written to `DIR/<name>.{chunk,data,back}` and the
@@ -568,6 +573,96 @@ fn encode_frame(bytes: &[u8], name: &str, dir: &str) -> String {
     format!("OK\t{}\t{}", sc.nchunks(), hash(&back))
 }
 
+/// A `roundtrip` input's data as an NDArray written by us: its
+/// parameters, a dtype of its type size, a geometry of 1 to 3 dimensions
+/// its bytes pick (chunks and blocks of any length that fits), in a frame
+/// (`DIR/<name>.0`), a file (`DIR/<name>.f`) or a sparse frame
+/// (`DIR/<name>.s`), as the input picks. `nd` then reads it.
+fn encode_nd(bytes: &[u8], name: &str, dir: &str) -> String {
+    use oxiblosc::ndarray::{self, NdMeta};
+    let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
+        return "SKIP".into();
+    };
+    inp.tile_data();
+    let p = inp.params();
+    let ts = p.typesize.max(1);
+    let dtype = match ts {
+        1 => "|u1".to_string(),
+        2 => "<u2".to_string(),
+        4 => "<f4".to_string(),
+        8 => "<f8".to_string(),
+        n => format!("|V{n}"),
+    };
+    let nitems = (inp.data.len() / ts) as u64;
+    if nitems == 0 {
+        return "SKIP".into();
+    }
+    // The geometry: bytes of the input's chunk and block fields.
+    let g = [inp.chunk.to_le_bytes(), inp.blocksize.to_le_bytes()].concat();
+    let ndim = 1 + usize::from(g[0] % 3);
+    let mut shape = vec![1u64; ndim];
+    let mut left = nitems;
+    for d in 1..ndim {
+        shape[d] = 1 + u64::from(g[d]) % 9;
+        left /= shape[d];
+    }
+    shape[0] = left.max(1);
+    let items: u64 = shape.iter().product();
+    if items > nitems {
+        return "SKIP".into();
+    }
+    let chunks: Vec<u64> = (0..ndim)
+        .map(|d| 1 + u64::from(g[(d + 1) % 4].rotate_left(d as u32)) % shape[d])
+        .collect();
+    let blocks: Vec<u64> = (0..ndim)
+        .map(|d| 1 + u64::from(g[(d + 2) % 4]) % chunks[d])
+        .collect();
+    let meta = NdMeta::new(&shape, &chunks, &blocks, &dtype);
+    let data = &inp.data[..(items as usize) * ts];
+    let builder = match ndarray::builder(&meta, p.clone()) {
+        Ok(b) => b.fsync(false),
+        Err(e) => return format!("SKIP\t{}", clean(e)),
+    };
+    let (path, built) = match inp.container % 3 {
+        0 => (format!("{dir}/{name}.0"), builder.build_memory()),
+        1 => {
+            let f = format!("{dir}/{name}.f");
+            (f.clone(), builder.create_file(&f))
+        }
+        _ => {
+            let s = format!("{dir}/{name}.s");
+            (s.clone(), builder.create_dir(&s))
+        }
+    };
+    let mut sc = match built {
+        Ok(sc) => sc,
+        Err(e) => return format!("ERR\tbuild: {}", clean(e)),
+    };
+    if let Err(e) = ndarray::fill(&mut sc, &meta, data) {
+        drop(sc);
+        let _ = std::fs::remove_dir_all(&path);
+        let _ = std::fs::remove_file(&path);
+        return format!("SKIP\tfill: {}", clean(e));
+    }
+    if inp.container % 3 == 0 {
+        match sc.to_cframe() {
+            Ok(b) => std::fs::write(&path, b).expect("write"),
+            Err(e) => return format!("ERR\tto_cframe: {}", clean(e)),
+        }
+    }
+    // Lossy filters (TRUNC_PREC) change the data: `L`, not checked.
+    let lossy = if inp.lossy() { "L" } else { "" };
+    format!(
+        "OK\t{:?}\t{:?}\t{:?}\t{lossy}{}:{}",
+        shape,
+        chunks,
+        blocks,
+        data.len(),
+        hash(data)
+    )
+    .replace(", ", ",")
+}
+
 fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
         return "SKIP".into();
@@ -595,7 +690,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args
         .next()
-        .expect("a mode: chunk, frame, frame-lax, nd, encode-frame DIR, edit DIR, nd-edit DIR, encode DIR, sframe DIR or sframe-edit DIR");
+        .expect("a mode: chunk, frame, frame-lax, nd, encode-frame DIR, encode-nd DIR, edit DIR, nd-edit DIR, encode DIR, sframe DIR or sframe-edit DIR");
     let dir = args.next().unwrap_or_default();
     for line in std::io::stdin().lock().lines() {
         let path = line.expect("stdin");
@@ -610,6 +705,7 @@ fn main() {
             "nd-edit" => nd_edit(&read(), &name, &dir),
             "encode" => encode(&read(), &name, &dir),
             "encode-frame" => encode_frame(&read(), &name, &dir),
+            "encode-nd" => encode_nd(&read(), &name, &dir),
             "sframe" => sframe(&read(), &name, &dir),
             "sframe-edit" => sframe_edit(&path, &name, &dir),
             m => panic!("unknown mode {m}"),
