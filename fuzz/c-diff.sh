@@ -28,6 +28,10 @@
 #   encode-nd  roundtrip's corpus as NDArrays we write (a dtype of the
 #           input's type size, a geometry its bytes pick): we and C-Blosc2
 #           must read them as written
+#   capi-M  our C ABI (capi/'s libblosc2.so) read through the oracle, on
+#           what mode M (run before) read or wrote: where it and C-Blosc2
+#           both read, the same (M: frame nd edit nd-edit sframe
+#           sframe-edit encode-nd)
 #
 # C_DIFF_MODES picks modes (default: all); CORPUS=corpus-min uses the
 # minimised corpora (default: corpus). The python packages come from the
@@ -38,7 +42,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame encode-nd}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame encode-nd capi-frame capi-nd capi-edit capi-nd-edit capi-sframe capi-sframe-edit capi-encode-nd}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -139,6 +143,20 @@ for mode in $modes; do
         grep -v $'\tok$' "$out/encode-frame.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         grep $'\tERR\t' "$out/encode-frame.ours" | head -20 | sed 's/^/  oxiblosc FINDING: /'
         [ "$fails" -eq 0 ] && [ "$ourerr" -eq 0 ] || bad=1
+        ;;
+    capi-*)
+        # Our C ABI (capi/, libblosc2.so) through the same oracle as
+        # C-Blosc2, on what mode M read or wrote: where both read, the same.
+        m=${mode#capi-}
+        [ -f "$out/$m.c" ] || { echo "c-diff: $mode needs mode $m first"; exit 2; }
+        capi_lib="$root/target/debug/libblosc2.so"
+        [ -f "$capi_lib" ] || cargo build --quiet --manifest-path "$root/Cargo.toml" -p oxiblosc-capi || exit 2
+        reader=frame
+        case "$m" in nd | nd-edit | encode-nd) reader=nd ;; esac
+        originals=""
+        case "$m" in edit) originals="$out/frame.c" ;; nd-edit) originals="$out/nd.c" ;; encode-nd) originals="$out/encode-nd.log" ;; esac
+        ORACLE_LIB="$capi_lib" oracle "$reader" < "$out/$m.paths" > "$out/$mode.ours"
+        python3 c-diff/compare.py "$mode" "$out/$mode.ours" "$out/$m.c" "$originals" "$out/$m.ours" || bad=1
         ;;
     *) echo "c-diff: unknown mode $mode"; exit 2 ;;
     esac

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Compare oxiblosc's and C-Blosc2's reports of fuzz/c-diff.sh.
 
-    compare.py MODE OURS THEIRS [ORIGINALS]
+    compare.py MODE OURS THEIRS [ORIGINALS [RUST]]
 
 Prints how many inputs fall in each category and lists the ones to look
-at. Exit status 1 when a *finding* is listed:
+at. Exit status 1 when a *finding* is listed (`capi-MODE`: OURS is our C
+ABI's report, compared as MODE; RUST, the Rust side's report, gives the
+arrays' uninit marks):
 
 - `edit`: a frame we wrote that we cannot reopen; that C-Blosc2 cannot
   open though it opened the frame we read (ORIGINALS, C's `frame` report
@@ -125,10 +127,28 @@ def compare_frames(c, r):
 
 def main():
     label, ours_p, theirs_p = sys.argv[1:4]
-    # sparse frames are compared as frames, their edits as edits
-    mode = {"sframe": "frame", "sframe-edit": "edit"}.get(label, label)
+    # sparse frames are compared as frames, their edits as edits; `capi-M`
+    # (our C ABI's reports) as M
+    base_label = label[len("capi-"):] if label.startswith("capi-") else label
+    mode = {"sframe": "frame", "sframe-edit": "edit"}.get(base_label, base_label)
     ours, theirs = read(ours_p), read(theirs_p)
-    originals = read(sys.argv[4]) if len(sys.argv) > 4 else {}
+    originals = read(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else {}
+    if len(sys.argv) > 5:
+        # Our C ABI's reports take the Rust reports' marks: a chunk's I (a
+        # special chunk stored whole), an array's U (uninit chunks) and c0.
+        for name, rr in read(sys.argv[5]).items():
+            o = ours.get(name)
+            if not o or status(o) != "OK" or status(rr) != "OK":
+                continue
+            if mode in ("nd", "nd-edit", "encode-nd"):
+                if len(o) > 4 and len(rr) > 4 and rr[4].startswith("U"):
+                    o[4] = "U" + o[4]
+                if field(rr, "c0") is not None:
+                    o.append("c0=" + field(rr, "c0"))
+            else:
+                for i in range(4, min(len(o), len(rr))):
+                    if rr[i].startswith("I") and not o[i].startswith("I"):
+                        o[i] = "I" + o[i]
     cats = Counter()
     findings, notes = [], []
     for name in sorted(theirs):

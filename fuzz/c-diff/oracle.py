@@ -31,10 +31,15 @@ def h(b):
 
 
 def load():
-    import blosc2
+    """C-Blosc2's libblosc2.so from python-blosc2's wheel, or the library
+    ORACLE_LIB names (our C ABI, `capi/`: `c-diff.sh`'s capi modes)."""
+    path = os.environ.get("ORACLE_LIB")
+    if not path:
+        import blosc2
 
-    here = os.path.dirname(blosc2.__file__)
-    lib = ctypes.CDLL(sorted(glob.glob(os.path.join(here, "lib/libblosc2.so*")))[0])
+        here = os.path.dirname(blosc2.__file__)
+        path = sorted(glob.glob(os.path.join(here, "lib/libblosc2.so*")))[0]
+    lib = ctypes.CDLL(path)
     lib.blosc2_init()
     return lib
 
