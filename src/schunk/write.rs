@@ -21,8 +21,9 @@ impl SChunk {
     }
 
     /// Append a compressed chunk (copied). Zeros, NaN and uninit chunks
-    /// become index codes when the chunk size is fixed. Returns the new
-    /// number of chunks.
+    /// become index codes when the chunk size is fixed and they hold whole
+    /// items of the frame's type size (C-Blosc2 reads no other code).
+    /// Returns the new number of chunks.
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) for a malformed chunk, or one that
