@@ -251,7 +251,8 @@ impl SChunk {
         }
         // The index written must decode within the limit a reader of the
         // new frame applies (the frame grows by the new stored chunks;
-        // zeros, NaN and uninit chunks become index codes).
+        // zeros, NaN and uninit chunks, most of which become index codes,
+        // are left out: a lower bound of the growth, so a stricter limit).
         let grow: u64 = items
             .iter()
             .filter_map(|it| match it {
