@@ -626,3 +626,84 @@ fn blosc1_params_in_frames_give_blosc2_chunks_for_c() {
     jobs.push(json!({"path": path, "offset": 0}));
     c_sees_what_we_see(&jobs, &expected);
 }
+
+/// A short last chunk of zeros (of whole items) is stored, not coded in
+/// the index: C-Blosc2 codes it in its own frames, and a chunk it then
+/// appends leaves a frame of variable-size chunks with codes in its index,
+/// which neither it nor we can open (python-blosc2: chunks of 451 bytes,
+/// 451 then 281 zeros, then 451 bytes appended: the frame no longer opens).
+/// Found by `fuzz/c-diff.sh`'s `c-append` mode (session 47: 15 of 2,074
+/// frames C appended to, then could not open).
+#[test]
+fn c_appends_after_our_short_last_zeros_chunk() {
+    let dir = tempdir("c-append-short-zeros");
+    let p = CParams::default().codec(Codec::Zstd).typesize(1);
+    let mut lives = Vec::new();
+    for kind in ["file", "dir"] {
+        let b = SChunk::builder()
+            .cparams(p.clone())
+            .chunksize(451)
+            .fsync(false);
+        let mut sc = match kind {
+            "file" => b.create_file(dir.join("sz.b2frame")).unwrap(),
+            _ => b.create_dir(dir.join("sz-dir.b2frame")).unwrap(),
+        };
+        sc.append_buffer(&[0u8; 451]).unwrap();
+        sc.append_buffer(&[0u8; 281]).unwrap();
+        assert!(
+            matches!(
+                sc.chunk_entry(0),
+                Ok(oxiblosc::frame::ChunkEntry::Special(_))
+            ),
+            "{kind}: a whole chunk of zeros is coded"
+        );
+        assert!(
+            matches!(
+                sc.chunk_entry(1),
+                Ok(oxiblosc::frame::ChunkEntry::Stored(_))
+            ),
+            "{kind}: the short one is stored"
+        );
+        lives.push((kind, sc.storage()));
+    }
+    let extra: Vec<u8> = (0..451u32).map(|i| (i * 7 % 251) as u8).collect();
+    let jobs: Vec<Value> = lives
+        .iter()
+        .map(|(_, s)| match s {
+            Storage::File { path, .. } | Storage::Directory(path) => {
+                json!({"path": path, "offset": 0, "append": hex(&extra)})
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    for (r, (kind, storage)) in oracle(&jobs).iter().zip(&lives) {
+        // C refuses to append after a short chunk, or appends one we read;
+        // either way the frame reopens, in C and here, its chunks whole.
+        let mut sc = reopen(storage);
+        assert!(sc.decompress_chunk_vec(0).unwrap() == [0u8; 451], "{kind}");
+        assert!(sc.decompress_chunk_vec(1).unwrap() == [0u8; 281], "{kind}");
+        if r["ok"] == true {
+            assert_eq!(sc.nchunks(), 3, "{kind}");
+            assert!(sc.decompress_chunk_vec(2).unwrap() == extra, "{kind}");
+        } else {
+            assert_eq!(sc.nchunks(), 2, "{kind}: C refused: {}", r["error"]);
+        }
+        let again = oracle(&[json!({"path": storage_path(storage), "offset": 0})]);
+        assert_eq!(
+            again[0]["ok"], true,
+            "{kind}: C cannot reopen: {}",
+            again[0]["error"]
+        );
+        assert!(
+            same(&again[0]["before"], &report(&mut sc)),
+            "{kind}: C reads the frame otherwise"
+        );
+    }
+}
+
+fn storage_path(s: &Storage) -> std::path::PathBuf {
+    match s {
+        Storage::File { path, .. } | Storage::Directory(path) => path.clone(),
+        _ => unreachable!(),
+    }
+}

@@ -240,19 +240,23 @@ impl SChunk {
     }
 
     /// The index code a new chunk `h` is stored as instead of its bytes:
-    /// zeros, NaN (of the frame's type size) and uninit chunks, when the
-    /// chunk size stays fixed (`new_cs > 0`: a code does not say its size)
-    /// and the chunk holds whole items of the frame's type size: C-Blosc2
-    /// makes a code's chunk with `blosc2_chunk_zeros` (or `_nans`,
-    /// `_uninit`), which refuses any other size, so that it cannot read
-    /// that chunk, nor open the frame from memory with a copy
-    /// (`blosc2_schunk_from_buffer(.., copy=true)` makes every chunk),
-    /// although its own writer codes a short last chunk of zeros so.
+    /// zeros, NaN (of the frame's type size) and uninit chunks of the whole
+    /// chunk size, when it stays fixed (`new_cs > 0`: a code does not say
+    /// its size). A short (last) chunk is stored, as are chunks not of
+    /// whole items of the frame's type size. C-Blosc2 codes a short last
+    /// chunk of zeros too, but cannot live with it: it makes a code's chunk
+    /// with `blosc2_chunk_zeros` (or `_nans`, `_uninit`), which refuses a
+    /// size not of whole items, so that it could not read that chunk nor
+    /// open the frame from memory with a copy; and a chunk it appends after
+    /// a coded short one leaves a frame of variable-size chunks with codes
+    /// in its index, which neither C-Blosc2 nor we can open (its own frames
+    /// too: the whole frame is lost).
     fn index_code(&self, new_cs: i32, h: &ChunkHeader) -> Option<Result<i64>> {
         let ts = usize::try_from(self.header.typesize).unwrap_or(1).max(1);
         match h.special() {
             Some(k @ (SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit))
                 if new_cs > 0
+                    && h.nbytes == new_cs as usize
                     && h.nbytes.is_multiple_of(ts)
                     && (k != SpecialValue::Nan
                         || i32::from(h.typesize) == self.header.typesize) =>
