@@ -25,6 +25,9 @@
 #   encode-frame  roundtrip's corpus in frames (a super-chunk's, the
 #           streaming encoder's, a sparse frame) with its parameters and
 #           chunk size: C-Blosc2 must read every chunk as we do
+#   c-append  C-Blosc2 appends a chunk to copies of encode-frame's frames
+#           (files, directories): it reads its chunk back, we reopen the
+#           frame and read it as C does
 #   encode-nd  roundtrip's corpus as NDArrays we write (a dtype of the
 #           input's type size, a geometry its bytes pick): we and C-Blosc2
 #           must read them as written
@@ -42,7 +45,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame encode-nd capi-frame capi-nd capi-edit capi-nd-edit capi-sframe capi-sframe-edit capi-encode-nd}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame c-append encode-nd capi-frame capi-nd capi-edit capi-nd-edit capi-sframe capi-sframe-edit capi-encode-nd}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -143,6 +146,24 @@ for mode in $modes; do
         grep -v $'\tok$' "$out/encode-frame.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         grep $'\tERR\t' "$out/encode-frame.ours" | head -20 | sed 's/^/  oxiblosc FINDING: /'
         [ "$fails" -eq 0 ] && [ "$ourerr" -eq 0 ] || bad=1
+        ;;
+    c-append)
+        # C-Blosc2 appends a chunk to copies of encode-frame's frames (as
+        # files and directories, by path): it must read its chunk back, and
+        # we must reopen the frame and read it as C does.
+        [ -d "$out/encode-frame" ] || { echo "c-diff: c-append needs mode encode-frame first"; exit 2; }
+        mkdir -p "$out/c-append"
+        oracle append "$out/c-append" "$out/encode-frame" > "$out/c-append.log"
+        ls -d "$out/c-append"/* > "$out/c-append.paths"
+        "$ours" frame < "$out/c-append.paths" > "$out/c-append.ours"
+        oracle frame < "$out/c-append.paths" > "$out/c-append.c"
+        n=$(wc -l < "$out/c-append.log")
+        fails=$(grep -c $'\t''FAIL' "$out/c-append.log")
+        echo "c-append: C-Blosc2 appended to $(grep -c $'\tok$' "$out/c-append.log") of our $n frames and read its chunk back"
+        grep -o $'\t''skip: .*' "$out/c-append.log" | sort | uniq -c | sed 's/^/  /'
+        grep $'\t''FAIL' "$out/c-append.log" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
+        [ "$fails" -eq 0 ] || bad=1
+        python3 c-diff/compare.py c-append "$out/c-append.ours" "$out/c-append.c" || bad=1
         ;;
     capi-*)
         # Our C ABI (capi/, libblosc2.so) through the same oracle as

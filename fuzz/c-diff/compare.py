@@ -19,7 +19,8 @@ arrays' uninit marks):
   its lazy reads of DELTA chunks with blocks masked out are wrong, on its
   own files too), or other items where some chunk is uninit (undefined);
 - `sframe` and `sframe-edit`: as `frame` and `edit`, for sparse frames
-  (directories) and our edits of them in place;
+  (directories) and our edits of them in place; `c-append` as `edit`, the
+  frames we wrote that C-Blosc2 appended to;
 - not a finding: C-Blosc2 refusing to open by path (a file or a
   directory) a frame whose first chunk it cannot make a lazy chunk of,
   where that chunk is corrupt or a zeros, NaN or uninit chunk stored whole
@@ -130,7 +131,7 @@ def main():
     # sparse frames are compared as frames, their edits as edits; `capi-M`
     # (our C ABI's reports) as M
     base_label = label[len("capi-"):] if label.startswith("capi-") else label
-    mode = {"sframe": "frame", "sframe-edit": "edit"}.get(base_label, base_label)
+    mode = {"sframe": "frame", "sframe-edit": "edit", "c-append": "edit"}.get(base_label, base_label)
     ours, theirs = read(ours_p), read(theirs_p)
     originals = read(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else {}
     if len(sys.argv) > 5:
@@ -225,7 +226,10 @@ def main():
         elif sr == "OK":
             key = f"we read, C {sc}"
             cats[key] += 1
-            if mode in ("edit", "nd-edit"):
+            if label == "c-append":
+                # Our fresh frames, C's chunk appended: C must read them.
+                findings.append(f"{name}: C {' '.join(c)[:100]}")
+            elif mode in ("edit", "nd-edit"):
                 base = name.rsplit(".", 1)[0]
                 if status(originals.get(base, [""])) == "OK":
                     findings.append(f"{name}: C {' '.join(c)[:100]}; it opened the input")

@@ -10,6 +10,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
     oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
     oracle.py encodef DIR                   C-Blosc2 reads DIR's frames (encode-frame)
+    oracle.py append DIR SRC                C-Blosc2 appends to copies of SRC's (encode-frame)
 
 An `encode` line is `<name> ok`, or `<name> RET <code>` / `DIFF <n> ...`
 with the parameters, when C's result is not our decompression (`.back`).
@@ -85,6 +86,11 @@ def declare(lib):
     lib.blosc2_decompress.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
     lib.blosc2_schunk_from_buffer.restype = sc
     lib.blosc2_schunk_from_buffer.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_bool]
+    lib.blosc2_schunk_append_buffer.restype = ctypes.c_int64
+    lib.blosc2_schunk_append_buffer.argtypes = [sc, ctypes.c_void_p, ctypes.c_int32]
+    lib.blosc2_schunk_free.argtypes = [sc]
+    lib.blosc2_schunk_delete_chunk.restype = ctypes.c_int64
+    lib.blosc2_schunk_delete_chunk.argtypes = [sc, ctypes.c_int64]
     lib.blosc2_schunk_open.restype = sc
     lib.blosc2_schunk_open.argtypes = [ctypes.c_char_p]
     lib.blosc2_schunk_get_chunk.argtypes = [sc, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
@@ -251,6 +257,51 @@ def encodef(lib, base):
     return "ok"
 
 
+def append(lib, path):
+    """C-Blosc2 appends a chunk to the frame at `path` (a file or a
+    directory, by path), after deleting a short last chunk: one chunk of
+    the frame's chunk size (or 1,000 items) of a pattern, with the frame's
+    own parameters; then reads it back. `ok`, `skip: <why>` where C-Blosc2's own bugs or rules are met
+    (its own frames fail the same way), or `FAIL: <what>`."""
+    sc = lib.blosc2_schunk_open(path.encode())
+    if not sc:
+        return "skip: does not open (the frame reports say why)"
+    s = sc.contents
+    n, cs, ts = s.nchunks, s.chunksize, max(s.typesize, 1)
+    active = [f for f in s.filters if f != 0]
+    if len(active) >= 3 or active.count(3) >= 2:
+        # Its encoder writes a third filter's output into its input, and
+        # its decoder misreads two DELTAs (tests/differential.rs
+        # c_bugs_the_harness_tolerates).
+        return "skip: three filters or two DELTAs"
+    if cs > 0 and s.nbytes % cs:
+        # After a short last chunk it refuses to append, or appends and
+        # leaves a frame of variable-size chunks whose index codes it can no
+        # longer read (its own frames too): tests/frame_interop.rs
+        # c_appends_after_our_short_last_zeros_chunk. So it deletes that
+        # chunk first.
+        rc = lib.blosc2_schunk_delete_chunk(sc, n - 1)
+        if rc < 0:
+            return f"FAIL: delete of the short last chunk fails ({rc})"
+        n -= 1
+    size = cs if 0 < cs <= CAP else 1000 * ts
+    data = bytes((i * 7 + i // ts) & 0xFF for i in range(size))
+    rc = lib.blosc2_schunk_append_buffer(sc, data, size)
+    if rc < 0:
+        return f"FAIL: append fails ({rc})"
+    dest = ctypes.create_string_buffer(size + 1)
+    r = lib.blosc2_schunk_decompress_chunk(sc, n, dest, size)
+    if r == -9 and s.use_dict:
+        # BLOSC2_ERROR_CODEC_DICT: its own super-chunks of these
+        # parameters fail so too.
+        return "skip: its dictionary chunk does not decode"
+    lossy = 4 in active  # TRUNC_PREC: the length only
+    if r != size or (not lossy and dest.raw[:size] != data):
+        return f"FAIL: C misreads the chunk it appended ({r})"
+    lib.blosc2_schunk_free(sc)
+    return "ok"
+
+
 def encode1(_lib, base):
     import blosc
 
@@ -329,6 +380,23 @@ def main():
         return
     lib = load()
     declare(lib)
+    if mode == "append":
+        # Copies of encode-frame's files and directories (SRC), appended to
+        # by C in DIR.
+        import shutil
+
+        dest, src = sys.argv[2], sys.argv[3]
+        for f in sorted(glob.glob(os.path.join(src, "*.back"))):
+            base = f[: -len(".back")]
+            name = os.path.basename(base)
+            if os.path.isdir(base + ".d"):
+                path = os.path.join(dest, name + ".s")
+                shutil.copytree(base + ".d", path)
+            else:
+                path = os.path.join(dest, name + ".f")
+                shutil.copyfile(base + ".frame", path)
+            print(f"{name}\t{in_child(append, lib, path)}", flush=True)
+        return
     fn = {"chunk": chunk, "frame": frame, "nd": nd}[mode]
     for path in sys.stdin.read().split("\n"):
         if path:
