@@ -849,3 +849,43 @@ fn read_items_passes_over_repeated_index_entries_at_once() {
     assert!(opens < 100, "{opens} files opened");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fuzz-sframe_read-7.bin` (CI's minute of `sframe_read`, session 47): a
+/// sparse frame of variable-size chunks whose header says 12,576 bytes
+/// while its chunks hold other sizes (four entries naming one chunk file of
+/// 11,841 bytes, and a fifth chunk that does not decode). Deleting a chunk
+/// computed the new size from the header's, 735 bytes, smaller than the
+/// chunks kept, which then no longer read. Such a directory now opens
+/// read-only: its chunks read as before, every change fails, nothing is
+/// written.
+#[test]
+fn fuzz_sframe_read_7_chunks_that_do_not_add_up_open_read_only() {
+    let d = tmp("sframe-7");
+    unpack_sframe_input(&finding("fuzz-sframe_read-7.bin"), &d);
+    let files = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(&d);
+    let mut sc = OpenOptions::new().fsync(false).open(&d).unwrap();
+    assert_eq!(sc.nchunks(), 5);
+    let chunk0 = sc.decompress_chunk_vec(0).unwrap();
+    assert_eq!(chunk0.len(), 11_841);
+    match sc.delete_chunk(1) {
+        Err(e) => assert!(e.to_string().contains("read-only"), "{e}"),
+        Ok(()) => panic!("a delete on a frame whose chunks do not add up"),
+    }
+    assert!(sc.append_buffer(&chunk0).is_err());
+    assert_eq!(sc.nchunks(), 5);
+    assert!(sc.decompress_chunk_vec(0).unwrap() == chunk0);
+    drop(sc);
+    assert!(files(&d) == before, "the directory changed");
+    let _ = std::fs::remove_dir_all(&d);
+}
