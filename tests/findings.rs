@@ -862,18 +862,7 @@ fn read_items_passes_over_repeated_index_entries_at_once() {
 fn fuzz_sframe_read_7_chunks_that_do_not_add_up_open_read_only() {
     let d = tmp("sframe-7");
     unpack_sframe_input(&finding("fuzz-sframe_read-7.bin"), &d);
-    let files = |d: &Path| {
-        let mut v: Vec<_> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (e.file_name(), std::fs::read(e.path()).unwrap())
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    let before = files(&d);
+    let before = support::dir_files(&d);
     let mut sc = OpenOptions::new().fsync(false).open(&d).unwrap();
     assert_eq!(sc.nchunks(), 5);
     let chunk0 = sc.decompress_chunk_vec(0).unwrap();
@@ -886,6 +875,6 @@ fn fuzz_sframe_read_7_chunks_that_do_not_add_up_open_read_only() {
     assert_eq!(sc.nchunks(), 5);
     assert!(sc.decompress_chunk_vec(0).unwrap() == chunk0);
     drop(sc);
-    assert!(files(&d) == before, "the directory changed");
+    assert!(support::dir_files(&d) == before, "the directory changed");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -422,18 +422,7 @@ fn a_sparse_frame_missing_a_chunk_file_opens_deferred() {
     drop(sc);
     let gone = path.join("00000001.chunk");
     std::fs::remove_file(&gone).unwrap();
-    let listing = |p: &std::path::Path| {
-        let mut v: Vec<_> = std::fs::read_dir(p)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (e.file_name(), std::fs::read(e.path()).unwrap())
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    let before = listing(&path);
+    let before = support::dir_files(&path);
 
     let e = match SChunk::open(&path) {
         Err(e @ oxiblosc::Error::Corrupt(_)) => e.to_string(),
@@ -463,7 +452,7 @@ fn a_sparse_frame_missing_a_chunk_file_opens_deferred() {
     assert!(sc.delete_chunk(1).is_err());
     assert!(sc.to_cframe().is_err(), "a frame that would not reopen");
     drop(sc);
-    assert!(listing(&path) == before, "the directory changed");
+    assert!(support::dir_files(&path) == before, "the directory changed");
 }
 
 /// A short slice of a large chunk decodes the blocks it lies in, not the

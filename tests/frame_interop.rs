@@ -476,20 +476,7 @@ fn a_short_last_zeros_chunk_of_part_items_is_stored_for_c() {
         sc.append_buffer(&zeros[..4590]).unwrap();
         sc.append_buffer(&zeros[4590..]).unwrap();
         assert_eq!(sc.nchunks(), 2);
-        assert!(
-            matches!(
-                sc.chunk_entry(0),
-                Ok(oxiblosc::frame::ChunkEntry::Special(_))
-            ),
-            "{kind}: a whole chunk of zeros is coded"
-        );
-        assert!(
-            matches!(
-                sc.chunk_entry(1),
-                Ok(oxiblosc::frame::ChunkEntry::Stored(_))
-            ),
-            "{kind}: the short one is stored"
-        );
+        whole_coded_short_stored(&sc, kind);
         let (job, exp) = snapshot(&mut sc, &dir, &format!("snap-short-zeros-{kind}"));
         jobs.push(job);
         expected.push((format!("{kind}: a short chunk of zeros"), exp));
@@ -650,20 +637,7 @@ fn c_appends_after_our_short_last_zeros_chunk() {
         };
         sc.append_buffer(&[0u8; 451]).unwrap();
         sc.append_buffer(&[0u8; 281]).unwrap();
-        assert!(
-            matches!(
-                sc.chunk_entry(0),
-                Ok(oxiblosc::frame::ChunkEntry::Special(_))
-            ),
-            "{kind}: a whole chunk of zeros is coded"
-        );
-        assert!(
-            matches!(
-                sc.chunk_entry(1),
-                Ok(oxiblosc::frame::ChunkEntry::Stored(_))
-            ),
-            "{kind}: the short one is stored"
-        );
+        whole_coded_short_stored(&sc, kind);
         lives.push((kind, sc.storage()));
     }
     let extra: Vec<u8> = (0..451u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -706,4 +680,18 @@ fn storage_path(s: &Storage) -> std::path::PathBuf {
         Storage::File { path, .. } | Storage::Directory(path) => path.clone(),
         _ => unreachable!(),
     }
+}
+
+/// Chunk 0 (a whole chunk of zeros) is an index code, chunk 1 (a short
+/// chunk of zeros) is stored.
+fn whole_coded_short_stored(sc: &SChunk, kind: &str) {
+    use oxiblosc::frame::ChunkEntry;
+    assert!(
+        matches!(sc.chunk_entry(0), Ok(ChunkEntry::Special(_))),
+        "{kind}: a whole chunk of zeros is coded"
+    );
+    assert!(
+        matches!(sc.chunk_entry(1), Ok(ChunkEntry::Stored(_))),
+        "{kind}: the short one is stored"
+    );
 }

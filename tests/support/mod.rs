@@ -47,6 +47,21 @@ pub fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
+/// The files of directory `d` (a sparse frame), sorted by name, with their
+/// bytes: to check that a refused change wrote nothing.
+#[allow(dead_code)]
+pub fn dir_files(d: &std::path::Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// `n` bytes of compressible data that differ with `seed`: a slow ramp with
 /// a little noise (an LCG's top bits).
 pub fn data(n: usize, seed: u32) -> Vec<u8> {
