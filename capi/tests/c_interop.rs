@@ -294,3 +294,97 @@ fn index_and_file_utilities_match_c_blosc2() {
     assert!(ours.contains("rename dir: 0"), "{ours}");
     assert!(ours.contains("4/22: 2 0 3 0 -> 22"), "{ours}");
 }
+
+/// Chunk `i`'s items sum, as `c-interop/damaged_frames.c` prints it.
+fn damaged_chunk_line(i: u64) -> String {
+    format!("chunk {i}: {}", i * 1_000_000 + 499_500)
+}
+
+/// Frames with a damaged chunk opened by path (`c-interop/damaged_frames.c`),
+/// as C-Blosc2 3.3.5 opens them: a sparse frame missing chunk file 1 and a
+/// contiguous file frame whose chunk 1 claims more bytes than the frame
+/// holds open, chunks 0 and 2 read, chunk 1 fails, in our library as in
+/// C's (ours opened neither before). Such a frame is read-only in ours (an
+/// append fails and changes nothing), where C-Blosc2 appends; a sparse
+/// frame missing chunk 0, which C-Blosc2 cannot open, opens in ours with
+/// chunks 1 and 2 readable. The frames are written by each library.
+#[test]
+fn damaged_frames_open_by_path_as_in_c_blosc2() {
+    let _serial = serial();
+    let work = build_pair("damaged_frames", "damaged-frames", "df");
+    let lib = lib_dir();
+    let run = |prog: &str, args: &[&str]| {
+        let ld = if prog.ends_with("_ours") {
+            Some(lib.as_path())
+        } else {
+            None
+        };
+        run_ok_with(&work, prog, args, ld)
+    };
+    for writer in ["df_ours", "df_c"] {
+        let made = work.join(format!("made-{writer}"));
+        std::fs::create_dir_all(&made).unwrap();
+        run(writer, &["make", made.to_str().unwrap()]);
+        // Chunk file 1 of the sparse frame removed.
+        let s1 = work.join(format!("{writer}-s1.b2frame"));
+        copy_dir(&made.join("s.b2frame"), &s1);
+        std::fs::remove_file(s1.join("00000001.chunk")).unwrap();
+        // Chunk 1 of the contiguous frame: its items (at clevel 0, after
+        // its 32-byte header) found by their bytes, its cbytes set past
+        // the frame's end.
+        let c1 = work.join(format!("{writer}-c1.b2frame"));
+        let mut bytes = std::fs::read(made.join("c.b2frame")).unwrap();
+        let first: Vec<u8> = (1000..1004i32).flat_map(i32::to_le_bytes).collect();
+        let at = bytes
+            .windows(first.len())
+            .position(|w| w == first.as_slice())
+            .expect("chunk 1's items in the frame");
+        assert_eq!(bytes[at - 32] & 0xf0, 0, "a chunk header before the items");
+        bytes[at - 32 + 12..at - 32 + 16].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+        std::fs::write(&c1, &bytes).unwrap();
+        for damaged in [&s1, &c1] {
+            let p = damaged.to_str().unwrap();
+            let ours = run("df_ours", &["read", p]);
+            let theirs = run("df_c", &["read", p]);
+            assert_eq!(ours, theirs, "{p}: ours:\n{ours}\nC-Blosc2:\n{theirs}");
+            for line in [
+                "nchunks: 3".to_string(),
+                damaged_chunk_line(0),
+                "chunk 1: E".to_string(),
+                damaged_chunk_line(2),
+            ] {
+                assert!(ours.contains(&line), "{p}: no {line:?} in\n{ours}");
+            }
+            // Read-only in ours: the append fails and the frame reads as
+            // before.
+            let appended = run("df_ours", &["append", p]);
+            assert!(appended.contains("append: E"), "{p}: {appended}");
+            assert_eq!(run("df_ours", &["read", p]), ours, "{p} after the append");
+        }
+        // Chunk file 0 removed: C-Blosc2 cannot open the frame (it
+        // inspects chunk 0 at the open); ours reads chunks 1 and 2.
+        let s0 = work.join(format!("{writer}-s0.b2frame"));
+        copy_dir(&made.join("s.b2frame"), &s0);
+        std::fs::remove_file(s0.join("00000000.chunk")).unwrap();
+        let p = s0.to_str().unwrap();
+        let theirs = run("df_c", &["read", p]);
+        assert!(theirs.contains("open: NULL"), "{p}: C-Blosc2:\n{theirs}");
+        let ours = run("df_ours", &["read", p]);
+        for line in [
+            "chunk 0: E".to_string(),
+            damaged_chunk_line(1),
+            damaged_chunk_line(2),
+        ] {
+            assert!(ours.contains(&line), "{p}: no {line:?} in\n{ours}");
+        }
+    }
+}
+
+/// A copy of the (flat) directory `from` at `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}

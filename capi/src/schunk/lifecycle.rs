@@ -121,7 +121,11 @@ pub(super) fn wrap_opened(sc: oxiblosc::Result<SChunk>, url: Option<&str>) -> *m
     }
 }
 
-/// Open a frame file or a sparse-frame directory.
+/// Open a frame file or a sparse-frame directory. As in C-Blosc2, the
+/// chunks are not all read at the open: a frame with a damaged chunk (a
+/// chunk file gone, a chunk that runs past the frame) opens, and reading
+/// that chunk fails; such a super-chunk is read-only here (C-Blosc2 would
+/// change it).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blosc2_schunk {
     guard(std::ptr::null_mut(), || {

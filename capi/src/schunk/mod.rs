@@ -648,8 +648,15 @@ impl Handle {
 
 /// How frames on disk are opened: C-Blosc2 does not `fsync` after each
 /// change, and neither do we (a super-chunk's files are as durable as C's).
+/// As C-Blosc2 opens a frame by path without looking at its chunks past the
+/// first, a frame with a damaged chunk (a sparse frame's chunk file gone, a
+/// chunk that runs past the frame) opens, its other chunks readable
+/// (`defer_chunk_checks`); it is read-only, where C-Blosc2 would change it
+/// (capi/tests/c_interop.rs `damaged_frames_open_by_path_as_in_c_blosc2`).
 pub(crate) fn open_options() -> oxiblosc::OpenOptions {
-    oxiblosc::OpenOptions::new().fsync(false)
+    oxiblosc::OpenOptions::new()
+        .fsync(false)
+        .defer_chunk_checks(true)
 }
 
 /// C-Blosc2 takes `file:///PATH` for `PATH`.
