@@ -1494,3 +1494,52 @@ fn version_1_bitshuffle_follows_c() {
         }
     }
 }
+
+/// Chunks stored raw by the fallback (their streams did not fit) carry
+/// C-Blosc2's flags, byte for byte (found by `fuzz/c-diff.sh`'s `same`
+/// check, session 48):
+/// - with a dictionary, where the block starts alone do not fit, C's
+///   training pass writes none and its fallback keeps the normal flags
+///   (ours stored the chunk raw from the start, flags 0x07);
+/// - a forced block of part items, which ours never splits, is marked
+///   split when C's split rule says so (the bit means nothing in a raw
+///   chunk: ours marked it not split).
+#[test]
+fn raw_fallbacks_are_c_blosc2s() {
+    let mut rng = Rng(48);
+    let noise: Vec<u8> = (0..6144).map(|_| rng.next() as u8).collect();
+    let ramp: Vec<u8> = (0..6150u32).map(|i| (i * 7 % 251) as u8).collect();
+    let cases = [
+        // Dictionaries, 6,144 blocks of 1 byte (LZ4HC, NEVER: not split).
+        (Codec::Lz4Hc, 1, 1, SplitMode::Never, true, &ramp[..]),
+        // 768 blocks of 8 bytes of 10-byte items (LZ4, ALWAYS: C's split).
+        (Codec::Lz4, 10, 8, SplitMode::Always, true, &ramp[..]),
+        (Codec::Zstd, 2, 1, SplitMode::Always, true, &ramp[..]),
+        // No dictionary: 4-byte blocks of 54-byte items, noise.
+        (Codec::Lz4, 54, 4, SplitMode::Always, false, &noise[..188]),
+        (Codec::Zstd, 54, 4, SplitMode::Never, false, &noise[..188]),
+    ];
+    for (codec, ts, bs, split, dict, data) in cases {
+        let p = CParams::default()
+            .codec(codec)
+            .clevel(6)
+            .typesize(ts)
+            .filters(&[Filter::Shuffle])
+            .blocksize(bs)
+            .splitmode(split)
+            .use_dict(dict);
+        let ours = oxiblosc::compress(data, &p).unwrap();
+        let theirs = c::compress(&p, data, true);
+        let chunk = theirs.chunk.unwrap();
+        let what = format!("{codec:?} ts {ts} bs {bs} {split:?} dict {dict}");
+        assert!(header(&chunk).is_memcpyed(), "{what}: C stores it raw");
+        assert_eq!(
+            theirs.roundtrip.unwrap().unwrap(),
+            data,
+            "{what}: C reads its own"
+        );
+        assert_eq!(ours[..32], chunk[..32], "{what}: headers");
+        assert!(ours == chunk, "{what}: {}", first_diff(&ours, &chunk));
+        assert_eq!(oxiblosc::decompress(&ours).unwrap(), data, "{what}");
+    }
+}

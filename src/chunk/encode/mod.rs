@@ -295,11 +295,31 @@ pub(crate) fn compress_into_hinted(
     } else {
         flags::EXTENDED | flags::MEMCPYED
     };
-    if p.clevel == 0 || nbytes < min_buffersize || hlen + bstarts_len > destsize {
+    let starts_fit = hlen + bstarts_len <= destsize;
+    // With a dictionary, C-Blosc2's first (training) pass writes no block
+    // starts, so its "they do not fit" check never stores the chunk raw
+    // from the start: its fallback does, keeping the normal flags.
+    let dict_pass = p.use_dict && !lay.blosc1;
+    if p.clevel == 0 || nbytes < min_buffersize || !(starts_fit || dict_pass) {
         return write_memcpyed(&mut h, src, dst, raw_flags);
     }
-    let k = Kernels::selected()?;
     let normal_flags = h.flags;
+    // Stored raw by the fallback: C-Blosc2's flags, whose split bit follows
+    // its split rule alone (a forced block of part items, which is never
+    // split, is marked split in its header; readers of a raw chunk do not
+    // look at the bit).
+    let fallback_flags = flags::MEMCPYED
+        | match lay.blosc1 {
+            true => normal_flags,
+            false if split_block(p, lay.typesize, lay.blocksize) => {
+                normal_flags & !flags::DONT_SPLIT
+            }
+            false => normal_flags | flags::DONT_SPLIT,
+        };
+    if !starts_fit {
+        return write_memcpyed(&mut h, src, dst, fallback_flags);
+    }
+    let k = Kernels::selected()?;
 
     // Dictionary: trained on the filtered blocks (CHUNK-NOTES §7).
     let dict = if p.use_dict {
@@ -311,7 +331,7 @@ pub(crate) fn compress_into_hinted(
     if let Some((raw, _)) = &dict {
         let need = ntbytes + 4 + raw.len();
         if need > destsize {
-            return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+            return write_memcpyed(&mut h, src, dst, fallback_flags);
         }
         dst[ntbytes..ntbytes + 4].copy_from_slice(&(raw.len() as i32).to_le_bytes());
         dst[ntbytes + 4..need].copy_from_slice(raw);
@@ -357,7 +377,7 @@ pub(crate) fn compress_into_hinted(
         for i in 0..lay.nblocks {
             match c_like.encode(i, workers.inline(), &mut trial, end)? {
                 Some(e) => end = e,
-                None => return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED),
+                None => return write_memcpyed(&mut h, src, dst, fallback_flags),
             }
         }
         // Our one stream per block is what C-Blosc 1.x readers expect with
@@ -382,14 +402,14 @@ pub(crate) fn compress_into_hinted(
                 match blocks.encode(i, scratch, dst, ntbytes)? {
                     Some(end) => ntbytes = end,
                     None => {
-                        return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED);
+                        return write_memcpyed(&mut h, src, dst, fallback_flags);
                     }
                 }
             }
         }
         Some(team) => match parallel::encode_blocks(team, &blocks, dst, ntbytes, hlen)? {
             Some(end) => ntbytes = end,
-            None => return write_memcpyed(&mut h, src, dst, normal_flags | flags::MEMCPYED),
+            None => return write_memcpyed(&mut h, src, dst, fallback_flags),
         },
     }
 
