@@ -878,3 +878,44 @@ fn fuzz_sframe_read_7_chunks_that_do_not_add_up_open_read_only() {
     assert!(support::dir_files(&d) == before, "the directory changed");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fuzz/artifacts/cframe_edit/crash-411903e0…` (session 48's loop, after
+/// 363 k runs): a frame whose metalayer name is a NUL then "ind", which
+/// reads as the empty name (C-Blosc2 reads a name up to its first NUL, and
+/// writes an empty one: it checks the length alone). Compacting it in
+/// memory failed ("metalayer name \"\" must be 1..=31 bytes": the frame
+/// writer checked the names it wrote again as new ones) where the same
+/// compaction of the frame as a file worked. The frame's own names are now
+/// written as they were read, in memory as in a file, and reopen the same.
+#[test]
+fn fuzz_cframe_edit_2_an_empty_metalayer_name_is_written_again() {
+    let input = finding("fuzz-cframe_edit-2.bin");
+    let frame = &input[4..];
+    let chunk = oxiblosc::compress(&[7u8; 64], &CParams::default().typesize(1)).unwrap();
+    let path = tmp("cframe-edit-2.b2frame");
+    std::fs::write(&path, frame).unwrap();
+    let mut memory = SChunk::from_cframe(frame.to_vec()).unwrap();
+    let mut file = OpenOptions::new().fsync(false).open(&path).unwrap();
+    let names =
+        |sc: &SChunk| -> Vec<String> { sc.metalayers().iter().map(|m| m.name.clone()).collect() };
+    assert!(
+        names(&memory).iter().any(|n| n.is_empty()),
+        "{:?}",
+        names(&memory)
+    );
+    let metas = memory.metalayers().to_vec();
+    for sc in [&mut memory, &mut file] {
+        sc.insert_chunk(0, &chunk).unwrap();
+        sc.compact().unwrap();
+        assert_eq!(sc.metalayers(), &metas[..]);
+    }
+    for mut again in [
+        SChunk::from_cframe(memory.to_cframe().unwrap()).unwrap(),
+        OpenOptions::new().read_only(true).open(&path).unwrap(),
+    ] {
+        assert_eq!(again.metalayers(), &metas[..]);
+        assert_eq!(again.nchunks(), 1);
+        assert_eq!(again.decompress_chunk_vec(0).unwrap(), vec![7u8; 64]);
+    }
+    let _ = std::fs::remove_file(&path);
+}

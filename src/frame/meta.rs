@@ -188,6 +188,19 @@ pub(crate) fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Check a name a frame holds (read from one, to be written again): at
+/// most 31 bytes, no NUL; unlike [`check_name`], which new names pass,
+/// an empty one is kept (C-Blosc2 writes one: it checks the length alone,
+/// and reads a name up to its first NUL, as the readers here do).
+pub(crate) fn check_stored_name(name: &str) -> Result<()> {
+    if name.len() >= MAX_NAME_LEN || name.contains('\0') {
+        return Err(invalid_param(format!(
+            "metalayer name {name:?}: at most 31 bytes, no NUL"
+        )));
+    }
+    Ok(())
+}
+
 /// A little cursor over a byte slice with checked reads.
 pub(super) struct Cur<'a> {
     pub(super) b: &'a [u8],

@@ -44,12 +44,12 @@ pub(crate) use index::{
     materialize_special,
 };
 pub use io::{FileIo, FrameIo};
-pub(crate) use meta::check_name;
 use meta::parse_meta_section;
 pub use meta::{
     Metalayer, MsgpackValue, VlMetalayer, decode_msgpack, encode_msgpack, msgpack_preview,
     msgpack_text,
 };
+pub(crate) use meta::{check_name, check_stored_name};
 // The low-level encoders at their old paths (documented in `raw`).
 #[doc(hidden)]
 pub use raw::{

@@ -8,7 +8,7 @@
 use super::meta::encode_meta_section;
 use super::{
     FrameHeader, HEADER_FIXED_LEN, MAX_METALAYERS, MAX_NCHUNKS, MAX_VLMETALAYERS, Metalayer,
-    VlMetalayer, check_name,
+    VlMetalayer, check_stored_name,
 };
 use std::borrow::Cow;
 
@@ -26,14 +26,15 @@ pub const GFLAG_VLBLOCKS: u8 = 0x80;
 /// (the caller's `frame_len` etc. are kept).
 ///
 /// # Errors
-/// [`Error::InvalidParam`](crate::Error::InvalidParam) for more than 16 metalayers, bad names, or a
-/// header over `i32::MAX` bytes.
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for more than 16 metalayers, names of
+/// over 31 bytes or with a NUL (an empty one is written, as frames may hold
+/// one), or a header over `i32::MAX` bytes.
 pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Vec<u8>> {
     if metalayers.len() > MAX_METALAYERS {
         return Err(invalid_param("more than 16 metalayers"));
     }
     for m in metalayers {
-        check_name(&m.name)?;
+        check_stored_name(&m.name)?;
     }
     let entries: Vec<(&str, &[u8])> = metalayers
         .iter()
@@ -54,13 +55,15 @@ pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Ve
 /// Encode a current-edition trailer with `vlmetalayers`, fingerprint type 0.
 ///
 /// # Errors
-/// [`Error::InvalidParam`](crate::Error::InvalidParam) for too many vlmetalayers or bad names.
+/// [`Error::InvalidParam`](crate::Error::InvalidParam) for too many vlmetalayers or names of
+/// over 31 bytes or with a NUL (an empty one is written, as frames may hold
+/// one).
 pub fn encode_trailer(vlmetalayers: &[VlMetalayer]) -> Result<Vec<u8>> {
     if vlmetalayers.len() > MAX_VLMETALAYERS {
         return Err(invalid_param("more than 8192 vlmetalayers"));
     }
     for m in vlmetalayers {
-        check_name(&m.name)?;
+        check_stored_name(&m.name)?;
     }
     let entries: Vec<(&str, &[u8])> = vlmetalayers
         .iter()
