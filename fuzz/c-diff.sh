@@ -21,7 +21,10 @@
 #           append, insert, a box written): likewise, as NDArrays
 #   encode  roundtrip's corpus compressed by us with its parameters: C-Blosc2
 #           must decode every chunk (C-Blosc 1.21 every Blosc1 one) to what
-#           we decode
+#           we decode; and C-Blosc2 compresses the same inputs with the same
+#           parameters: its Blosc2 chunks must be ours byte for byte, but for
+#           C's own bugs and the differences kept on purpose (oracle.py
+#           `same`)
 #   encode-frame  roundtrip's corpus in frames (a super-chunk's, the
 #           streaming encoder's, a sparse frame) with its parameters and
 #           chunk size: C-Blosc2 must read every chunk as we do
@@ -130,7 +133,16 @@ for mode in $modes; do
             echo "encode: no python-blosc in $py1, Blosc1 chunks not checked in C-Blosc 1.21"
         fi
         grep -v $'\tok$' "$out/encode.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
-        [ "$fails" -eq 0 ] || bad=1
+        # Byte for byte: C-Blosc2 compresses the same data with the same
+        # parameters (one thread), and its chunk must be ours where the
+        # format leaves no choice (oracle.py `same` says which differences
+        # are C's own bugs or kept on purpose).
+        oracle same "$out/encode" > "$out/encode.same"
+        echo "encode: C-Blosc2's chunks of the same inputs against ours:"
+        cut -f2 "$out/encode.same" | sed 's/ ([-0-9]*)$//' | sort | uniq -c | sed 's/^/  /'
+        diffs=$(grep -c $'\tDIFF\t' "$out/encode.same")
+        grep $'\tDIFF\t' "$out/encode.same" | head -20 | sed 's/^/  same-bytes FINDING: /'
+        [ "$fails" -eq 0 ] && [ "$diffs" -eq 0 ] || bad=1
         ;;
     encode-nd)
         written encode-nd nd "$out/encode-nd.log" roundtrip

@@ -10,6 +10,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
     oracle.py encode DIR                    C-Blosc2 decodes DIR/*.chunk
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
     oracle.py encodef DIR                   C-Blosc2 reads DIR's frames (encode-frame)
+    oracle.py same DIR                      C-Blosc2 compresses encode's inputs: its chunks against ours
     oracle.py append DIR SRC                C-Blosc2 appends to copies of SRC's (encode-frame)
 
 An `encode` line is `<name> ok`, or `<name> RET <code>` / `DIFF <n> ...`
@@ -103,6 +104,11 @@ def declare(lib):
     lib.blosc2_schunk_to_buffer.argtypes = [sc, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_bool)]
     lib.b2nd_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(NdHead))]
     lib.b2nd_to_cbuffer.argtypes = [ctypes.POINTER(NdHead), ctypes.c_void_p, ctypes.c_int64]
+    lib.blosc2_create_cctx.restype = ctypes.c_void_p
+    lib.blosc2_create_cctx.argtypes = [CParams]
+    lib.blosc2_compress_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
+                                        ctypes.c_int32]
+    lib.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
 
 
 def sizes(lib, p):
@@ -302,6 +308,116 @@ def append(lib, path):
     return "ok"
 
 
+class CParams(ctypes.Structure):
+    """C-Blosc2 3.3.5's blosc2_cparams."""
+
+    _fields_ = [
+        ("compcode", ctypes.c_uint8),
+        ("compcode_meta", ctypes.c_uint8),
+        ("clevel", ctypes.c_uint8),
+        ("use_dict", ctypes.c_int),
+        ("typesize", ctypes.c_int32),
+        ("nthreads", ctypes.c_int16),
+        ("blocksize", ctypes.c_int32),
+        ("splitmode", ctypes.c_int32),
+        ("schunk", ctypes.c_void_p),
+        ("filters", ctypes.c_uint8 * 6),
+        ("filters_meta", ctypes.c_uint8 * 6),
+        ("prefilter", ctypes.c_void_p),
+        ("preparams", ctypes.c_void_p),
+        ("tuner_params", ctypes.c_void_p),
+        ("tuner_id", ctypes.c_int),
+        ("instr_codec", ctypes.c_bool),
+        ("codec_params", ctypes.c_void_p),
+        ("filter_params", ctypes.c_void_p * 6),
+    ]
+
+
+def same(lib, base):
+    """The chunk `encode` wrote (`base.chunk`) against C-Blosc2's of the
+    same data (`base.data`) with the same parameters (`base.cp`), one
+    thread, a destination of the data's size + 32 (python-blosc2's): `same`,
+    or where they part."""
+    f = open(base + ".cp").read().split()
+    compcode, clevel, typesize, blocksize, split, use_dict, blosc1 = map(int, f[:7])
+    if blosc1:
+        return "skip: Blosc1"
+    cp = CParams()
+    cp.compcode, cp.clevel, cp.typesize = compcode, clevel, typesize
+    cp.blocksize, cp.splitmode, cp.use_dict, cp.nthreads = blocksize, split, use_dict, 1
+    active = 0
+    for i, (fid, meta) in enumerate(zip(f[7].split(","), f[8].split(","))):
+        fid, meta = int(fid), int(meta)
+        # BYTEDELTA's meta 0 stands for the typesize, which C-Blosc2's
+        # encoder wants given (python-blosc2 gives it): ours writes it.
+        if fid == 35 and meta == 0:
+            meta = typesize
+        cp.filters[i], cp.filters_meta[i] = fid, meta
+        active += fid != 0
+    if active >= 3:
+        # CHUNK-NOTES §8: C's pipeline of three filters or more writes into
+        # its input buffer, and its chunks decode wrong.
+        return "skip: three filters"
+    data = open(base + ".data", "rb").read()
+    ours = open(base + ".chunk", "rb").read()
+    ctx = lib.blosc2_create_cctx(cp)
+    if not ctx:
+        return "C ERR\tno context"
+    dest = ctypes.create_string_buffer(len(data) + 32)
+    r = lib.blosc2_compress_ctx(ctx, data, len(data), dest, len(data) + 32)
+    lib.blosc2_free_ctx(ctx)
+    if r <= 0:
+        return f"C ERR\t{r}"
+    theirs = dest.raw[:r]
+    if theirs == ours:
+        return "same"
+    # CHUNK-NOTES §2: C writes a forced block size in the header (at most
+    # the data's size) where it compressed with it rounded down to whole
+    # items; ours writes the size it used.
+    n = len(data)
+    if blocksize > 0 and len(ours) >= 32 and len(theirs) >= 32:
+        used = min(blocksize, n)
+        used = used // typesize * typesize if used > typesize else used
+        used = 1 if n < typesize else used
+        head = min(blocksize, n) if n > 0 else blocksize
+        if (int.from_bytes(theirs[8:12], "little") == head and
+                int.from_bytes(ours[8:12], "little") == used and
+                theirs[:8] + ours[8:12] + theirs[12:] == ours):
+            return "same but the forced block size"
+    # C's own chunk, decoded by C: when it does not give the data back
+    # (lossless) or what ours decodes to (TRUNC_PREC), C's encoder is wrong.
+    back = open(base + ".back", "rb").read()
+    out = ctypes.create_string_buffer(n + 1)
+    rc = lib.blosc2_decompress(theirs, len(theirs), out, n)
+    if rc != n:
+        return f"C's own chunk fails ({rc})"
+    if out.raw[:n] != back:
+        return "C's own chunk decodes to other bytes"
+    # Known and kept (tests/differential.rs): a dictionary asked for on an
+    # input under 32 bytes, where C keeps the bits of its discarded attempt
+    # (`c_dict_tiny`); a dictionary with a forced block of part items, which
+    # C samples as if split and ours never splits (CHUNK-NOTES §2).
+    used = min(blocksize, n) if blocksize > 0 else 0
+    if use_dict and n < 32:
+        return "known: a dictionary on an input under 32 bytes"
+    if use_dict and used > 0 and (used < typesize or used % typesize):
+        return "known: a dictionary with a forced block of part items"
+    fields = [("flags", 2, 3), ("typesize", 3, 4), ("nbytes", 4, 8), ("blocksize", 8, 12),
+              ("cbytes", 12, 16), ("filters", 16, 22), ("udcodec", 22, 23), ("codec_meta", 23, 24),
+              ("filters_meta", 24, 30), ("byte30", 30, 31), ("blosc2_flags", 31, 32)]
+    parts = []
+    for name, a, b in fields:
+        o, t = ours[a:b], theirs[a:b]
+        if o != t:
+            v = (lambda x: int.from_bytes(x, "little")) if b - a == 4 else (lambda x: x.hex())
+            parts.append(f"{name} {v(o)}/{v(t)}")
+    if not parts:
+        n = min(len(ours), len(theirs))
+        first = next((i for i in range(n) if ours[i] != theirs[i]), n)
+        parts.append(f"body at byte {first}")
+    return "DIFF\t" + ", ".join(parts) + f" (ours/C; ours {len(ours)} bytes, C {len(theirs)})"
+
+
 def encode1(_lib, base):
     import blosc
 
@@ -363,12 +479,12 @@ def in_child(fn, *args):
 
 def main():
     mode = sys.argv[1]
-    if mode in ("encode", "encode1", "encodef"):
+    if mode in ("encode", "encode1", "encodef", "same"):
         lib = None
         if mode != "encode1":
             lib = load()
             declare(lib)
-        fn = {"encode": encode, "encode1": encode1, "encodef": encodef}[mode]
+        fn = {"encode": encode, "encode1": encode1, "encodef": encodef, "same": same}[mode]
         ext = ".back" if mode == "encodef" else ".chunk"
         for f in sorted(glob.glob(os.path.join(sys.argv[2], "*" + ext))):
             base = f[: -len(ext)]

@@ -683,6 +683,34 @@ fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     write("data", &inp.data);
     write("back", &back);
     write("params", format!("{p:?}").as_bytes());
+    // C-Blosc2's blosc2_cparams for the same chunk (oracle.py `same`):
+    // compcode clevel typesize blocksize splitmode use_dict blosc1
+    // filters... metas... (six each, comma-separated).
+    let ids: Vec<String> = p
+        .filters
+        .iter()
+        .map(|f| f.map_or(0, |f| f.id()).to_string())
+        .collect();
+    let metas: Vec<String> = (0..6)
+        .map(|i| match p.filters[i] {
+            Some(oxiblosc::Filter::TruncPrec(m)) => m,
+            _ => p.filters_meta[i],
+        })
+        .map(|m| m.to_string())
+        .collect();
+    let cp = format!(
+        "{} {} {} {} {} {} {} {} {}",
+        p.codec.id(),
+        p.clevel,
+        p.typesize,
+        p.blocksize,
+        p.splitmode.id(),
+        u8::from(p.use_dict),
+        u8::from(p.format == oxiblosc::ChunkFormat::Blosc1),
+        ids.join(","),
+        metas.join(",")
+    );
+    write("cp", cp.as_bytes());
     format!("OK\t{}\t{}", chunk.len(), hash(&back))
 }
 
