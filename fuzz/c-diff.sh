@@ -120,8 +120,9 @@ for mode in $modes; do
         list roundtrip | "$ours" encode "$out/encode" > "$out/encode.ours"
         oracle encode "$out/encode" > "$out/encode.c"
         n=$(wc -l < "$out/encode.c")
-        fails=$(grep -cv $'\tok$' "$out/encode.c")
-        echo "encode: C-Blosc2 decoded $((n - fails)) of our $n chunks as we do"
+        known=$(grep -c $'\tknown: ' "$out/encode.c")
+        fails=$(grep -v $'\tknown: ' "$out/encode.c" | grep -cv $'\tok$')
+        echo "encode: C-Blosc2 decoded $((n - fails - known)) of our $n chunks as we do ($known in its known bugs)"
         if [ -d "$py1/blosc" ]; then
             PYTHONPATH="$py1" python3 c-diff/oracle.py encode1 "$out/encode" > "$out/encode.c1"
             n1=$(wc -l < "$out/encode.c1")
@@ -132,7 +133,7 @@ for mode in $modes; do
         else
             echo "encode: no python-blosc in $py1, Blosc1 chunks not checked in C-Blosc 1.21"
         fi
-        grep -v $'\tok$' "$out/encode.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
+        grep -v $'\tok$' "$out/encode.c" | grep -v $'\tknown: ' | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         # Byte for byte: C-Blosc2 compresses the same data with the same
         # parameters (one thread), and its chunk must be ours where the
         # format leaves no choice (oracle.py `same` says which differences
