@@ -11,6 +11,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
     oracle.py encodef DIR                   C-Blosc2 reads DIR's frames (encode-frame)
     oracle.py same DIR                      C-Blosc2 compresses encode's inputs: its chunks against ours
+    oracle.py samef DIR                     C-Blosc2 makes encode-frame's frames: against ours
     oracle.py append DIR SRC                C-Blosc2 appends to copies of SRC's (encode-frame)
 
 An `encode` line is `<name> ok`, or `<name> RET <code>` / `DIFF <n> ...`
@@ -104,6 +105,8 @@ def declare(lib):
     lib.blosc2_schunk_to_buffer.argtypes = [sc, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_bool)]
     lib.b2nd_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(NdHead))]
     lib.b2nd_to_cbuffer.argtypes = [ctypes.POINTER(NdHead), ctypes.c_void_p, ctypes.c_int64]
+    lib.blosc2_schunk_new.restype = sc
+    lib.blosc2_schunk_new.argtypes = [ctypes.POINTER(Storage)]
     lib.blosc2_create_cctx.restype = ctypes.c_void_p
     lib.blosc2_create_cctx.argtypes = [CParams]
     lib.blosc2_compress_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
@@ -333,6 +336,18 @@ def append(lib, path):
     return "ok"
 
 
+class Storage(ctypes.Structure):
+    """C-Blosc2's blosc2_storage."""
+
+    _fields_ = [
+        ("contiguous", ctypes.c_bool),
+        ("urlpath", ctypes.c_char_p),
+        ("cparams", ctypes.c_void_p),
+        ("dparams", ctypes.c_void_p),
+        ("io", ctypes.c_void_p),
+    ]
+
+
 class CParams(ctypes.Structure):
     """C-Blosc2 3.3.5's blosc2_cparams."""
 
@@ -358,15 +373,12 @@ class CParams(ctypes.Structure):
     ]
 
 
-def same(lib, base):
-    """The chunk `encode` wrote (`base.chunk`) against C-Blosc2's of the
-    same data (`base.data`) with the same parameters (`base.cp`), one
-    thread, a destination of the data's size + 32 (python-blosc2's): `same`,
-    or where they part."""
-    f = open(base + ".cp").read().split()
+def c_cparams(f):
+    """blosc2_cparams from a `.cp` file's fields (one thread), or why the
+    parameters are skipped."""
     compcode, clevel, typesize, blocksize, split, use_dict, blosc1 = map(int, f[:7])
     if blosc1:
-        return "skip: Blosc1"
+        return None, "skip: Blosc1"
     cp = CParams()
     cp.compcode, cp.clevel, cp.typesize = compcode, clevel, typesize
     cp.blocksize, cp.splitmode, cp.use_dict, cp.nthreads = blocksize, split, use_dict, 1
@@ -382,7 +394,118 @@ def same(lib, base):
     if active >= 3:
         # CHUNK-NOTES §8: C's pipeline of three filters or more writes into
         # its input buffer, and its chunks decode wrong.
-        return "skip: three filters"
+        return None, "skip: three filters"
+    return cp, None
+
+
+def samef(lib, base):
+    """The frame `encode-frame` wrote in memory (`base.frame`) against
+    C-Blosc2's of the same data, parameters, chunk size and threads
+    (blosc2_schunk_new, append_buffer per chunk, to_buffer): `same`, or
+    where they part."""
+    if not os.path.exists(base + ".cp"):
+        return ""
+    f = open(base + ".cp").read().split()
+    cp, skip = c_cparams(f)
+    if skip:
+        return skip
+    chunksize, nthreads = int(f[9]), int(f[10])
+    cp.nthreads = nthreads
+    data = open(base + ".data", "rb").read()
+    ours = open(base + ".frame", "rb").read()
+    st = Storage(True, None, ctypes.cast(ctypes.pointer(cp), ctypes.c_void_p), None, None)
+    sc = lib.blosc2_schunk_new(ctypes.byref(st))
+    if not sc:
+        return "C ERR\tschunk_new"
+    # The chunk size set before the first append, as python-blosc2's
+    # SChunk(chunksize=...) sets it (C's own API takes the first chunk's).
+    sc.contents.chunksize = chunksize
+    for at in range(0, len(data), chunksize):
+        part = data[at:at + chunksize]
+        r = lib.blosc2_schunk_append_buffer(sc, part, len(part))
+        if r < 0:
+            lib.blosc2_schunk_free(sc)
+            return f"C ERR\tappend {r}"
+    p, needs_free = ctypes.c_void_p(), ctypes.c_bool()
+    n = lib.blosc2_schunk_to_buffer(sc, ctypes.byref(p), ctypes.byref(needs_free))
+    theirs = ctypes.string_at(p, n) if n > 0 else b""
+    lib.blosc2_schunk_free(sc)
+    if n <= 0:
+        return f"C ERR\tto_buffer {n}"
+    if theirs == ours:
+        return "same"
+    if len(data) == 0:
+        # No chunk: C's header keeps the chunk size -1 (it takes the size
+        # of its first append), ours the one asked for.
+        return "known: no chunk"
+    # The chunks first, each against C's as `same` compares them.
+    back = open(base + ".back", "rb").read()
+    found = None
+    for i, (o, t) in enumerate(zip(frame_chunks(lib, ours), frame_chunks(lib, theirs))):
+        if o != t:
+            at = i * chunksize
+            res = compare_chunks(lib, f, o or b"", t or b"", data[at:at + chunksize], back[at:at + chunksize])
+            if res.startswith("DIFF"):
+                return f"DIFF\tchunk {i}: {res[5:]}"
+            found = found or f"chunk {i}: {res}"
+    if found:
+        return found
+    # The header: C writes a forced block size as given, ours rounded down
+    # to whole items (385a3310: C appends chunks no one reads with it); and
+    # BYTEDELTA's meta 0 as the typesize it was given here (python-blosc2's
+    # way), ours as 0 (the frame's typesize to C too).
+    hlen = int.from_bytes(ours[11:15], "big") if len(ours) > 15 else 0
+    t = bytearray(theirs)
+    typesize, blocksize = int(f[2]), int(f[3])
+    known = []
+    if len(t) > 86 and len(ours) > 86:
+        o_bs, t_bs = int.from_bytes(ours[53:57], "big"), int.from_bytes(t[53:57], "big")
+        if o_bs != t_bs and t_bs == blocksize and o_bs == blocksize // typesize * typesize:
+            t[53:57] = ours[53:57]
+            known.append("the forced block size")
+        metas = f[8].split(",")
+        for i, fid in enumerate(f[7].split(",")):
+            if fid == "35" and metas[i] == "0" and t[79 + i] == typesize and ours[79 + i] == 0:
+                t[79 + i] = 0
+                known.append("BYTEDELTA's meta")
+    if bytes(t) == ours:
+        return "same but " + ", ".join(dict.fromkeys(known))
+    m = min(len(ours), len(t))
+    first = next((i for i in range(m) if ours[i] != t[i]), m)
+    where = "header" if first < hlen else "index or trailer (the chunks are the same)"
+    return f"DIFF\t{where}: byte {first} (header {hlen}), ours {len(ours)} bytes, C {len(t)}"
+
+
+def frame_chunks(lib, frame):
+    """The compressed chunks of a frame in memory, as C-Blosc2 gives them
+    (None for one it cannot get)."""
+    sc = lib.blosc2_schunk_from_buffer(frame, len(frame), True)
+    if not sc:
+        return []
+    out = []
+    for i in range(sc.contents.nchunks):
+        p, needs_free = ctypes.c_void_p(), ctypes.c_bool()
+        if lib.blosc2_schunk_get_chunk(sc, i, ctypes.byref(p), ctypes.byref(needs_free)) < 0:
+            out.append(None)
+            continue
+        nb, cb, bs = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
+        if lib.blosc2_cbuffer_sizes(p, ctypes.byref(nb), ctypes.byref(cb), ctypes.byref(bs)) < 0:
+            out.append(None)
+            continue
+        out.append(ctypes.string_at(p, cb.value))
+    lib.blosc2_schunk_free(sc)
+    return out
+
+
+def same(lib, base):
+    """The chunk `encode` wrote (`base.chunk`) against C-Blosc2's of the
+    same data (`base.data`) with the same parameters (`base.cp`), one
+    thread, a destination of the data's size + 32 (python-blosc2's): `same`,
+    or where they part."""
+    f = open(base + ".cp").read().split()
+    cp, skip = c_cparams(f)
+    if skip:
+        return skip
     data = open(base + ".data", "rb").read()
     ours = open(base + ".chunk", "rb").read()
     ctx = lib.blosc2_create_cctx(cp)
@@ -393,7 +516,14 @@ def same(lib, base):
     lib.blosc2_free_ctx(ctx)
     if r <= 0:
         return f"C ERR\t{r}"
-    theirs = dest.raw[:r]
+    back = open(base + ".back", "rb").read()
+    return compare_chunks(lib, f, ours, dest.raw[:r], data, back)
+
+
+def compare_chunks(lib, f, ours, theirs, data, back):
+    """Our chunk of `data` against C's (parameters: the `.cp` fields `f`;
+    `back`: what ours decodes to): `same`, a known difference, or DIFF."""
+    typesize, blocksize, use_dict = int(f[2]), int(f[3]), int(f[5])
     if theirs == ours:
         return "same"
     # CHUNK-NOTES §2: C writes a forced block size in the header (at most
@@ -411,7 +541,6 @@ def same(lib, base):
             return "same but the forced block size"
     # C's own chunk, decoded by C: when it does not give the data back
     # (lossless) or what ours decodes to (TRUNC_PREC), C's encoder is wrong.
-    back = open(base + ".back", "rb").read()
     out = ctypes.create_string_buffer(n + 1)
     rc = lib.blosc2_decompress(theirs, len(theirs), out, n)
     if rc != n:
@@ -504,13 +633,13 @@ def in_child(fn, *args):
 
 def main():
     mode = sys.argv[1]
-    if mode in ("encode", "encode1", "encodef", "same"):
+    if mode in ("encode", "encode1", "encodef", "same", "samef"):
         lib = None
         if mode != "encode1":
             lib = load()
             declare(lib)
-        fn = {"encode": encode, "encode1": encode1, "encodef": encodef, "same": same}[mode]
-        ext = ".back" if mode == "encodef" else ".chunk"
+        fn = {"encode": encode, "encode1": encode1, "encodef": encodef, "same": same, "samef": samef}[mode]
+        ext = ".back" if mode in ("encodef", "samef") else ".chunk"
         for f in sorted(glob.glob(os.path.join(sys.argv[2], "*" + ext))):
             base = f[: -len(ext)]
             res = in_child(fn, lib, base)

@@ -565,6 +565,12 @@ fn encode_frame(bytes: &[u8], name: &str, dir: &str) -> String {
         return "ERR\tour frame does not give the data back".into();
     }
     std::fs::write(format!("{base}.back"), &back).expect("write");
+    if which != 2 {
+        // For oracle.py `samef`: C-Blosc2 makes the same frame.
+        let c = format!("{} {chunksize} {}", c_params(&p), p.nthreads);
+        std::fs::write(format!("{base}.cp"), c).expect("write");
+        std::fs::write(format!("{base}.data"), &inp.data).expect("write");
+    }
     std::fs::write(
         format!("{base}.params"),
         format!("{p:?} chunksize {chunksize}"),
@@ -663,6 +669,36 @@ fn encode_nd(bytes: &[u8], name: &str, dir: &str) -> String {
     .replace(", ", ",")
 }
 
+/// C-Blosc2's blosc2_cparams for `p` (oracle.py `same`, `samef`):
+/// compcode clevel typesize blocksize splitmode use_dict blosc1
+/// filters... metas... (six each, comma-separated).
+fn c_params(p: &oxiblosc::CParams) -> String {
+    let ids: Vec<String> = p
+        .filters
+        .iter()
+        .map(|f| f.map_or(0, |f| f.id()).to_string())
+        .collect();
+    let metas: Vec<String> = (0..6)
+        .map(|i| match p.filters[i] {
+            Some(oxiblosc::Filter::TruncPrec(m)) => m,
+            _ => p.filters_meta[i],
+        })
+        .map(|m| m.to_string())
+        .collect();
+    format!(
+        "{} {} {} {} {} {} {} {} {}",
+        p.codec.id(),
+        p.clevel,
+        p.typesize,
+        p.blocksize,
+        p.splitmode.id(),
+        u8::from(p.use_dict),
+        u8::from(p.format == oxiblosc::ChunkFormat::Blosc1),
+        ids.join(","),
+        metas.join(",")
+    )
+}
+
 fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     let Ok(mut inp) = roundtrip_input::Input::arbitrary_take_rest(Unstructured::new(bytes)) else {
         return "SKIP".into();
@@ -683,34 +719,7 @@ fn encode(bytes: &[u8], name: &str, dir: &str) -> String {
     write("data", &inp.data);
     write("back", &back);
     write("params", format!("{p:?}").as_bytes());
-    // C-Blosc2's blosc2_cparams for the same chunk (oracle.py `same`):
-    // compcode clevel typesize blocksize splitmode use_dict blosc1
-    // filters... metas... (six each, comma-separated).
-    let ids: Vec<String> = p
-        .filters
-        .iter()
-        .map(|f| f.map_or(0, |f| f.id()).to_string())
-        .collect();
-    let metas: Vec<String> = (0..6)
-        .map(|i| match p.filters[i] {
-            Some(oxiblosc::Filter::TruncPrec(m)) => m,
-            _ => p.filters_meta[i],
-        })
-        .map(|m| m.to_string())
-        .collect();
-    let cp = format!(
-        "{} {} {} {} {} {} {} {} {}",
-        p.codec.id(),
-        p.clevel,
-        p.typesize,
-        p.blocksize,
-        p.splitmode.id(),
-        u8::from(p.use_dict),
-        u8::from(p.format == oxiblosc::ChunkFormat::Blosc1),
-        ids.join(","),
-        metas.join(",")
-    );
-    write("cp", cp.as_bytes());
+    write("cp", c_params(&p).as_bytes());
     format!("OK\t{}\t{}", chunk.len(), hash(&back))
 }
 
