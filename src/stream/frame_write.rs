@@ -92,6 +92,12 @@ fn patch_seek<W: Write + Seek>(w: &mut W, start: u64, fixed: &[u8]) -> io::Resul
 /// chunks of `chunksize` bytes (the last one shorter), compressed with
 /// `params`.
 ///
+/// Every chunk is written whole, zeros, NaN and uninit chunks too, where a
+/// super-chunk (and C-Blosc2) makes them codes in the offsets index: so
+/// that [`super::FrameDecoder`], which meets the index after the chunks,
+/// decodes the frame as a stream. Its frames are otherwise
+/// [`crate::SChunk::to_cframe`]'s of the same chunks.
+///
 /// A frame's header (first in the frame) holds its final sizes, and the
 /// offsets index and the trailer come after the chunks. Into a seekable
 /// writer ([`FrameEncoder::new_seekable`]) the chunks go straight out after

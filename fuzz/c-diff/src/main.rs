@@ -567,7 +567,7 @@ fn encode_frame(bytes: &[u8], name: &str, dir: &str) -> String {
     std::fs::write(format!("{base}.back"), &back).expect("write");
     if which != 2 {
         // For oracle.py `samef`: C-Blosc2 makes the same frame.
-        let c = format!("{} {chunksize} {}", c_params(&p), p.nthreads);
+        let c = format!("{} {chunksize} {} {which}", c_params(&p), p.nthreads);
         std::fs::write(format!("{base}.cp"), c).expect("write");
         std::fs::write(format!("{base}.data"), &inp.data).expect("write");
     }
