@@ -271,3 +271,46 @@ fn reads_leave_the_metalayer_structs_and_change_tick_alone() {
     // SAFETY: the array, freed once.
     unsafe { b2nd_free(a) };
 }
+
+/// `tests/data/findings/fuzz-capi_frame-3.bin` (CI's minute of `capi_frame`,
+/// session 48): an array whose frame has a chunk that runs past it.
+/// `b2nd_open_offset` opened it (through `blosc2_schunk_open_offset`,
+/// which opens damaged frames as C-Blosc2 does since 5eeb551d) where
+/// `b2nd_open` still opened strictly and failed; the two open the same
+/// frames again, as `blosc2_schunk_open` does.
+#[test]
+fn b2nd_open_and_open_offset_take_the_same_damaged_frames() {
+    use blosc2::b2nd::{b2nd_open, b2nd_open_offset};
+    use blosc2::schunk::{blosc2_schunk_free, blosc2_schunk_open};
+    let frame = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/findings/fuzz-capi_frame-3.bin"),
+    )
+    .unwrap();
+    let dir = common::tempdir("b2nd-open-damaged");
+    let (path, off_path) = (dir.join("a.b2nd"), dir.join("off.b2nd"));
+    std::fs::write(&path, &frame).unwrap();
+    std::fs::write(&off_path, [&[0xa5u8; 9][..], &frame].concat()).unwrap();
+    let c = |p: &std::path::Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    let (url, off_url) = (c(&path), c(&off_path));
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    let mut at: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: NUL-terminated paths, writable out pointers.
+    let (r, r_off) = unsafe {
+        (
+            b2nd_open(url.as_ptr(), &mut a),
+            b2nd_open_offset(off_url.as_ptr(), &mut at, 9),
+        )
+    };
+    // SAFETY: a NUL-terminated path.
+    let sc = unsafe { blosc2_schunk_open(url.as_ptr()) };
+    assert_eq!(r_off, 0, "b2nd_open_offset");
+    assert_eq!(r, 0, "b2nd_open");
+    assert!(!sc.is_null(), "blosc2_schunk_open");
+    // SAFETY: live handles from the calls above, each freed once.
+    unsafe {
+        b2nd_free(a);
+        b2nd_free(at);
+        blosc2_schunk_free(sc);
+    }
+}

@@ -16,7 +16,8 @@ pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd
             return err::NULL_POINTER;
         };
         let url = url.strip_prefix("file:///").unwrap_or(url);
-        let sc = match open_locked(url, || oxiblosc::OpenOptions::new().fsync(false).open(url)) {
+        // As blosc2_schunk_open (and b2nd_open_offset) open it.
+        let sc = match open_locked(url, || crate::schunk::open_options().open(url)) {
             Ok(sc) => sc,
             Err(e) => return code(&e),
         };
