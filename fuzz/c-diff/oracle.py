@@ -108,7 +108,7 @@ def declare(lib):
     lib.blosc2_schunk_new.restype = sc
     lib.blosc2_schunk_new.argtypes = [ctypes.POINTER(Storage)]
     lib.blosc2_create_cctx.restype = ctypes.c_void_p
-    lib.blosc2_create_cctx.argtypes = [CParams]
+    lib.blosc2_create_cctx.argtypes = [c_params_type()]
     lib.blosc2_compress_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
                                         ctypes.c_int32]
     lib.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
@@ -348,34 +348,21 @@ class Storage(ctypes.Structure):
     ]
 
 
-class CParams(ctypes.Structure):
-    """C-Blosc2 3.3.5's blosc2_cparams."""
+def c_params_type():
+    """blosc2_cparams as ctypes: the differential tests' (tests/support/
+    cblosc2.py, which imports blosc2: not at this module's import, which
+    `encode1` makes beside python-blosc 1.x alone)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "..", "tests", "support"))
+    from cblosc2 import CParams
 
-    _fields_ = [
-        ("compcode", ctypes.c_uint8),
-        ("compcode_meta", ctypes.c_uint8),
-        ("clevel", ctypes.c_uint8),
-        ("use_dict", ctypes.c_int),
-        ("typesize", ctypes.c_int32),
-        ("nthreads", ctypes.c_int16),
-        ("blocksize", ctypes.c_int32),
-        ("splitmode", ctypes.c_int32),
-        ("schunk", ctypes.c_void_p),
-        ("filters", ctypes.c_uint8 * 6),
-        ("filters_meta", ctypes.c_uint8 * 6),
-        ("prefilter", ctypes.c_void_p),
-        ("preparams", ctypes.c_void_p),
-        ("tuner_params", ctypes.c_void_p),
-        ("tuner_id", ctypes.c_int),
-        ("instr_codec", ctypes.c_bool),
-        ("codec_params", ctypes.c_void_p),
-        ("filter_params", ctypes.c_void_p * 6),
-    ]
+    return CParams
 
 
 def c_cparams(f):
     """blosc2_cparams from a `.cp` file's fields (one thread), or why the
     parameters are skipped."""
+    CParams = c_params_type()
     compcode, clevel, typesize, blocksize, split, use_dict, blosc1 = map(int, f[:7])
     if blosc1:
         return None, "skip: Blosc1"
