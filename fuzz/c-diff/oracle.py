@@ -348,15 +348,20 @@ class Storage(ctypes.Structure):
     ]
 
 
+_CPARAMS = []
+
+
 def c_params_type():
     """blosc2_cparams as ctypes: the differential tests' (tests/support/
     cblosc2.py, which imports blosc2: not at this module's import, which
-    `encode1` makes beside python-blosc 1.x alone)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(here, "..", "..", "tests", "support"))
-    from cblosc2 import CParams
+    `encode1` makes beside python-blosc 1.x alone), imported once."""
+    if not _CPARAMS:
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "..", "tests", "support"))
+        from cblosc2 import CParams
 
-    return CParams
+        _CPARAMS.append(CParams)
+    return _CPARAMS[0]
 
 
 def c_cparams(f):
@@ -459,7 +464,7 @@ def samef(lib, base):
             # item, differs), and with a dictionary and DELTA its first
             # chunk differs too. Ours is C's chunk compressed alone.
             alone = c_compress(lib, f, part)
-            if alone is not None and compare_chunks(lib, f, o, alone, part, back[at:at + chunksize]) in (
+            if isinstance(alone, bytes) and compare_chunks(lib, f, o, alone, part, back[at:at + chunksize]) in (
                     "same", "same but the forced block size"):
                 res = "known: C's super-chunk compresses it otherwise than C alone"
         if res.startswith("DIFF"):
@@ -495,17 +500,18 @@ def samef(lib, base):
 
 def c_compress(lib, f, data):
     """`data` compressed alone by C-Blosc2 with the `.cp` fields `f` (one
-    thread, a room of its size + 32), or None."""
+    thread, a room of its size + 32, python-blosc2's): the chunk, or C's
+    error (a string: its return code, or why it did not compress)."""
     cp, skip = c_cparams(f)
     if skip:
-        return None
+        return skip
     ctx = lib.blosc2_create_cctx(cp)
     if not ctx:
-        return None
+        return "no context"
     dest = ctypes.create_string_buffer(len(data) + 32)
     r = lib.blosc2_compress_ctx(ctx, data, len(data), dest, len(data) + 32)
     lib.blosc2_free_ctx(ctx)
-    return dest.raw[:r] if r > 0 else None
+    return dest.raw[:r] if r > 0 else str(r)
 
 
 def frame_chunk_stored(lib, frame, i):
@@ -552,21 +558,16 @@ def same(lib, base):
     thread, a destination of the data's size + 32 (python-blosc2's): `same`,
     or where they part."""
     f = open(base + ".cp").read().split()
-    cp, skip = c_cparams(f)
+    _, skip = c_cparams(f)
     if skip:
         return skip
     data = open(base + ".data", "rb").read()
+    theirs = c_compress(lib, f, data)
+    if isinstance(theirs, str):
+        return f"C ERR\t{theirs}"
     ours = open(base + ".chunk", "rb").read()
-    ctx = lib.blosc2_create_cctx(cp)
-    if not ctx:
-        return "C ERR\tno context"
-    dest = ctypes.create_string_buffer(len(data) + 32)
-    r = lib.blosc2_compress_ctx(ctx, data, len(data), dest, len(data) + 32)
-    lib.blosc2_free_ctx(ctx)
-    if r <= 0:
-        return f"C ERR\t{r}"
     back = open(base + ".back", "rb").read()
-    return compare_chunks(lib, f, ours, dest.raw[:r], data, back)
+    return compare_chunks(lib, f, ours, theirs, data, back)
 
 
 def compare_chunks(lib, f, ours, theirs, data, back):

@@ -175,17 +175,12 @@ pub fn msgpack_text(bytes: &[u8]) -> Option<String> {
 /// NUL (a name is a C string to C-Blosc2: it would read `"a\0b"` as
 /// `"a"`).
 pub(crate) fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.len() >= MAX_NAME_LEN {
+    if name.is_empty() {
         return Err(invalid_param(format!(
             "metalayer name {name:?} must be 1..=31 bytes"
         )));
     }
-    if name.contains('\0') {
-        return Err(invalid_param(format!(
-            "metalayer name {name:?} holds a NUL byte"
-        )));
-    }
-    Ok(())
+    check_stored_name(name)
 }
 
 /// Check a name a frame holds (read from one, to be written again): at
@@ -195,7 +190,7 @@ pub(crate) fn check_name(name: &str) -> Result<()> {
 pub(crate) fn check_stored_name(name: &str) -> Result<()> {
     if name.len() >= MAX_NAME_LEN || name.contains('\0') {
         return Err(invalid_param(format!(
-            "metalayer name {name:?}: at most 31 bytes, no NUL"
+            "metalayer name {name:?} must be 1..=31 bytes and hold no NUL"
         )));
     }
     Ok(())
