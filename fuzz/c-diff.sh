@@ -24,7 +24,7 @@
 #           we decode; and C-Blosc2 compresses the same inputs with the same
 #           parameters: its Blosc2 chunks must be ours byte for byte, but for
 #           C's own bugs and the differences kept on purpose (oracle.py
-#           `same`)
+#           `same`); so must C-Blosc 1.21's Blosc1 ones (`same1`)
 #   encode-frame  roundtrip's corpus in frames (a super-chunk's, the
 #           streaming encoder's, a sparse frame) with its parameters and
 #           chunk size: C-Blosc2 must read every chunk as we do; and the
@@ -132,6 +132,16 @@ for mode in $modes; do
             echo "encode: C-Blosc 1.21 decoded $((n1 - f1)) of our $n1 Blosc1 chunks as we do"
             fails=$((fails + f1))
             grep -v $'\tok$' "$out/encode.c1" | head -20 | sed 's/^/  C-Blosc 1.21 FINDING: /'
+            # Byte for byte: C-Blosc 1.21 compresses the same data with the
+            # same parameters, and its Blosc1 chunk must be ours (oracle.py
+            # `same1` says which differences are C's bugs or other
+            # libraries).
+            PYTHONPATH="$py1" python3 c-diff/oracle.py same1 "$out/encode" > "$out/encode.same1"
+            echo "encode: C-Blosc 1.21's Blosc1 chunks of the same inputs against ours:"
+            cut -f2 "$out/encode.same1" | sort | uniq -c | sed 's/^/  /'
+            d1=$(grep -c $'\tDIFF\t' "$out/encode.same1")
+            grep $'\tDIFF\t' "$out/encode.same1" | head -20 | sed 's/^/  same-bytes (C-Blosc 1.21) FINDING: /'
+            fails=$((fails + d1))
         else
             echo "encode: no python-blosc in $py1, Blosc1 chunks not checked in C-Blosc 1.21"
         fi

@@ -239,6 +239,39 @@ const MUST_BE_IDENTICAL: &[Codec] = if cfg!(feature = "zlib-classic") {
     &[Codec::BloscLz, Codec::Lz4, Codec::Lz4Hc]
 };
 
+/// Whether C-Blosc 1.21's chunk `theirs` of `len` bytes has split streams
+/// its own reader reads as one (ALWAYS split mode on items over 16 bytes,
+/// or on blocks of under 128 items): C cannot decode it.
+fn c_splits_what_it_cannot_read(theirs: &[u8], len: usize) -> bool {
+    let ts = usize::from(theirs[3]);
+    let bs = u32::from_le_bytes(theirs[8..12].try_into().unwrap()) as usize;
+    theirs[2] & 0x12 == 0 && !(ts <= 16 && bs / ts >= 128) && bs <= len
+}
+
+/// Whether our Blosc1 header (bytes 0..12: version, codec version, flags,
+/// typesize, nbytes, blocksize) is C-Blosc 1.21's.
+///
+/// Bytes 12..16 are cbytes, the chunk's compressed size: equal exactly when
+/// the codec streams are (compared apart). The memcpy bit (0x02) of the
+/// flags depends on the streams too: C stores a chunk raw when its streams
+/// do not fit in nbytes + 16. With the same codec library (`same_lib`) it
+/// must match; with another version of zlib or zstd it may differ. Where C
+/// splits streams it cannot read (`c_unreadable`), ours write one stream
+/// and set the "not split" flag (0x10), or store the chunk raw (0x02) when
+/// that one stream does not fit where C's split ones did.
+fn headers_agree(mine: &[u8], theirs: &[u8], c_unreadable: bool, same_lib: bool) -> bool {
+    let mut mask = if same_lib { 0 } else { 0x02 };
+    if c_unreadable && matches!(mine[2] & 0x12, 0x10 | 0x02) {
+        mask = 0x12;
+    }
+    let head = |h: &[u8]| {
+        let mut h = h[..12].to_vec();
+        h[2] &= !mask;
+        h
+    };
+    head(mine) == head(theirs)
+}
+
 #[test]
 fn blosc1_chunks_match_c_blosc_1_21() {
     let py = pyenv::blosc1();
@@ -290,31 +323,10 @@ fn blosc1_chunks_match_c_blosc_1_21() {
         // "not split" flag (0x10), which C-Blosc2 needs to read one stream
         // (it splits whenever the flag is clear): they differ there by
         // design, in that bit and the streams, and C decodes them.
-        let ts = usize::from(theirs[3]);
-        let bs = u32::from_le_bytes(theirs[8..12].try_into().unwrap()) as usize;
-        let c_unreadable =
-            theirs[2] & 0x12 == 0 && !(ts <= 16 && bs / ts >= 128) && bs <= c.data.len();
-        // Bytes 12..16 are cbytes, the chunk's compressed size: equal
-        // exactly when the codec streams are (counted below per codec). The
-        // memcpy bit (0x02) of the flags depends on the streams too: C
-        // stores a chunk raw when its streams do not fit in nbytes + 16.
-        // With the same codec library everything must match; with another
-        // version of zlib or zstd only that bit may differ.
+        let c_unreadable = c_splits_what_it_cannot_read(theirs, c.data.len());
         let same_lib = MUST_BE_IDENTICAL.contains(&c.codec);
-        let mask = |h: &[u8], not_split: bool| {
-            let mut h = h[..12].to_vec();
-            if !same_lib {
-                h[2] &= !0x02;
-            }
-            if not_split {
-                h[2] |= 0x10;
-            }
-            h
-        };
-        let ours_not_split = c_unreadable && mine[2] & 0x02 == 0;
-        assert_eq!(
-            mask(mine, false),
-            mask(theirs, ours_not_split),
+        assert!(
+            headers_agree(mine, theirs, c_unreadable, same_lib),
             "header (version, versionlz, flags, typesize, nbytes, blocksize) differs \
              from C-Blosc 1.21's: {} (ours {:02x?}, C's {:02x?})",
             what(),
@@ -374,4 +386,74 @@ fn blosc1_chunks_match_c_blosc_1_21() {
             first_diff.get(codec.name()).map_or("-", String::as_str)
         );
     }
+}
+
+/// Found by `fuzz/c-diff.sh` comparing the roundtrip corpus with C-Blosc 1.21
+/// byte for byte (session 49): 272 bytes of three-byte items, shuffled,
+/// BloscLZ at clevel 2, ALWAYS split, one block of 90 items and a leftover.
+/// C splits the block into three streams, which its own reader then reads
+/// as one: its chunk does not decode. Ours writes one stream, which does not
+/// fit in nbytes + 16 where C's three did, so ours is stored raw. The header
+/// comparison of `blosc1_chunks_match_c_blosc_1_21` must take that (it took
+/// only the "not split" flag).
+#[test]
+fn always_split_blocks_c_cannot_read_may_be_ours_raw() {
+    const DATA: &str = "\
+        ffffffffffababababffffffffffffffffffff15151515ffababababffffffff\
+        ffffffff13ffffff15151515151515151515151515ffffffffffffffffff1515\
+        1515151515f3151515151515ff3315ffffffffffffffffffffffffffffffffff\
+        ffffffe3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3ababababab\
+        abab01ffffffffffffffffffffffffffffffffffffffe5ffc9c9c9c9c9c9c9c9\
+        c9c9c9c9c9e3e3e3e3e3e3e3e3e3c9c9c9c9c9c9c9c9ffffffffffffffffffff\
+        fffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7ffff\
+        fffffffffffffffffffffffffff7ffffffffffffffffffffffffffffffffffff\
+        ffffffffffff40ffffffffffffffff03";
+    let data: Vec<u8> = (0..DATA.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&DATA[i..i + 2], 16).unwrap())
+        .collect();
+    let c = Case {
+        codec: Codec::BloscLz,
+        clevel: 2,
+        typesize: 3,
+        shuffle: 1,
+        blocksize: 11714,
+        splitmode: Some(SplitMode::Always),
+        data,
+    };
+    let py = pyenv::blosc1();
+    let from_c = batch(&py, &[c.op()], &[&c.data]);
+    let theirs = result(&from_c[0]).unwrap().to_vec();
+    let mine = compress(&c.data, &c.params()).unwrap();
+    // C's chunk: compressed, split, and C cannot decode it.
+    assert_eq!(theirs[2], 0x01, "C's flags {:02x?}", &theirs[..16]);
+    assert!(c_splits_what_it_cannot_read(&theirs, c.data.len()));
+    let back = batch(
+        &py,
+        &[json!({"op": "decompress", "blobs": [theirs.len()]})],
+        &[&theirs],
+    );
+    assert!(
+        result(&back[0]) != Ok(c.data.as_slice()),
+        "C-Blosc 1.21 decodes its own chunk"
+    );
+    // Ours: raw (shuffle + memcpyed), the rest of C's header; C decodes it,
+    // and it is the chunk of one stream (NEVER split) but for that flag.
+    assert_eq!(mine[2], 0x03, "our flags {:02x?}", &mine[..16]);
+    assert!(headers_agree(&mine, &theirs, true, true));
+    let back = batch(
+        &py,
+        &[json!({"op": "decompress", "blobs": [mine.len()]})],
+        &[&mine],
+    );
+    assert_eq!(result(&back[0]).unwrap(), c.data.as_slice());
+    let mut never = compress(&c.data, &c.params().splitmode(SplitMode::Never)).unwrap();
+    never[2] &= !0x10;
+    assert_eq!(never, mine);
+    // Raw and "not split" at once, or raw where C's is readable and
+    // compressed: the headers disagree.
+    let mut both = mine.clone();
+    both[2] = 0x13;
+    assert!(!headers_agree(&both, &theirs, true, true));
+    assert!(!headers_agree(&mine, &theirs, false, true));
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """C's side of fuzz/c-diff.sh: the same reports as oxiblosc-c-diff (see
 src/main.rs), made by the real C-Blosc2 3.3.5 (libblosc2.so from
-python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
-(python-blosc). Each input runs in a forked child: C crashes (reported as
+python-blosc2's wheel, through ctypes) or, for `encode1` and `same1`,
+C-Blosc 1.21 (python-blosc). Each input runs in a forked child: C crashes (reported as
 `CRASH <signal>`) and hangs (20 s) end that input only.
 
     oracle.py chunk|frame|nd  < paths       one line per input (frame, nd: by
@@ -11,6 +11,7 @@ python-blosc2's wheel, through ctypes) or, for `encode1`, C-Blosc 1.21
     oracle.py encode1 DIR                   C-Blosc 1.21 decodes the Blosc1 ones
     oracle.py encodef DIR                   C-Blosc2 reads DIR's frames (encode-frame)
     oracle.py same DIR                      C-Blosc2 compresses encode's inputs: its chunks against ours
+    oracle.py same1 DIR                     C-Blosc 1.21 likewise, for the Blosc1 ones
     oracle.py samef DIR                     C-Blosc2 makes encode-frame's frames: against ours
     oracle.py append DIR SRC                C-Blosc2 appends to copies of SRC's (encode-frame)
 
@@ -633,6 +634,68 @@ def encode1(_lib, base):
     return "ok" if got == back else f"DIFF ({len(got)} bytes, {len(back)} expected)"
 
 
+def same1(_lib, base):
+    """The Blosc1 chunk `encode` wrote (`base.chunk`) against C-Blosc 1.21's
+    (python-blosc 1.11.4) of the same data with the same parameters, one
+    thread: `same`, a known difference, or DIFF (as tests/blosc1_interop.rs
+    compares them)."""
+    import blosc
+
+    f = open(base + ".cp").read().split()
+    compcode, clevel, typesize, blocksize, split, _, blosc1 = map(int, f[:7])
+    if not blosc1:
+        return None
+    ids = f[7].split(",")
+    shuffle = 1 if "1" in ids else 2 if "2" in ids else 0
+    cname = {0: "blosclz", 1: "lz4", 2: "lz4hc", 4: "zlib", 5: "zstd"}[compcode]
+    # C-Blosc 1.21 reads its split mode from BLOSC_SPLITMODE at each call
+    # (python-blosc has no setter); the roundtrip target's type sizes are
+    # bytes, within python-blosc's MAX_TYPESIZE.
+    os.environ["BLOSC_SPLITMODE"] = {1: "ALWAYS", 2: "NEVER", 3: "AUTO", 4: "FORWARD_COMPAT"}[split]
+    blosc.set_blocksize(blocksize)
+    blosc.set_nthreads(1)
+    data = open(base + ".data", "rb").read()
+    theirs = blosc.compress(data, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=cname)
+    ours = open(base + ".chunk", "rb").read()
+    if theirs == ours:
+        return "same"
+    if len(ours) < 16 or len(theirs) < 16:
+        return f"DIFF\tours {len(ours)} bytes, C {len(theirs)}"
+    # C-Blosc 1.21 in ALWAYS split mode splits blocks its own reader reads
+    # as one stream (items over 16 bytes, or under 128 of them) and cannot
+    # decode the chunk: ours write one stream there and set the "not split"
+    # flag (0x10), or store the chunk raw (0x02) when that stream does not
+    # fit where C's split ones did.
+    ts, bs = theirs[3], int.from_bytes(theirs[8:12], "little")
+    c_unreadable = theirs[2] & 0x12 == 0 and not (ts <= 16 and bs // ts >= 128) and bs <= len(data)
+    if c_unreadable:
+        try:
+            c_unreadable = blosc.decompress(theirs) != data
+        except Exception:  # noqa: BLE001 - C's own chunk refused: the class
+            c_unreadable = True
+    # zlib and zstd are other library versions on the two sides: their
+    # streams, so the memcpy bit (0x02, stored raw) and the size, may differ.
+    same_lib = compcode in (0, 1, 2)
+
+    def head(h, mask):
+        h = bytearray(h[:12])
+        h[2] &= ~mask
+        return bytes(h)
+
+    mask = 0x00 if same_lib else 0x02
+    if c_unreadable and ours[2] & 0x12 in (0x10, 0x02):
+        mask = 0x12
+    if head(ours, mask) != head(theirs, mask):
+        return f"DIFF\theader {ours[:16].hex()}/{theirs[:16].hex()} (ours/C)"
+    if c_unreadable:
+        return "known: C-Blosc 1.21 splits streams it cannot decode (ALWAYS)"
+    if not same_lib:
+        return f"known: another {cname} library (the same header)"
+    n = min(len(ours), len(theirs))
+    first = next((i for i in range(n) if ours[i] != theirs[i]), n)
+    return f"DIFF\tbody at byte {first} (ours {len(ours)} bytes, C {len(theirs)})"
+
+
 def errors(f):
     """C-Blosc2's `[error] - <message> (<source>)` lines in file f (its
     stderr with BLOSC_TRACE set), as `<message> | <message> ..`."""
@@ -683,12 +746,16 @@ def in_child(fn, *args):
 
 def main():
     mode = sys.argv[1]
-    if mode in ("encode", "encode1", "encodef", "same", "samef"):
+    if mode in ("encode", "encode1", "encodef", "same", "same1", "samef"):
         lib = None
-        if mode != "encode1":
+        if mode not in ("encode1", "same1"):
             lib = load()
             declare(lib)
-        fn = {"encode": encode, "encode1": encode1, "encodef": encodef, "same": same, "samef": samef}[mode]
+        else:
+            # python-blosc imported once, not in each input's child.
+            import blosc  # noqa: F401
+        fn = {"encode": encode, "encode1": encode1, "encodef": encodef, "same": same, "same1": same1,
+              "samef": samef}[mode]
         ext = ".back" if mode in ("encodef", "samef") else ".chunk"
         for f in sorted(glob.glob(os.path.join(sys.argv[2], "*" + ext))):
             base = f[: -len(ext)]
