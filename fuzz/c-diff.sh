@@ -37,6 +37,9 @@
 #   encode-nd  roundtrip's corpus as NDArrays we write (a dtype of the
 #           input's type size, a geometry its bytes pick): we and C-Blosc2
 #           must read them as written
+#   capi-encode  our C ABI compresses encode's inputs (blosc2_compress_ctx;
+#           blosc_compress for the Blosc1 ones): byte for byte our Rust
+#           chunks
 #   capi-M  our C ABI (capi/'s libblosc2.so) read through the oracle, on
 #           what mode M (run before) read or wrote: where it and C-Blosc2
 #           both read, the same (M: frame nd edit nd-edit sframe
@@ -51,7 +54,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 corpus="${CORPUS:-corpus}"
-modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame c-append encode-nd capi-frame capi-nd capi-edit capi-nd-edit capi-sframe capi-sframe-edit capi-encode-nd}"
+modes="${C_DIFF_MODES:-chunk frame nd edit nd-edit sframe sframe-edit encode encode-frame c-append encode-nd capi-encode capi-frame capi-nd capi-edit capi-nd-edit capi-sframe capi-sframe-edit capi-encode-nd}"
 out="${C_DIFF_OUT:-$root/target/c-diff}"
 py2="$root/target/pydeps"
 py1="$root/target/pydeps-c1"
@@ -61,6 +64,11 @@ echo "c-diff: building oxiblosc-c-diff"
 cargo build --release --quiet --manifest-path c-diff/Cargo.toml --target-dir "$root/target/c-diff-build" || exit 2
 ours="$root/target/c-diff-build/release/oxiblosc-c-diff"
 oracle() { PYTHONPATH="$py2" python3 c-diff/oracle.py "$@"; }
+# Our C ABI (capi/'s libblosc2.so, a debug build: overflow checks on).
+capi_lib="$root/target/debug/libblosc2.so"
+capi_build() {
+    [ -f "$capi_lib" ] || cargo build --quiet --manifest-path "$root/Cargo.toml" -p oxiblosc-capi || exit 2
+}
 list() { for d in "$@"; do ls -d "$PWD/$corpus/$d"/* 2>/dev/null; done; }
 # sframe_read's inputs as directories ($out/sframe/<name>), C's report.
 sframe_build() {
@@ -199,13 +207,27 @@ for mode in $modes; do
         [ "$fails" -eq 0 ] || bad=1
         python3 c-diff/compare.py c-append "$out/c-append.ours" "$out/c-append.c" || bad=1
         ;;
+    capi-encode)
+        # Our C ABI compresses encode's inputs as C-Blosc2 did in `same`
+        # (blosc2_compress_ctx, three filters too) and, for the Blosc1 ones,
+        # through C-Blosc 1.x's blosc_compress: every chunk must be the one
+        # our Rust encoder wrote, byte for byte.
+        [ -d "$out/encode" ] || { echo "c-diff: $mode needs mode encode first"; exit 2; }
+        capi_build
+        ORACLE_LIB="$capi_lib" oracle same "$out/encode" > "$out/capi-encode.same"
+        ORACLE_LIB="$capi_lib" oracle capi1 "$out/encode" >> "$out/capi-encode.same"
+        echo "capi-encode: our C ABI's chunks of encode's inputs against our Rust ones:"
+        cut -f2 "$out/capi-encode.same" | sed 's/ ([-0-9]*)$//' | sort | uniq -c | sed 's/^/  /'
+        other=$(cut -f2 "$out/capi-encode.same" | grep -cv '^same$\|^skip: Blosc1$')
+        awk -F'\t' '$2 != "same" && $2 != "skip: Blosc1"' "$out/capi-encode.same" | head -20 | cut -c1-300 | sed 's/^/  C ABI FINDING: /'
+        [ "$other" -eq 0 ] || bad=1
+        ;;
     capi-*)
         # Our C ABI (capi/, libblosc2.so) through the same oracle as
         # C-Blosc2, on what mode M read or wrote: where both read, the same.
         m=${mode#capi-}
         [ -f "$out/$m.c" ] || { echo "c-diff: $mode needs mode $m first"; exit 2; }
-        capi_lib="$root/target/debug/libblosc2.so"
-        [ -f "$capi_lib" ] || cargo build --quiet --manifest-path "$root/Cargo.toml" -p oxiblosc-capi || exit 2
+        capi_build
         reader=frame
         case "$m" in nd | nd-edit | encode-nd) reader=nd ;; esac
         originals=""
