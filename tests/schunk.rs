@@ -791,3 +791,67 @@ fn get_slice_across_chunks_of_any_size_and_empty_ones() {
     }
     assert!(sc.get_slice(n - 1, n + 1).is_err());
 }
+
+/// `SChunk::set_chunksize` before the first chunk gives the frame the
+/// builder's `chunksize` gives (in memory, byte for byte; and a file frame
+/// keeps it when reopened empty); `Some(0)` makes the sizes vary from the
+/// first chunk, `None` lets the first chunk set it again; refused once
+/// there are chunks, over `i32::MAX`, and on a frame opened read-only.
+#[test]
+fn set_chunksize_before_the_first_chunk_is_the_builders() {
+    let first = data(1000, 3);
+    let mut sc = SChunk::new(cparams()).unwrap();
+    sc.set_chunksize(Some(4000)).unwrap();
+    sc.append_buffer(&first).unwrap();
+    assert_eq!(sc.chunksize(), Some(4000));
+    let mut built = SChunk::builder()
+        .cparams(cparams())
+        .chunksize(4000)
+        .build_memory()
+        .unwrap();
+    built.append_buffer(&first).unwrap();
+    assert_eq!(sc.to_cframe().unwrap(), built.to_cframe().unwrap());
+    // Refused with chunks, and changes nothing.
+    assert!(matches!(
+        sc.set_chunksize(Some(1000)),
+        Err(oxiblosc::Error::InvalidParam(_))
+    ));
+    assert_eq!(sc.chunksize(), Some(4000));
+
+    // Sizes that vary from the first chunk; None again.
+    let mut sc = SChunk::new(cparams()).unwrap();
+    sc.set_chunksize(Some(0)).unwrap();
+    sc.append_buffer(&data(3000, 1)).unwrap();
+    sc.append_buffer(&first).unwrap();
+    assert_eq!(sc.chunksize(), None);
+    let mut back = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+    assert_eq!(back.frame_header().chunksize, 0);
+    assert_eq!(back.decompress_chunk_vec(1).unwrap(), first);
+    let mut sc = SChunk::new(cparams()).unwrap();
+    sc.set_chunksize(Some(4000)).unwrap();
+    sc.set_chunksize(None).unwrap();
+    sc.append_buffer(&first).unwrap();
+    assert_eq!(sc.chunksize(), Some(1000));
+    assert!(sc.set_chunksize(Some(i32::MAX as usize + 1)).is_err());
+
+    // A file frame: written at once, kept when reopened empty, read-only
+    // refused.
+    let dir = tempdir("set-chunksize");
+    let p = dir.join("s.b2frame");
+    let mut sc = SChunk::builder()
+        .cparams(cparams())
+        .fsync(false)
+        .create_file(&p)
+        .unwrap();
+    sc.set_chunksize(Some(4000)).unwrap();
+    drop(sc);
+    let mut ro = OpenOptions::new().read_only(true).open(&p).unwrap();
+    assert_eq!(ro.frame_header().chunksize, 4000);
+    assert!(ro.set_chunksize(Some(8000)).is_err());
+    drop(ro);
+    let mut sc = SChunk::open(&p).unwrap();
+    sc.append_buffer(&first).unwrap();
+    drop(sc);
+    let sc = SChunk::open(&p).unwrap();
+    assert_eq!((sc.nchunks(), sc.chunksize()), (1, Some(4000)));
+}

@@ -388,3 +388,79 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
+
+/// Each case's lines of a `chunksize_preset` run ("case K ..." and the
+/// lines after it), by case number.
+fn preset_cases(out: &str) -> std::collections::BTreeMap<usize, String> {
+    let mut cases = std::collections::BTreeMap::new();
+    let mut at = None;
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("case ") {
+            at = rest.split(' ').next().and_then(|k| k.parse().ok());
+        }
+        if let Some(k) = at {
+            let c: &mut String = cases.entry(k).or_default();
+            c.push_str(line);
+            c.push('\n');
+        }
+    }
+    cases
+}
+
+/// `schunk->chunksize` written by C code before the first append, as
+/// python-blosc2's `SChunk(chunksize=...)` writes it
+/// (`c-interop/chunksize_preset.c`): our library takes it as C-Blosc2 3.3.5
+/// does (a shorter first chunk is the last one and keeps it; a chunk after
+/// a short one makes the sizes vary; 0 makes them vary from the start; -1
+/// lets the first chunk set it), in memory and in a file frame reopened by
+/// path, and the frames in memory are C's byte for byte (ours kept the
+/// first chunk's size instead: c-diff's `samef` on our C ABI, session 49).
+/// One difference is kept: a first chunk longer than the size written,
+/// which C refuses (`BLOSC2_ERROR_CHUNK_APPEND`, -20) and ours appends, the
+/// sizes then varying, as they do in both for a longer chunk after the
+/// first (case 7).
+#[test]
+fn chunksize_written_before_the_first_append_as_in_c_blosc2() {
+    let _serial = serial();
+    let work = build_pair("chunksize_preset", "chunksize-preset", "cp");
+    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
+    std::fs::create_dir_all(&ours_dir).unwrap();
+    std::fs::create_dir_all(&c_dir).unwrap();
+    let ours = run_ok_with(
+        &work,
+        "cp_ours",
+        &[ours_dir.to_str().unwrap()],
+        Some(&lib_dir()),
+    );
+    let theirs = run_ok_with(&work, "cp_c", &[c_dir.to_str().unwrap()], None);
+    let (o, t) = (preset_cases(&ours), preset_cases(&theirs));
+    assert_eq!(o.len(), 8, "{ours}");
+    for (k, case) in &o {
+        if *k != 6 {
+            assert_eq!(
+                Some(case),
+                t.get(k),
+                "case {k}: ours:\n{case}\nC-Blosc2:\n{}",
+                t.get(k).map_or("-", String::as_str)
+            );
+        }
+    }
+    for line in [
+        "  append 1000: 1, nchunks 1 chunksize 4000 nbytes 1000",
+        "  append 4000: 2, nchunks 2 chunksize 0 nbytes 5000",
+        "  reopened: nchunks 1 chunksize 4000 nbytes 1000",
+        "  append 6000: 2, nchunks 2 chunksize 0 nbytes 7000",
+    ] {
+        assert!(ours.contains(line), "{line:?} not in:\n{ours}");
+    }
+    assert!(
+        o[&6].contains("  append 6000: 1, nchunks 1 chunksize 0 nbytes 6000"),
+        "{}",
+        o[&6]
+    );
+    assert!(
+        t[&6].contains("  append 6000: -20, nchunks 0 chunksize 4000 nbytes 0"),
+        "{}",
+        t[&6]
+    );
+}

@@ -379,6 +379,53 @@ impl SChunk {
         })
     }
 
+    /// Set the size of every chunk but the last before the first chunk is
+    /// added, as C code sets `schunk->chunksize` after `blosc2_schunk_new`
+    /// (python-blosc2's `SChunk(chunksize=...)` does): `Some(n)` as
+    /// [`SChunkBuilder::chunksize`](crate::schunk::SChunkBuilder::chunksize),
+    /// `Some(0)` for chunks of any sizes, `None` for the first chunk's size.
+    /// The frame is written again with it (crash-safe, as every change).
+    ///
+    /// ```
+    /// let mut sc = oxiblosc::SChunk::new(oxiblosc::CParams::default())?;
+    /// sc.set_chunksize(Some(4000))?;
+    /// sc.append_buffer(&[7u8; 1000])?; // shorter: the last chunk
+    /// assert_eq!(sc.chunksize(), Some(4000));
+    /// # Ok::<(), oxiblosc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) when there are
+    /// chunks already or `n` is over `i32::MAX`; a super-chunk opened
+    /// read-only, or a write that fails, as for [`SChunk::append_chunk`].
+    pub fn set_chunksize(&mut self, n: Option<usize>) -> Result<()> {
+        self.check_editable()?;
+        if self.nchunks() != 0 {
+            return Err(invalid_param("set_chunksize needs an empty super-chunk"));
+        }
+        let cs = match n {
+            None => -1,
+            Some(n) => i32::try_from(n).map_err(|_| invalid_param(format!("chunksize {n}")))?,
+        };
+        if cs == self.header.chunksize {
+            return Ok(());
+        }
+        let old = self.header.clone();
+        // The format version and flags as a change of the chunk list writes
+        // them: version 3 and the variable-sizes flag for chunks of any size.
+        let mut gf = (old.general_flags & 0x30) | if cs == 0 { 3 } else { 2 };
+        if cs == 0 {
+            gf |= frame::raw::GFLAG_VARIABLE_CHUNKS;
+        }
+        self.header.chunksize = cs;
+        self.header.general_flags = gf;
+        let r = self.rewrite_empty(self.metalayers.clone());
+        if r.is_err() {
+            self.header = old;
+        }
+        r
+    }
+
     /// Fill an empty super-chunk with `nitems` items of a special value in
     /// chunks of `chunksize` bytes. Zeros, NaN and uninit are recorded in
     /// the index only (as C-Blosc2 does); a repeated value is stored as one

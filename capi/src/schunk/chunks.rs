@@ -85,7 +85,12 @@ fn with_mode<T>(
             Err(_) => return on_null,
         };
         let forced = locked == Some(true);
-        (forced || h.refresh_if_stale(), locked.is_some(), threads)
+        let reopened = forced || h.refresh_if_stale();
+        // A chunk size C code wrote before the first chunk, taken by the
+        // calls that may add one (under the lock); the view is refreshed
+        // after the call when it was.
+        let preset = exclusive && h.take_chunksize();
+        (reopened, locked.is_some(), threads || preset)
     };
     let before = if locked {
         // SAFETY: as above.

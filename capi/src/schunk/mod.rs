@@ -409,7 +409,33 @@ fn cparams_of_rust(p: &CParams) -> blosc2_cparams {
     c
 }
 
+/// The chunk size the C view shows for `sc`: C-Blosc2's -1 before the
+/// first chunk sets it, 0 for chunks of varying sizes.
+fn shown_chunksize(sc: &SChunk) -> i32 {
+    match sc.chunksize() {
+        Some(n) => n.min(i32::MAX as usize) as i32,
+        None if sc.nchunks() == 0 => -1,
+        None => 0,
+    }
+}
+
 impl Handle {
+    /// Take a chunk size C code wrote into the view while the super-chunk
+    /// has no chunks (`schunk->chunksize = n` after `blosc2_schunk_new`,
+    /// as python-blosc2's `SChunk(chunksize=...)` does), as C-Blosc2 takes
+    /// it: the chunks appended next are measured against it. True when it
+    /// changed the super-chunk. Once there are chunks a write is not taken
+    /// (the next refresh shows the super-chunk's own again), nor one the
+    /// super-chunk refuses (opened read-only, a failed write).
+    fn take_chunksize(&mut self) -> bool {
+        let wrote = self.c.chunksize;
+        if wrote == shown_chunksize(&self.sc) || self.sc.nchunks() != 0 || wrote < -1 {
+            return false;
+        }
+        let n = usize::try_from(wrote).ok();
+        self.sc.set_chunksize(n).is_ok()
+    }
+
     fn boxed(
         sc: SChunk,
         cparams: blosc2_cparams,
@@ -571,11 +597,7 @@ impl Handle {
         c.filters_meta = self.cparams.filters_meta;
         let nchunks = self.sc.nchunks();
         c.nchunks = nchunks as i64;
-        c.chunksize = match self.sc.chunksize() {
-            Some(n) => n.min(i32::MAX as usize) as i32,
-            None if nchunks == 0 => -1,
-            None => 0,
-        };
+        c.chunksize = shown_chunksize(&self.sc);
         c.nbytes = self.sc.nbytes() as i64;
         c.cbytes = self.sc.cbytes() as i64;
         self.storage.urlpath = self
