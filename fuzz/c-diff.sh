@@ -39,7 +39,8 @@
 #           must read them as written
 #   capi-encode  our C ABI compresses encode's inputs (blosc2_compress_ctx;
 #           blosc_compress for the Blosc1 ones): byte for byte our Rust
-#           chunks
+#           chunks; and after encode-frame its super-chunks make frames of
+#           those inputs as C-Blosc2's did: byte for byte our Rust frames
 #   capi-M  our C ABI (capi/'s libblosc2.so) read through the oracle, on
 #           what mode M (run before) read or wrote: where it and C-Blosc2
 #           both read, the same (M: frame nd edit nd-edit sframe
@@ -221,6 +222,21 @@ for mode in $modes; do
         other=$(cut -f2 "$out/capi-encode.same" | grep -cv '^same$\|^skip: Blosc1$')
         awk -F'\t' '$2 != "same" && $2 != "skip: Blosc1"' "$out/capi-encode.same" | head -20 | cut -c1-300 | sed 's/^/  C ABI FINDING: /'
         [ "$other" -eq 0 ] || bad=1
+        # And, after encode-frame, its frames in memory made by our C ABI's
+        # super-chunk as C-Blosc2's were (`samef`: blosc2_schunk_new, the
+        # chunk size written into the struct, append_buffer, to_buffer):
+        # our Rust frames byte for byte, but for what the Rust side writes
+        # apart (BYTEDELTA's meta 0 in the header, a chunk size before any
+        # chunk, the streaming encoder's whole special chunks).
+        if [ -d "$out/encode-frame" ]; then
+            ORACLE_LIB="$capi_lib" oracle samef "$out/encode-frame" > "$out/capi-encode.samef"
+            echo "capi-encode: our C ABI's frames of encode-frame's inputs against our Rust ones:"
+            cut -f2 "$out/capi-encode.samef" | sed 's/^chunk [0-9]*: //; s/ ([-0-9]*)$//' | sort | uniq -c | sed 's/^/  /'
+            kept='^same$|^same but BYTEDELTA.s meta$|^known: no chunk$|^chunk [0-9]*: known: the streaming encoder writes a special chunk whole$|^skip: Blosc1$'
+            otherf=$(cut -f2 "$out/capi-encode.samef" | grep -Ecv "$kept")
+            awk -F'\t' '{print $1 "\t" $2}' "$out/capi-encode.samef" | cut -f2 | grep -Ev "$kept" | sort | uniq -c | head -10 | sed 's/^/  C ABI FINDING: /'
+            [ "$otherf" -eq 0 ] || bad=1
+        fi
         ;;
     capi-*)
         # Our C ABI (capi/, libblosc2.so) through the same oracle as

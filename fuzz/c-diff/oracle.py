@@ -448,18 +448,22 @@ def samef(lib, base):
             continue
         at = i * chunksize
         part = data[at:at + chunksize]
-        res = compare_chunks(lib, f, o or b"", t or b"", part, back[at:at + chunksize])
-        if res.startswith("DIFF") and o and len(o) >= 32 and o[31] & 0x70 and i == len(o_chunks) - 1 \
-                and len(part) < chunksize:
+        # Where ours stores a special chunk whole and C codes it in the
+        # index (C's get_chunk then makes a chunk of its own header), before
+        # the chunks' own comparison, whose known classes are of chunks
+        # compressed.
+        if o and len(o) >= 32 and o[31] & 0x70 and i == len(o_chunks) - 1 and len(part) < chunksize:
             # b89e05b6: a short last special chunk is stored whole (C codes
             # it in the index, and a chunk it appends then loses the frame).
             res = "known: a short last special chunk, stored whole"
-        if res.startswith("DIFF") and f[11] == "1" and o and len(o) == 32 and o[31] & 0x70 \
+        elif f[11] == "1" and o and len(o) == 32 and o[31] & 0x70 \
                 and frame_chunk_stored(lib, theirs, i) is False:
             # The streaming encoder writes every chunk whole (so that
             # FrameDecoder streams its frames); C codes a zeros chunk in the
             # index and makes another one for get_chunk.
             res = "known: the streaming encoder writes a special chunk whole"
+        else:
+            res = compare_chunks(lib, f, o or b"", t or b"", part, back[at:at + chunksize])
         if res.startswith("DIFF") and o:
             # C's super-chunk compresses a chunk otherwise than C alone:
             # its context keeps the block size of the chunk before as a
