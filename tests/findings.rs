@@ -919,3 +919,62 @@ fn fuzz_cframe_edit_2_an_empty_metalayer_name_is_written_again() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// `fuzz/artifacts/cframe_edit/crash-cdaec386…` (session 49's loop, CI
+/// build 6ed09fd8): a frame whose 165-byte header holds its one metalayer
+/// ("b2nd", 48 bytes) then 5 bytes more, and whose content array says 5
+/// entries; ours would write that header in 160 bytes. Compacting it in
+/// memory rewrote the header at 160 bytes, and a `meta_update` then
+/// worked, where the file kept its 165 bytes and `meta_update` failed
+/// ("metalayer update changed the header length"): it re-encoded the
+/// header and refused any other length. An update now overwrites the
+/// content where it is stored when ours would write another length, as
+/// C-Blosc2 does: in memory and in a file alike, with or without the
+/// compaction, and the header's other bytes stay.
+#[test]
+fn fuzz_cframe_edit_3_meta_update_of_a_header_ours_writes_shorter() {
+    let input = finding("fuzz-cframe_edit-3.bin");
+    let frame = &input[4..];
+    let buf: Vec<u8> = (0..48).map(|i| (i * 31 + 3) as u8).collect();
+    for compact in [false, true] {
+        let path = tmp(&format!("cframe-edit-3-{compact}.b2frame"));
+        std::fs::write(&path, frame).unwrap();
+        let mut memory = SChunk::from_cframe(frame.to_vec()).unwrap();
+        let mut file = OpenOptions::new().fsync(false).open(&path).unwrap();
+        assert_eq!(memory.frame_header().header_len, 165);
+        let name = memory.metalayers()[0].name.clone();
+        for sc in [&mut memory, &mut file] {
+            if compact {
+                sc.compact().unwrap();
+            }
+            sc.meta_update(&name, &buf).unwrap();
+            assert_eq!(sc.metalayers()[0].content, buf);
+        }
+        drop(file);
+        let stored = std::fs::read(&path).unwrap();
+        // In the file: the 48 bytes of content (after `c6` and its length
+        // at byte 107, the offset the header names) changed, nothing else.
+        let changed: Vec<usize> = (0..frame.len().min(stored.len()))
+            .filter(|&i| frame[i] != stored[i])
+            .collect();
+        assert_eq!(stored.len(), frame.len());
+        assert!(
+            changed.iter().all(|&i| (112..160).contains(&i)),
+            "{changed:?}"
+        );
+        for mut again in [
+            SChunk::from_cframe(memory.to_cframe().unwrap()).unwrap(),
+            OpenOptions::new().read_only(true).open(&path).unwrap(),
+        ] {
+            assert_eq!(again.metalayers()[0].content, buf);
+            assert_eq!(again.nchunks(), memory.nchunks());
+            for i in 0..again.nchunks() {
+                assert_eq!(
+                    again.decompress_chunk_vec(i).ok(),
+                    memory.decompress_chunk_vec(i).ok()
+                );
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -251,6 +251,20 @@ pub(super) fn parse_meta_section(
     max: usize,
     what: &'static str,
 ) -> Result<Vec<(String, Vec<u8>)>> {
+    Ok(meta_section_spans(b, start, max, what)?
+        .into_iter()
+        .map(|(name, at, len)| (name, b[at..at + len].to_vec()))
+        .collect())
+}
+
+/// [`parse_meta_section`]'s entries as where their contents lie in `b`:
+/// (name, first byte, length), each within `b`.
+pub(super) fn meta_section_spans(
+    b: &[u8],
+    start: usize,
+    max: usize,
+    what: &'static str,
+) -> Result<Vec<(String, usize, usize)>> {
     let mut c = Cur { b, p: start, what };
     c.expect(0x93)?;
     c.expect(0xcd)?;
@@ -285,8 +299,9 @@ pub(super) fn parse_meta_section(
         if len > i32::MAX as u32 {
             return Err(corrupt(format!("{what}: value length {len}")));
         }
-        let content = v.take(len as usize)?.to_vec();
-        out.push((name, content));
+        let at = v.p;
+        v.take(len as usize)?;
+        out.push((name, at, len as usize));
     }
     Ok(out)
 }

@@ -5,14 +5,14 @@
 //!
 //! They are also re-exported at their old paths in [`crate::frame`].
 
-use super::meta::encode_meta_section;
+use super::meta::{encode_meta_section, meta_section_spans, parse_meta_section};
 use super::{
     FrameHeader, HEADER_FIXED_LEN, MAX_METALAYERS, MAX_NCHUNKS, MAX_VLMETALAYERS, Metalayer,
     VlMetalayer, check_stored_name,
 };
 use std::borrow::Cow;
 
-use crate::error::{Result, invalid_param};
+use crate::error::{Result, corrupt, invalid_param};
 use crate::params::{CParams, Codec, SplitMode};
 use crate::{SpecialValue, special_chunk};
 
@@ -49,6 +49,51 @@ pub fn encode_header(h: &mut FrameHeader, metalayers: &[Metalayer]) -> Result<Ve
         .ok_or_else(|| invalid_param("metalayers too large"))?;
     let mut out = h.encode_fixed().to_vec();
     out.extend_from_slice(&sec);
+    Ok(out)
+}
+
+/// `stored`, a frame's header as it is stored (`h` its parsed fixed part),
+/// with the content of its first metalayer named `name` overwritten in
+/// place by `content` (not longer than it), as C-Blosc2's
+/// `blosc2_meta_update` writes it: for a header [`encode_header`] would not
+/// write at the same length (another encoding of the same layers, bytes
+/// after them). `want` is what the metalayers must then read as.
+///
+/// # Errors
+/// [`Error::Corrupt`](crate::Error::Corrupt) when the stored layers do not
+/// parse, hold no `name`, or do not then read as `want` (a content shared
+/// with another layer).
+pub(crate) fn patch_meta_content(
+    stored: &[u8],
+    h: &FrameHeader,
+    name: &str,
+    content: &[u8],
+    want: &[Metalayer],
+) -> Result<Vec<u8>> {
+    let fixed = h.fixed_len();
+    let spans = meta_section_spans(stored, fixed, MAX_METALAYERS, "metalayers")?;
+    let (_, at, len) = spans
+        .into_iter()
+        .find(|(n, _, _)| n == name)
+        .ok_or_else(|| corrupt(format!("stored header has no metalayer {name:?}")))?;
+    if content.len() > len {
+        return Err(corrupt(format!(
+            "metalayer {name:?} is {len} bytes as stored"
+        )));
+    }
+    let mut out = stored.to_vec();
+    out[at..at + content.len()].copy_from_slice(content);
+    let again = parse_meta_section(&out, fixed, MAX_METALAYERS, "metalayers")?;
+    let same = again.len() == want.len()
+        && again
+            .iter()
+            .zip(want)
+            .all(|((n, c), m)| *n == m.name && *c == m.content);
+    if !same {
+        return Err(corrupt(format!(
+            "metalayer {name:?} shares its stored bytes with another"
+        )));
+    }
     Ok(out)
 }
 
@@ -183,4 +228,54 @@ pub(crate) fn as_in_schunk(chunk: Cow<'_, [u8]>, typesize: i32) -> Cow<'_, [u8]>
         }
     }
     Cow::Owned(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::FrameKind;
+
+    fn layer(name: &str, content: &[u8]) -> Metalayer {
+        Metalayer {
+            name: name.into(),
+            content: content.to_vec(),
+        }
+    }
+
+    /// A header stored with bytes after its layers (as `fuzz-cframe_edit-3`
+    /// was): the content is overwritten in place and nothing else changes.
+    #[test]
+    fn patch_meta_content_overwrites_in_place() {
+        let mut h = FrameHeader::new(FrameKind::Contiguous, &CParams::default(), 1, 100);
+        let metas = [layer("a", b"0123"), layer("b", b"4567")];
+        let mut stored = encode_header(&mut h, &metas).unwrap();
+        stored.extend_from_slice(&[0xdb, 0, 0, 0, 3]);
+        let want = [layer("a", b"xy23"), layer("b", b"4567")];
+        let out = patch_meta_content(&stored, &h, "a", b"xy", &want).unwrap();
+        assert_eq!(out.len(), stored.len());
+        let diff: Vec<usize> = (0..out.len()).filter(|&i| out[i] != stored[i]).collect();
+        assert_eq!(diff.len(), 2, "{diff:?}");
+        assert_eq!(&out[diff[0]..=diff[1]], b"xy");
+        // No such layer, or a content longer than stored: refused.
+        assert!(patch_meta_content(&stored, &h, "c", b"xy", &want).is_err());
+        assert!(patch_meta_content(&stored, &h, "a", b"01234", &want).is_err());
+    }
+
+    /// Two names whose offsets point at one content: overwriting one would
+    /// change the other, which `want` does not say: refused.
+    #[test]
+    fn patch_meta_content_refuses_a_shared_content() {
+        let mut h = FrameHeader::new(FrameKind::Contiguous, &CParams::default(), 1, 100);
+        let metas = [layer("a", b"0123"), layer("b", b"4567")];
+        let mut stored = encode_header(&mut h, &metas).unwrap();
+        // b's offset (after "\xa1b\xd2") made a's.
+        let slot =
+            |s: &[u8], name: u8| s.windows(3).position(|w| w == [0xa1, name, 0xd2]).unwrap() + 3;
+        let (sa, sb) = (slot(&stored, b'a'), slot(&stored, b'b'));
+        let a_off: [u8; 4] = stored[sa..sa + 4].try_into().unwrap();
+        stored[sb..sb + 4].copy_from_slice(&a_off);
+        let want = [layer("a", b"xy23"), layer("b", b"0123")];
+        let e = patch_meta_content(&stored, &h, "a", b"xy", &want).unwrap_err();
+        assert!(e.to_string().contains("shares"), "{e}");
+    }
 }

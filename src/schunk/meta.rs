@@ -87,9 +87,13 @@ impl SChunk {
         self.check_editable()?;
         let metas = self.metas_updated(name, content)?;
         let mut h = self.header.clone();
-        let bytes = frame::raw::encode_header(&mut h, &metas)?;
+        let mut bytes = frame::raw::encode_header(&mut h, &metas)?;
         if h.header_len != self.header.header_len {
-            return Err(corrupt("metalayer update changed the header length"));
+            // A header ours would write at another length (another encoding
+            // of the same layers, bytes after them): the content is
+            // overwritten where it is stored, as C-Blosc2 does.
+            let stored = self.stored_header()?;
+            bytes = frame::raw::patch_meta_content(&stored, &self.header, name, content, &metas)?;
         }
         self.write_header_region(&bytes)?;
         self.metalayers = metas;

@@ -567,6 +567,27 @@ impl SChunk {
         matches!(&self.backend, Backend::Frame { io, .. } if io.is_persistent())
     }
 
+    /// The frame's header as stored (its `header_len` bytes, read when the
+    /// frame was opened).
+    pub(super) fn stored_header(&mut self) -> Result<Vec<u8>> {
+        let n = self.header.header_len as usize;
+        match &mut self.backend {
+            Backend::Frame { io, .. } => {
+                let mut b = vec![0u8; n];
+                io.read_exact_at(0, &mut b)?;
+                Ok(b)
+            }
+            Backend::Dir(dir) => {
+                let mut all = dir.read_index()?;
+                if all.len() < n {
+                    return Err(corrupt("index file shorter than its header"));
+                }
+                all.truncate(n);
+                Ok(all)
+            }
+        }
+    }
+
     /// Write the header bytes `bytes` (the frame's first `bytes.len()`
     /// bytes, same header length) so that a crash leaves the old or the new
     /// header: only the changed byte range is written; in place when that
