@@ -978,3 +978,60 @@ fn fuzz_cframe_edit_3_meta_update_of_a_header_ours_writes_shorter() {
         let _ = std::fs::remove_file(&path);
     }
 }
+
+/// A frame's header with bytes after its metalayers (`fuzz-cframe_edit-3`'s
+/// kind), our NdArray's frame with 5 such bytes added: the header's length
+/// and the frame's grow by 5 (chunk offsets count from the header's end).
+fn header_with_5_more_bytes(frame: &[u8]) -> Vec<u8> {
+    assert_eq!(frame[10], 0xd2);
+    let hlen = u32::from_be_bytes(frame[11..15].try_into().unwrap()) as usize;
+    assert_eq!(frame[15], 0xcf);
+    let flen = u64::from_be_bytes(frame[16..24].try_into().unwrap());
+    let mut out = frame[..hlen].to_vec();
+    out.extend_from_slice(&[0xdb, 0, 0, 0, 3]);
+    out.extend_from_slice(&frame[hlen..]);
+    out[11..15].copy_from_slice(&(hlen as u32 + 5).to_be_bytes());
+    out[16..24].copy_from_slice(&(flen + 5).to_be_bytes());
+    out
+}
+
+/// The same class as `fuzz_cframe_edit_3`: an NdArray resize replaces the
+/// chunks and the `b2nd` metalayer in one change, whose header write also
+/// re-encoded the header and refused another length ("metalayer change
+/// changed the header length"), in memory and in a file. With a header ours
+/// would write at another length the metalayer is now updated first (in
+/// place), then the chunks, each change old-or-new.
+#[test]
+fn ndarray_resize_of_a_header_ours_writes_shorter() {
+    use oxiblosc::ndarray::{self, NdMeta};
+    let data: Vec<u8> = (0..48u8).collect();
+    let meta = NdMeta::new(&[6, 8], &[2, 4], &[1, 2], "|u1");
+    let mut made = ndarray::create(&meta, CParams::default(), &data).unwrap();
+    let frame = header_with_5_more_bytes(&made.to_cframe().unwrap());
+    let path = tmp("resize-longer-header.b2frame");
+    std::fs::write(&path, &frame).unwrap();
+    let memory = SChunk::from_cframe(frame.clone()).unwrap();
+    let file = OpenOptions::new().fsync(false).open(&path).unwrap();
+    for mut sc in [memory, file] {
+        let mut m = meta.clone();
+        ndarray::resize(&mut sc, &mut m, &[8, 8], None).unwrap();
+        let mut all = vec![9u8; 64];
+        ndarray::get_slice(&mut sc, &m, &[0, 0], &[8, 8], &mut all, &[8, 8]).unwrap();
+        let mut want = data.clone();
+        want.resize(64, 0);
+        assert_eq!(all, want);
+        let mut again = SChunk::from_cframe(sc.to_cframe().unwrap()).unwrap();
+        let back = NdMeta::decode(&again.metalayers()[0].content).unwrap();
+        assert_eq!(back.shape, vec![8, 8]);
+        assert_eq!(
+            again.decompress_chunk_vec(0).ok(),
+            sc.decompress_chunk_vec(0).ok()
+        );
+    }
+    let back = OpenOptions::new().read_only(true).open(&path).unwrap();
+    assert_eq!(
+        back.frame_header().header_len as usize,
+        5 + made.frame_header().header_len as usize
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -48,9 +48,9 @@ fn old_pieces(lo: u64, hi: u64, old: u64, new: u64, s: u64) -> Vec<(u64, u64, u6
 /// super-chunk is changed; then the chunk list and the metalayer are
 /// replaced in one change, old-or-new on a file like every change (a
 /// failure or a crash leaves the array as it was, or resized), unless
-/// the header is too large for its changed bytes to fit one disk sector
-/// (then the metalayer is written first: see
-/// `SChunk::rebuild_chunks_with_meta`). Updates `meta`.
+/// the header is too large for its changed bytes to fit one disk sector,
+/// or holds bytes after its metalayers (then the metalayer is written
+/// first: see `SChunk::rebuild_chunks_with_meta`). Updates `meta`.
 ///
 /// ```
 /// use oxiblosc::ndarray::{self, NdMeta, get_slice, resize};

@@ -326,8 +326,10 @@ impl SChunk {
     /// carries the metalayer's bytes, so a failure or a crash leaves the
     /// old chunks with the old metalayer or the new with the new. When the
     /// header bytes that change would span two disk sectors of a file (a
-    /// header of many metalayers), the metalayer is updated first, then
-    /// the chunks (each change old-or-new, not the two together).
+    /// header of many metalayers), or the header is one ours would write at
+    /// another length (bytes after its layers: written in place by
+    /// `meta_update`), the metalayer is updated first, then the chunks
+    /// (each change old-or-new, not the two together).
     pub(crate) fn rebuild_chunks_with_meta(
         &mut self,
         plan: &[Rebuild<'_>],
@@ -336,7 +338,9 @@ impl SChunk {
     ) -> Result<()> {
         self.check_editable()?;
         let metas = self.metas_updated(name, content)?;
-        if !self.header_change_in_one_sector(&metas)? {
+        let mut h = self.header.clone();
+        frame::raw::encode_header(&mut h, &metas)?;
+        if h.header_len != self.header.header_len || !self.header_change_in_one_sector(&metas)? {
             self.meta_update(name, content)?;
             return self.rebuild_chunks(plan);
         }
