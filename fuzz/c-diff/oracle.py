@@ -682,13 +682,12 @@ def encode1(_lib, base):
     return "ok" if got == back else f"DIFF ({len(got)} bytes, {len(back)} expected)"
 
 
-def same1(_lib, base):
-    """The Blosc1 chunk `encode` wrote (`base.chunk`) against C-Blosc 1.21's
-    (python-blosc 1.11.4) of the same data with the same parameters, one
-    thread: `same`, a known difference, or DIFF (as tests/blosc1_interop.rs
-    compares them)."""
-    import blosc
-
+def blosc1_args(base):
+    """A Blosc1 input's C-Blosc 1.x parameters from its `.cp` fields:
+    (compcode, clevel, typesize, shuffle, cname, blocksize), its split mode
+    set in BLOSC_SPLITMODE (C-Blosc 1.21 reads it at each call; python-blosc
+    has no setter); None for a Blosc2 input. The roundtrip target's type
+    sizes are bytes, within python-blosc's MAX_TYPESIZE."""
     f = open(base + ".cp").read().split()
     compcode, clevel, typesize, blocksize, split, _, blosc1 = map(int, f[:7])
     if not blosc1:
@@ -696,10 +695,20 @@ def same1(_lib, base):
     ids = f[7].split(",")
     shuffle = 1 if "1" in ids else 2 if "2" in ids else 0
     cname = {0: "blosclz", 1: "lz4", 2: "lz4hc", 4: "zlib", 5: "zstd"}[compcode]
-    # C-Blosc 1.21 reads its split mode from BLOSC_SPLITMODE at each call
-    # (python-blosc has no setter); the roundtrip target's type sizes are
-    # bytes, within python-blosc's MAX_TYPESIZE.
     os.environ["BLOSC_SPLITMODE"] = {1: "ALWAYS", 2: "NEVER", 3: "AUTO", 4: "FORWARD_COMPAT"}[split]
+    return compcode, clevel, typesize, shuffle, cname, blocksize
+
+def same1(_lib, base):
+    """The Blosc1 chunk `encode` wrote (`base.chunk`) against C-Blosc 1.21's
+    (python-blosc 1.11.4) of the same data with the same parameters, one
+    thread: `same`, a known difference, or DIFF (as tests/blosc1_interop.rs
+    compares them)."""
+    import blosc
+
+    args = blosc1_args(base)
+    if args is None:
+        return None
+    compcode, clevel, typesize, shuffle, cname, blocksize = args
     blosc.set_blocksize(blocksize)
     blosc.set_nthreads(1)
     data = open(base + ".data", "rb").read()
@@ -749,14 +758,10 @@ def capi1(lib, base):
     capi/; `lib`, from ORACLE_LIB) of a Blosc1 input of `encode`, with its
     parameters through `blosc_set_*` and BLOSC_SPLITMODE: `same` when it is
     the chunk our Rust encoder wrote (`base.chunk`), or where they part."""
-    f = open(base + ".cp").read().split()
-    compcode, clevel, typesize, blocksize, split, _, blosc1 = map(int, f[:7])
-    if not blosc1:
+    args = blosc1_args(base)
+    if args is None:
         return None
-    ids = f[7].split(",")
-    shuffle = 1 if "1" in ids else 2 if "2" in ids else 0
-    cname = {0: "blosclz", 1: "lz4", 2: "lz4hc", 4: "zlib", 5: "zstd"}[compcode]
-    os.environ["BLOSC_SPLITMODE"] = {1: "ALWAYS", 2: "NEVER", 3: "AUTO", 4: "FORWARD_COMPAT"}[split]
+    _, clevel, typesize, shuffle, cname, blocksize = args
     lib.blosc_set_compressor.argtypes = [ctypes.c_char_p]
     lib.blosc_set_blocksize.argtypes = [ctypes.c_size_t]
     lib.blosc_set_nthreads.argtypes = [ctypes.c_int]
