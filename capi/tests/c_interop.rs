@@ -37,6 +37,14 @@ fn build_pair(program: &str, work_name: &str, prefix: &str) -> std::path::PathBu
     work
 }
 
+/// `work/ours` and `work/c`, made: each library's side of a test.
+fn side_dirs(work: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (ours, c) = (work.join("ours"), work.join("c"));
+    std::fs::create_dir_all(&ours).unwrap();
+    std::fs::create_dir_all(&c).unwrap();
+    (ours, c)
+}
+
 /// Each of `ours` and `c` (the same interop program built against our
 /// library and C-Blosc2's) writes `name` with `write` + args, reads what the
 /// other wrote with `read` + args; returns (our bytes, C's bytes).
@@ -262,9 +270,7 @@ fn blosc_compress_uses_all_of_destsize_as_c_blosc() {
 fn b2nd_constructors_match_c_blosc2() {
     let _serial = serial();
     let work = build_pair("b2nd_make", "b2nd-make", "bm");
-    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
-    std::fs::create_dir_all(&ours_dir).unwrap();
-    std::fs::create_dir_all(&c_dir).unwrap();
+    let (ours_dir, c_dir) = side_dirs(&work);
     let (o, c) = (ours_dir.to_str().unwrap(), c_dir.to_str().unwrap());
     let ours = run_ok_with(&work, "bm_ours", &["write", o], Some(&lib_dir()));
     let theirs = run_ok_with(&work, "bm_c", &["write", c], None);
@@ -283,9 +289,7 @@ fn b2nd_constructors_match_c_blosc2() {
 fn index_and_file_utilities_match_c_blosc2() {
     let _serial = serial();
     let work = build_pair("index_utils", "index-utils", "iu");
-    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
-    std::fs::create_dir_all(&ours_dir).unwrap();
-    std::fs::create_dir_all(&c_dir).unwrap();
+    let (ours_dir, c_dir) = side_dirs(&work);
     std::fs::copy(work.join("iu_ours"), ours_dir.join("iu")).unwrap();
     std::fs::copy(work.join("iu_c"), c_dir.join("iu")).unwrap();
     let ours = run_ok_with(&ours_dir, "iu", &[], Some(&lib_dir()));
@@ -423,9 +427,7 @@ fn preset_cases(out: &str) -> std::collections::BTreeMap<usize, String> {
 fn chunksize_written_before_the_first_append_as_in_c_blosc2() {
     let _serial = serial();
     let work = build_pair("chunksize_preset", "chunksize-preset", "cp");
-    let (ours_dir, c_dir) = (work.join("ours"), work.join("c"));
-    std::fs::create_dir_all(&ours_dir).unwrap();
-    std::fs::create_dir_all(&c_dir).unwrap();
+    let (ours_dir, c_dir) = side_dirs(&work);
     let ours = run_ok_with(
         &work,
         "cp_ours",
