@@ -314,3 +314,36 @@ fn b2nd_open_and_open_offset_take_the_same_damaged_frames() {
         blosc2_schunk_free(sc);
     }
 }
+
+/// `tests/data/findings/fuzz-capi_frame-4.bin` (session 49's loop B, the
+/// target's "NdArray::to_vec reads the items, b2nd_to_cbuffer does not"): an
+/// array of shape [36029346774777920, 0] and type size 4100, so no item.
+/// `b2nd_to_cbuffer` of its 0 bytes failed (-12): the buffer size it wants
+/// was the type size times each dimension in order, which overflowed before
+/// the 0. It now reads nothing and succeeds, as `NdArray::to_vec` does.
+#[test]
+fn b2nd_to_cbuffer_of_no_items_beside_a_huge_dimension() {
+    use blosc2::b2nd::{b2nd_open, b2nd_to_cbuffer};
+    let frame = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/findings/fuzz-capi_frame-4.bin"),
+    )
+    .unwrap();
+    let dir = common::tempdir("b2nd-no-items");
+    let path = dir.join("a.b2nd");
+    std::fs::write(&path, &frame).unwrap();
+    let url = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated path, a writable out pointer.
+    assert_eq!(unsafe { b2nd_open(url.as_ptr(), &mut a) }, 0);
+    // SAFETY: the live array just opened.
+    let (nitems, ndim) = unsafe { ((*a).nitems, (*a).ndim) };
+    assert_eq!((nitems, ndim), (0, 2));
+    let mut buf = [7u8; 1];
+    // SAFETY: a live array, a buffer of at least the size told.
+    let r = unsafe { b2nd_to_cbuffer(a, buf.as_mut_ptr().cast(), 0) };
+    assert_eq!(r, 0);
+    assert_eq!(buf, [7]);
+    // SAFETY: the array opened above, freed once.
+    unsafe { b2nd_free(a) };
+}

@@ -28,18 +28,22 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
         let dst = unsafe { slice_out(buffer, len) };
         with_array(a, false, |sc, meta| {
             let n = meta.ndim();
-            let need = meta
-                .shape
-                .iter()
-                .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
-                .filter(|&b| b <= dst.len() as u64)
-                .ok_or_else(|| {
-                    Error::InvalidParam(format!(
-                        "a buffer of {} bytes for an array of shape {:?}",
-                        dst.len(),
-                        meta.shape
-                    ))
-                })?;
+            // No item when a dimension is 0, however large the others (the
+            // product in order could overflow before the 0).
+            let need = if meta.shape.contains(&0) {
+                Some(0)
+            } else {
+                meta.shape
+                    .iter()
+                    .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
+            };
+            let need = need.filter(|&b| b <= dst.len() as u64).ok_or_else(|| {
+                Error::InvalidParam(format!(
+                    "a buffer of {} bytes for an array of shape {:?}",
+                    dst.len(),
+                    meta.shape
+                ))
+            })?;
             let start = vec![0u64; n];
             let shape = meta.shape.clone();
             ndarray::get_slice(sc, meta, &start, &shape, &mut dst[..need as usize], &shape)
