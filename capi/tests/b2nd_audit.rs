@@ -272,6 +272,16 @@ fn reads_leave_the_metalayer_structs_and_change_tick_alone() {
     unsafe { b2nd_free(a) };
 }
 
+/// The bytes of `tests/data/findings/<name>`.
+fn finding(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/findings")
+            .join(name),
+    )
+    .unwrap()
+}
+
 /// `tests/data/findings/fuzz-capi_frame-3.bin` (CI's minute of `capi_frame`,
 /// session 48): an array whose frame has a chunk that runs past it.
 /// `b2nd_open_offset` opened it (through `blosc2_schunk_open_offset`,
@@ -282,11 +292,7 @@ fn reads_leave_the_metalayer_structs_and_change_tick_alone() {
 fn b2nd_open_and_open_offset_take_the_same_damaged_frames() {
     use blosc2::b2nd::{b2nd_open, b2nd_open_offset};
     use blosc2::schunk::{blosc2_schunk_free, blosc2_schunk_open};
-    let frame = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/data/findings/fuzz-capi_frame-3.bin"),
-    )
-    .unwrap();
+    let frame = finding("fuzz-capi_frame-3.bin");
     let dir = common::tempdir("b2nd-open-damaged");
     let (path, off_path) = (dir.join("a.b2nd"), dir.join("off.b2nd"));
     std::fs::write(&path, &frame).unwrap();
@@ -324,11 +330,7 @@ fn b2nd_open_and_open_offset_take_the_same_damaged_frames() {
 #[test]
 fn b2nd_to_cbuffer_of_no_items_beside_a_huge_dimension() {
     use blosc2::b2nd::{b2nd_open, b2nd_to_cbuffer};
-    let frame = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/data/findings/fuzz-capi_frame-4.bin"),
-    )
-    .unwrap();
+    let frame = finding("fuzz-capi_frame-4.bin");
     let dir = common::tempdir("b2nd-no-items");
     let path = dir.join("a.b2nd");
     std::fs::write(&path, &frame).unwrap();

@@ -28,15 +28,9 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
         let dst = unsafe { slice_out(buffer, len) };
         with_array(a, false, |sc, meta| {
             let n = meta.ndim();
-            // No item when a dimension is 0, however large the others (the
-            // product in order could overflow before the 0).
-            let need = if meta.shape.contains(&0) {
-                Some(0)
-            } else {
-                meta.shape
-                    .iter()
-                    .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
-            };
+            let need = meta
+                .nitems()
+                .and_then(|n| n.checked_mul(sc.typesize() as u64));
             let need = need.filter(|&b| b <= dst.len() as u64).ok_or_else(|| {
                 Error::InvalidParam(format!(
                     "a buffer of {} bytes for an array of shape {:?}",
