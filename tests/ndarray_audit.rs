@@ -567,3 +567,43 @@ fn a_resize_keeps_a_metalayer_whose_dtype_holds_a_nul_readable() {
     assert_eq!(&v[..32], &data[..]);
     assert!(v[32..].iter().all(|&b| b == 0));
 }
+
+/// An array of no items beside a dimension of 2^62, of 8-byte items. The
+/// bytes of a box over it (or of a buffer shaped like it) were multiplied
+/// in order from the item size: 8 × 2^62 overflowed before the 0, and
+/// reads, selections and box copies of nothing were refused as
+/// "overflows". A box with a 0 dimension holds no byte, whatever the other
+/// dimensions; the same class as the C ABI's `b2nd_to_cbuffer` finding
+/// (`fuzz-capi_frame-4.bin`).
+#[test]
+fn boxes_of_no_items_beside_a_huge_dimension_hold_no_bytes() {
+    let shape = [1u64 << 62, 0];
+    let meta = NdMeta::new(&shape, &[1, 1], &[1, 1], "<i8");
+    let mut sc = empty(&meta);
+    assert_eq!(sc.typesize(), 8);
+    ndarray::get_slice(&mut sc, &meta, &[0, 0], &shape, &mut [], &shape).unwrap();
+    ndarray::get_slice(&mut sc, &meta, &[5, 0], &[5, 0], &mut [], &shape).unwrap();
+    ndarray::get_orthogonal(&mut sc, &meta, &[&[0, 1, 2], &[]], &mut [], &shape).unwrap();
+    ndarray::copy_box(8, &[], &shape, &[0, 0], &shape, &mut [], &shape, &[0, 0]).unwrap();
+    // A buffer shape whose other dimensions' product overflows, beside a
+    // 0: no byte either (counted from 1, 2^40 × 2^40 overflowed first).
+    let small = NdMeta::new(&[1, 1, 0], &[1, 1, 1], &[1, 1, 1], "|u1");
+    let mut sc1 = empty(&small);
+    let wide = [1u64 << 40, 1 << 40, 0];
+    ndarray::get_slice(&mut sc1, &small, &[0, 0, 0], &[1, 1, 0], &mut [], &wide).unwrap();
+    ndarray::get_orthogonal(&mut sc1, &small, &[&[0], &[0], &[]], &mut [], &wide).unwrap();
+    // A box that does not fit stays refused: [0..2^62, 0..0] at [1, 0].
+    assert!(matches!(
+        ndarray::copy_box(8, &[], &shape, &[0, 0], &shape, &mut [], &shape, &[1, 0]),
+        Err(Error::InvalidParam(_))
+    ));
+    // A buffer shape of items still needs its bytes, and gets them as
+    // they were (the box is empty).
+    let mut one = [7u8; 8];
+    assert!(matches!(
+        ndarray::get_slice(&mut sc, &meta, &[0, 0], &[0, 0], &mut one[..4], &[1, 1]),
+        Err(Error::InvalidParam(_))
+    ));
+    ndarray::get_slice(&mut sc, &meta, &[0, 0], &[0, 0], &mut one, &[1, 1]).unwrap();
+    assert_eq!(one, [7; 8]);
+}

@@ -349,3 +349,81 @@ fn b2nd_to_cbuffer_of_no_items_beside_a_huge_dimension() {
     // SAFETY: the array opened above, freed once.
     unsafe { b2nd_free(a) };
 }
+
+/// The class of the finding above in the other calls: an array of no item
+/// beside a dimension of 2^62, of 8-byte items. Their byte counts were
+/// products in order from the item size, and 8 × 2^62 overflowed before
+/// the 0: `b2nd_get_slice` of the whole array, an orthogonal selection
+/// buffer shaped like it, and `b2nd_copy_buffer2` of arrays shaped like it
+/// were refused though they hold no byte.
+#[test]
+fn boxes_of_no_items_beside_a_huge_dimension_hold_no_bytes() {
+    use blosc2::b2nd::{b2nd_copy_buffer2, b2nd_get_orthogonal_selection, b2nd_get_slice};
+    let shape = [1i64 << 62, 0];
+    let ctx = common::new_ctx_of("<i8", &shape, &[1, 1], &[1, 1]);
+    let mut a: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: a live context and a writable out pointer.
+    assert_eq!(unsafe { b2nd_zeros(ctx, &mut a) }, 0);
+    let mut buf = [7u8; 8];
+    let p = buf.as_mut_ptr().cast();
+    // SAFETY: a live array; the coordinates hold ndim values; the buffer
+    // holds the size told.
+    unsafe {
+        assert_eq!(
+            b2nd_get_slice_cbuffer(a, [0, 0].as_ptr(), shape.as_ptr(), p, shape.as_ptr(), 0),
+            0
+        );
+        assert_eq!(
+            b2nd_set_slice_cbuffer(p, shape.as_ptr(), 0, [0, 0].as_ptr(), shape.as_ptr(), a),
+            0
+        );
+    }
+    let mut out: *mut b2nd_array_t = std::ptr::null_mut();
+    // SAFETY: as above; `out` a writable out pointer.
+    let r = unsafe { b2nd_get_slice(ctx, &mut out, a, [0, 0].as_ptr(), shape.as_ptr()) };
+    assert_eq!(r, 0);
+    // SAFETY: the array just made.
+    let (s0, s1, nitems) = unsafe { ((*out).shape[0], (*out).shape[1], (*out).nitems) };
+    assert_eq!((s0, s1, nitems), (1 << 62, 0, 0));
+    // SAFETY: the array made above, freed once.
+    unsafe { b2nd_free(out) };
+    let mut rows = [0i64, 1, 2];
+    let mut sel = [rows.as_mut_ptr(), std::ptr::null_mut()];
+    let mut sizes = [3i64, 0];
+    let mut bshape = shape;
+    // SAFETY: a live array; selection and sizes hold ndim values, each
+    // list its size; the buffer holds the size told.
+    let r = unsafe {
+        b2nd_get_orthogonal_selection(
+            a,
+            sel.as_mut_ptr(),
+            sizes.as_mut_ptr(),
+            p,
+            bshape.as_mut_ptr(),
+            0,
+        )
+    };
+    assert_eq!(r, 0);
+    // SAFETY: the shapes and coordinates hold 2 values; both buffers hold
+    // their shapes' bytes (none).
+    let r = unsafe {
+        b2nd_copy_buffer2(
+            2,
+            8,
+            buf.as_ptr().cast(),
+            shape.as_ptr(),
+            [0, 0].as_ptr(),
+            shape.as_ptr(),
+            p,
+            shape.as_ptr(),
+            [0, 0].as_ptr(),
+        )
+    };
+    assert_eq!(r, 0);
+    assert_eq!(buf, [7; 8]);
+    // SAFETY: the array and context made above, freed once.
+    unsafe {
+        b2nd_free(a);
+        b2nd_free_ctx(ctx);
+    }
+}

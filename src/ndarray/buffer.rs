@@ -3,12 +3,33 @@
 
 use crate::error::{Error, Result};
 
-/// Items in a C-order array of `shape`, times `itemsize`: its bytes.
-fn nbytes(shape: &[u64], itemsize: usize) -> Option<usize> {
+/// The bytes of a C-order box of `shape` items of `itemsize` bytes: 0 when
+/// a dimension is 0, whatever the others are, else their product times
+/// `itemsize`, `None` when that overflows `u64`.
+///
+/// Products taken in order overflow on the dimensions before a 0 (8 ×
+/// 2^62 × 0); this one does not, so a box of no items is never refused as
+/// too large.
+///
+/// ```
+/// use oxiblosc::ndarray::box_bytes;
+/// assert_eq!(box_bytes(&[3, 4], 2), Some(24));
+/// assert_eq!(box_bytes(&[1 << 62, 0], 8), Some(0));
+/// assert_eq!(box_bytes(&[1 << 62, 1], 8), None);
+/// assert_eq!(box_bytes(&[], 8), Some(8)); // 0 dimensions: one item
+/// ```
+pub fn box_bytes(shape: &[u64], itemsize: usize) -> Option<u64> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
     shape
         .iter()
         .try_fold(itemsize as u64, |a, &d| a.checked_mul(d))
-        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// [`box_bytes`] as a `usize`.
+fn nbytes(shape: &[u64], itemsize: usize) -> Option<usize> {
+    box_bytes(shape, itemsize).and_then(|n| usize::try_from(n).ok())
 }
 
 /// Copy the box `src_start..src_stop` of `src`, a C-order array of

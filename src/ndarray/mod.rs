@@ -33,7 +33,7 @@ mod slice;
 mod walk;
 mod write;
 
-pub use buffer::copy_box;
+pub use buffer::{box_bytes, copy_box};
 pub use chunkwise::{insert_keep_chunks, resize_keep_chunks};
 pub use dims::{same_chunks, with_dims, with_dims_in};
 pub use layout::Layout;

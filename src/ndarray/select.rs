@@ -271,7 +271,6 @@ fn check_selection(
             "the selection and buffer shape need {n} dimensions"
         )));
     }
-    let mut items: u64 = 1;
     for d in 0..n {
         if let Some(&x) = selection[d].iter().find(|&&x| x >= meta.shape[d]) {
             return Err(Error::InvalidParam(format!(
@@ -286,12 +285,8 @@ fn check_selection(
                 selection[d].len()
             )));
         }
-        items = items
-            .checked_mul(bshape[d])
-            .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))?;
     }
-    items
-        .checked_mul(itemsize as u64)
+    super::box_bytes(bshape, itemsize)
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))
 }

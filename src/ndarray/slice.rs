@@ -56,7 +56,6 @@ fn check_box(
             "start, stop and buffer shape need {n} dimensions"
         )));
     }
-    let mut items: u64 = 1;
     for d in 0..n {
         if start[d] > stop[d] || stop[d] > meta.shape[d] {
             return Err(Error::InvalidParam(format!(
@@ -71,12 +70,8 @@ fn check_box(
                 stop[d] - start[d]
             )));
         }
-        items = items
-            .checked_mul(bshape[d])
-            .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))?;
     }
-    items
-        .checked_mul(itemsize as u64)
+    super::box_bytes(bshape, itemsize)
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::InvalidParam("buffer shape overflows".into()))
 }

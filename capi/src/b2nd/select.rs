@@ -136,9 +136,7 @@ impl Selection {
         if sizes.iter().zip(&bshape).any(|(s, b)| s > b) {
             return Err(err::INVALID_PARAM);
         }
-        let need = bshape
-            .iter()
-            .try_fold(itemsize as u64, |a, &d| a.checked_mul(d))
+        let need = ndarray::box_bytes(&bshape, itemsize)
             .and_then(|b| usize::try_from(b).ok())
             .filter(|&b| b <= size)
             .ok_or(err::INVALID_PARAM)?;

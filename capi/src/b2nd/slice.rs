@@ -28,9 +28,7 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
         let dst = unsafe { slice_out(buffer, len) };
         with_array(a, false, |sc, meta| {
             let n = meta.ndim();
-            let need = meta
-                .nitems()
-                .and_then(|n| n.checked_mul(sc.typesize() as u64));
+            let need = ndarray::box_bytes(&meta.shape, sc.typesize());
             let need = need.filter(|&b| b <= dst.len() as u64).ok_or_else(|| {
                 Error::InvalidParam(format!(
                     "a buffer of {} bytes for an array of shape {:?}",
@@ -59,9 +57,7 @@ pub(super) fn read_box(
         .map(|(&lo, &hi)| hi.saturating_sub(lo))
         .collect();
     let rc = with_array(a, false, |sc, meta| {
-        let n = shape
-            .iter()
-            .try_fold(sc.typesize() as u64, |a, &d| a.checked_mul(d))
+        let n = ndarray::box_bytes(&shape, sc.typesize())
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| Error::InvalidParam("the box's bytes overflow".into()))?;
         // Within the output limit, and tried, not assumed.
@@ -279,9 +275,7 @@ pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
         // SAFETY: buffer holds buffersize writable bytes.
         let dst = unsafe { slice_out(buffer, buffersize as usize) };
         with_array(a, false, |sc, meta| {
-            let need = bs
-                .iter()
-                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
+            let need = ndarray::box_bytes(&bs, sc.typesize()).unwrap_or(u64::MAX);
             if need > dst.len() as u64 {
                 return Err(Error::InvalidParam("buffer too small".into()));
             }
@@ -317,9 +311,7 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
         // SAFETY: buffer holds buffersize readable bytes.
         let src = unsafe { slice_in(buffer, buffersize as usize) };
         with_array(a, true, |sc, meta| {
-            let need = bs
-                .iter()
-                .fold(sc.typesize() as u64, |a, &d| a.saturating_mul(d));
+            let need = ndarray::box_bytes(&bs, sc.typesize()).unwrap_or(u64::MAX);
             if need > src.len() as u64 {
                 return Err(Error::InvalidParam("buffer too small".into()));
             }
@@ -369,9 +361,7 @@ pub unsafe extern "C" fn b2nd_copy_buffer2(
             return err::INVALID_PARAM;
         };
         let bytes = |shape: &[u64]| {
-            shape
-                .iter()
-                .try_fold(is as u64, |a, &d| a.checked_mul(d))
+            ndarray::box_bytes(shape, is)
                 .and_then(|b| usize::try_from(b).ok())
                 .filter(|&b| b <= isize::MAX as usize)
         };

@@ -171,7 +171,17 @@ pub fn compile_with(name: &str, flags: &[&str], libdir: &Path, lib: &str, work: 
 /// A `b2nd_create_ctx` for an in-memory `|u1` array of these shapes
 /// (asserted made).
 pub fn new_ctx(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> *mut blosc2::b2nd::b2nd_context_t {
-    let dtype = std::ffi::CString::new("|u1").unwrap();
+    new_ctx_of("|u1", shape, chunks, blocks)
+}
+
+/// As [`new_ctx`], for items of `dtype`.
+pub fn new_ctx_of(
+    dtype: &str,
+    shape: &[i64],
+    chunks: &[i32],
+    blocks: &[i32],
+) -> *mut blosc2::b2nd::b2nd_context_t {
+    let dtype = std::ffi::CString::new(dtype).unwrap();
     // SAFETY: the shapes hold ndim values, the dtype is NUL-terminated;
     // NULL storage and metalayers are allowed.
     let ctx = unsafe {
