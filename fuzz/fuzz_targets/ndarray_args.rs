@@ -175,9 +175,7 @@ const MAX_CHUNKS: u64 = 1 << 14;
 /// A buffer of the product of `shape` items, or a short one when that is
 /// over [`MAX_BUF`] bytes.
 fn buffer(shape: &[u64], is: usize, fill: u8) -> Vec<u8> {
-    let want = shape
-        .iter()
-        .try_fold(is as u64, |a, &d| a.checked_mul(d))
+    let want = ndarray::box_bytes(shape, is)
         .filter(|&b| b <= MAX_BUF)
         .unwrap_or(is as u64);
     vec![fill; want as usize]
@@ -268,11 +266,8 @@ fn c_copy_box(
     rust: (&Result<(), Error>, &[u8]),
     what: &str,
 ) {
-    let whole = |b: &[u8], s: &[u64]| {
-        s.iter()
-            .try_fold(is as u64, |a, &d| a.checked_mul(d))
-            .is_some_and(|n| n == b.len() as u64)
-    };
+    let whole =
+        |b: &[u8], s: &[u64]| ndarray::box_bytes(s, is).is_some_and(|n| n == b.len() as u64);
     if !whole(src, ss) || !whole(dst0, ds) {
         return;
     }
@@ -448,10 +443,7 @@ fn c_make(meta: &NdMeta, is: usize, how: (u8, u8, bool, u8, &[Num; 3]), what: &s
         b2nd_geometry::of_meta(meta),
         "{what}: {call}: the struct"
     );
-    let nbytes = meta
-        .shape
-        .iter()
-        .try_fold(is as u64, |x, &d| x.checked_mul(d));
+    let nbytes = ndarray::box_bytes(&meta.shape, is);
     let small = nbytes.filter(|&b| b <= MAX_BUF).map(|b| b as usize);
     let items = small.map(|b| c_items(a, b, &format!("{what}: {call}")));
     if let Some(items) = &items {
