@@ -35,10 +35,10 @@ fuzz_target!(|data: &[u8]| {
             total += v.len();
         }
     }
-    if let Ok(all) = r.decompress_all() {
-        if r.nchunks() <= 16 {
-            assert_eq!(all.len(), total, "decompress_all against the chunks");
-        }
+    if let Ok(all) = r.decompress_all()
+        && r.nchunks() <= 16
+    {
+        assert_eq!(all.len(), total, "decompress_all against the chunks");
     }
     // Appending to a file that reads must give a file that reads again,
     // holding the old data followed by the new.

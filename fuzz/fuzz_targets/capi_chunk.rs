@@ -169,17 +169,17 @@ fuzz_target!(|data: &[u8]| {
         let (mut nb, mut cb, mut bs) = (0i32, 0i32, 0i32);
         // SAFETY: 32 readable bytes; writable out-pointers.
         let r = unsafe { b2::blosc2_cbuffer_sizes(src, &mut nb, &mut cb, &mut bs) };
-        if r >= 0 {
-            if let Some(h) = &parsed {
-                assert_eq!((nb as usize, cb as usize), (h.nbytes, h.cbytes));
-            }
+        if r >= 0
+            && let Some(h) = &parsed
+        {
+            assert_eq!((nb as usize, cb as usize), (h.nbytes, h.cbytes));
         }
         let mut vnbytes = 0usize;
         // SAFETY: len readable bytes; a writable out-pointer.
         let _ = unsafe { v1::blosc_cbuffer_validate(src, len, &mut vnbytes) };
         let (mut ts, mut fl) = (0usize, 0 as c_int);
         // SAFETY: a readable header; writable out-pointers.
-        let _ = unsafe { v1::blosc_cbuffer_metainfo(src, &mut ts, &mut fl) };
+        unsafe { v1::blosc_cbuffer_metainfo(src, &mut ts, &mut fl) };
     }
 
     // The calls without a source size: only for a chunk whose header's

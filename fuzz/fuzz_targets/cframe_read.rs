@@ -32,10 +32,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(dec) = FrameDecoder::with_params(data, common::dparams(1)) {
         let mut out = Vec::new();
         let limit = common::MAX_OUTPUT as u64 + 1;
-        if dec.take(limit).read_to_end(&mut out).is_ok() && (out.len() as u64) < limit {
-            if let Some(w) = &whole {
-                assert!(out == *w, "the stream and the frame decode differently");
-            }
+        if dec.take(limit).read_to_end(&mut out).is_ok()
+            && (out.len() as u64) < limit
+            && let Some(w) = &whole
+        {
+            assert!(out == *w, "the stream and the frame decode differently");
         }
     }
     if data.last().is_some_and(|b| b % 4 == 0) {

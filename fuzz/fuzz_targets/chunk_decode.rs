@@ -93,16 +93,14 @@ fuzz_target!(
         let dec = ChunkDecoder::with_params(data, dparams(1));
         let mut streamed = Vec::new();
         let limit = MAX_OUTPUT as u64 + 1;
-        if dec.take(limit).read_to_end(&mut streamed).is_ok() && (streamed.len() as u64) < limit {
-            if let (Ok(out), Ok(h)) = (&serial, ChunkHeader::parse(data)) {
-                if h.cbytes == data.len() {
+        if dec.take(limit).read_to_end(&mut streamed).is_ok() && (streamed.len() as u64) < limit
+            && let (Ok(out), Ok(h)) = (&serial, ChunkHeader::parse(data))
+                && h.cbytes == data.len() {
                     assert!(
                         streamed == *out,
                         "the stream and the chunk decode differently"
                     );
                 }
-            }
-        }
         let mut small = vec![0u8; 4096];
         let _ = d1.decompress_into(data, &mut small);
         // decompress_typed has no output limit: only for chunks within it.

@@ -93,13 +93,12 @@ fn iterators(sc: &mut SChunk) {
         if let Some(all) = parts
             .map(|p| p.concat())
             .filter(|a| a.len() as u64 == whole)
+            && let Ok(v) = sc.get_slice(0, whole)
         {
-            if let Ok(v) = sc.get_slice(0, whole) {
-                assert!(
-                    v == all,
-                    "get_slice of the whole is not the chunks in order"
-                );
-            }
+            assert!(
+                v == all,
+                "get_slice of the whole is not the chunks in order"
+            );
         }
     }
     for (i, c) in sc.iter_chunks().take(n).enumerate() {

@@ -480,11 +480,11 @@ fn c_make(meta: &NdMeta, is: usize, how: (u8, u8, bool, u8, &[Num; 3]), what: &s
             b2nd_geometry::of_meta(&squeezed),
             "{what}: b2nd_squeeze_index: the struct"
         );
-        if let (Some(b), Some(items)) = (small, &items) {
-            if kind != 2 {
-                let got = c_items(view, b, &format!("{what}: the squeezed view"));
-                assert!(&got == items, "{what}: the squeezed view's items");
-            }
+        if let (Some(b), Some(items)) = (small, &items)
+            && kind != 2
+        {
+            let got = c_items(view, b, &format!("{what}: the squeezed view"));
+            assert!(&got == items, "{what}: the squeezed view's items");
         }
         // SAFETY: the view, freed once.
         unsafe { b2nd_free(view) };

@@ -20,11 +20,11 @@ mod common;
 
 fuzz_target!(|data: &[u8]| {
     // The metalayer alone: what decodes must encode and decode the same.
-    if let Ok(m) = NdMeta::decode(data) {
-        if let Ok(b) = m.encode() {
-            let again = NdMeta::decode(&b).expect("an encoded metalayer decodes");
-            assert_eq!(again.shape, m.shape);
-        }
+    if let Ok(m) = NdMeta::decode(data)
+        && let Ok(b) = m.encode()
+    {
+        let again = NdMeta::decode(&b).expect("an encoded metalayer decodes");
+        assert_eq!(again.shape, m.shape);
     }
     let _ = ndarray::npy::read_header(data);
     let Ok(mut sc) = OpenOptions::new()

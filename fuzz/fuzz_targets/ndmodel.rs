@@ -208,7 +208,9 @@ fn resize_valid_c(o: &[u64], w: &[u64], s: &[u64], cs: &[u64]) -> bool {
         };
         s[d] <= o[d]
             && (w[d] >= o[d] || s[d] + (o[d] - w[d]) <= o[d])
-            && (w[d] == o[d] || at_end || (s[d] % cs[d] == 0 && w[d].abs_diff(o[d]) % cs[d] == 0))
+            && (w[d] == o[d]
+                || at_end
+                || (s[d].is_multiple_of(cs[d]) && w[d].abs_diff(o[d]).is_multiple_of(cs[d])))
     })
 }
 
@@ -348,7 +350,7 @@ fn resize_valid(o: &[u64], w: &[u64], s: &[u64], cs: &[u64]) -> bool {
     (0..o.len()).all(|d| {
         s[d] <= o[d]
             && (w[d] >= o[d] || s[d] + (o[d] - w[d]) <= o[d])
-            && (w[d] == o[d] || s[d] == o[d].min(w[d]) || s[d] % cs[d] == 0)
+            && (w[d] == o[d] || s[d] == o[d].min(w[d]) || s[d].is_multiple_of(cs[d]))
     })
 }
 

@@ -197,7 +197,7 @@ fn containers(data: &[u8], p: &CParams, chunksize: usize, which: u8, lossy: bool
             let opts = Options::default()
                 .cparams(p.clone())
                 .chunk_size(chunksize)
-                .checksum(if chunksize % 2 == 0 {
+                .checksum(if chunksize.is_multiple_of(2) {
                     Checksum::Adler32
                 } else {
                     Checksum::None

@@ -36,14 +36,14 @@ fuzz_target!(|data: &[u8]| {
         drop(sc);
         // One input in four: the first record's id byte picks two edits of
         // the directory opened writable; after each, it reopens.
-        if head[0] % 4 == 0 {
-            if let Ok(mut sc) = OpenOptions::new().open(&dir) {
-                sc.set_dparams(common::dparams(1));
-                for (k, op) in [head[3], head[6]].into_iter().enumerate() {
-                    common::edit(&mut sc, k, op);
-                    if let Err(e) = OpenOptions::new().read_only(true).open(&dir) {
-                        panic!("after op {op}, the sparse frame does not reopen: {e}");
-                    }
+        if head[0].is_multiple_of(4)
+            && let Ok(mut sc) = OpenOptions::new().open(&dir)
+        {
+            sc.set_dparams(common::dparams(1));
+            for (k, op) in [head[3], head[6]].into_iter().enumerate() {
+                common::edit(&mut sc, k, op);
+                if let Err(e) = OpenOptions::new().read_only(true).open(&dir) {
+                    panic!("after op {op}, the sparse frame does not reopen: {e}");
                 }
             }
         }
