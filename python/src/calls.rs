@@ -236,6 +236,11 @@ pub(crate) fn decompress_to(
             Ok(n.into_pyobject(py)?.into_any().unbind())
         }
         None => {
+            // The new object is sized by the header: only once the chunk's
+            // streams are known to back that size (a 64-byte chunk claiming
+            // 2 GiB is refused here, before anything is allocated), as the
+            // Rust `Decompressor::decompress` sizes its `Vec`.
+            oxiblosc::chunk::validate(chunk).map_err(to_py)?;
             let b = new_bytes_exact(py, nbytes, |out| {
                 with_decompressor(dp, |d| d.decompress_into(chunk, out))
             })?;

@@ -1,5 +1,8 @@
 """Bad input from Python raises a clear exception, never a crash."""
 
+import struct
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -121,3 +124,37 @@ def test_src_and_dst_that_overlap_are_refused():
     assert oxiblosc.decompress2(mv[:n], mv[n:]) == len(raw)
     assert bytes(mv[n:]) == raw
     assert onc.decompress(mv[:n], bytearray(len(raw))) == raw
+
+
+def _claiming_2gib(chunk):
+    """The first 64 bytes of `chunk`, its header claiming about 2 GiB of data
+    (a whole number of its 4-byte items) in a chunk of those 64 bytes."""
+    b = bytearray(chunk[:64])
+    struct.pack_into("<i", b, 4, 2**31 - 1024)  # nbytes
+    struct.pack_into("<i", b, 12, 64)  # cbytes
+    return bytes(b)
+
+
+@pytest.mark.parametrize("chunk", [GOOD, GOOD1])
+def test_a_small_chunk_claiming_gigabytes_fails_before_allocating_them(chunk):
+    """Issue #15: a 64-byte chunk claiming 2 GiB fails fast with a few KB.
+    The Rust decoder checks that a chunk's streams can back its size before
+    sizing its output; the Python calls sized a new `bytes` by the header
+    first (2 GiB allocated and zeroed, about 6 s, then the error)."""
+    bad = _claiming_2gib(chunk)
+    sc = oxiblosc.SChunk(chunksize=2**31 - 1024)
+    sc.append_chunk(bad)  # as C-Blosc2, the header is all an append checks
+    calls = {
+        "decompress2": oxiblosc.decompress2,
+        "numcodecs.decompress": onc.decompress,
+        "SChunk.decompress_chunk": lambda _: sc.decompress_chunk(0),
+    }
+    for name, call in calls.items():
+        tracemalloc.start()
+        try:
+            with pytest.raises(oxiblosc.BloscError, match="truncated"):
+                call(bad)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, f"{name}: {peak} bytes at the peak"
