@@ -630,6 +630,13 @@ pub(super) fn getitem_postfiltered(
     if n > destsize.max(0) as usize {
         return err::WRITE_BUFFER;
     }
+    // The whole chunk is decoded into a buffer sized by its header (and,
+    // in `decompress_postfiltered`, into one more): only once its streams
+    // are known to back that size (a 64-byte chunk claiming 2 GiB fails
+    // here, not after 4 GiB were allocated).
+    if let Err(e) = oxiblosc::chunk::validate(chunk) {
+        return code_of(&e);
+    }
     let mut full = vec![0u8; h.nbytes];
     let rc = decompress_postfiltered(
         ctx,
