@@ -724,6 +724,33 @@ fn absurd_header_fields_fail_fast_without_big_allocations() {
 /// `decompress_all` sizes its output once, for every chunk: its largest
 /// allocation is the data's size, not a doubling past it (growing chunk by
 /// chunk copied the output at each doubling, to 16 MiB here).
+/// Appending re-encodes the last chunk with the new bytes: that chunk,
+/// decoded into a `Vec` of its exact size, was extended by them, and the
+/// `Vec` doubled (a 376-byte file whose last chunk stands for 64 MiB took
+/// a 128 MiB allocation to append 8 bytes; the `blp_read` target under a
+/// 72 MB malloc limit). The largest allocation is now about the chunk.
+#[test]
+fn append_to_a_large_last_chunk_does_not_double_it() {
+    // Chunks of 8 MiB, the last one of 4 MiB.
+    let d = vec![0u8; 12 << 20];
+    let opts = Options::default().chunk_size(8 << 20).max_app_chunks(2);
+    let mut blp = bloscpack::pack(&d, &opts).unwrap();
+    assert!(blp.len() < 1 << 20, "zeros compress: {} bytes", blp.len());
+    counting::reset_largest();
+    assert_eq!(bloscpack::append(&mut blp, &[7; 8], None).unwrap(), 0);
+    let largest = counting::largest();
+    assert!(
+        largest < (4 << 20) + (1 << 20),
+        "appending 8 bytes to a 4 MiB chunk allocated {largest} bytes at once"
+    );
+    let mut all = d;
+    all.extend_from_slice(&[7; 8]);
+    assert!(
+        bloscpack::unpack(&blp).unwrap() == all,
+        "the data comes back"
+    );
+}
+
 #[test]
 fn decompress_all_allocates_its_output_once() {
     let d = data((10 << 20) + 300_000, 9);

@@ -377,6 +377,9 @@ pub fn append(blp: &mut Vec<u8>, data: &[u8], cparams: Option<&CParams>) -> Resu
     let cs = header.checksum;
     let mut c = Compressor::new(p);
     let mut tail = Vec::new();
+    // `last` is exactly the chunk's size: grown by amortised doubling, a
+    // 64 MiB chunk took 128 MiB to add a few bytes.
+    last.reserve_exact(fill.len());
     last.extend_from_slice(fill);
     put_chunk(&mut c, cs, &last, &mut tail)?;
     let mut new_starts = Vec::with_capacity(new_chunks);
