@@ -28,14 +28,15 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
         let dst = unsafe { slice_out(buffer, len) };
         with_array(a, false, |sc, meta| {
             let n = meta.ndim();
-            let need = ndarray::box_bytes(&meta.shape, sc.typesize());
-            let need = need.filter(|&b| b <= dst.len() as u64).ok_or_else(|| {
-                Error::InvalidParam(format!(
-                    "a buffer of {} bytes for an array of shape {:?}",
-                    dst.len(),
-                    meta.shape
-                ))
-            })?;
+            let need = ndarray::box_bytes(&meta.shape, sc.typesize())
+                .filter(|&b| b <= dst.len() as u64)
+                .ok_or_else(|| {
+                    Error::InvalidParam(format!(
+                        "a buffer of {} bytes for an array of shape {:?}",
+                        dst.len(),
+                        meta.shape
+                    ))
+                })?;
             let start = vec![0u64; n];
             let shape = meta.shape.clone();
             ndarray::get_slice(sc, meta, &start, &shape, &mut dst[..need as usize], &shape)
