@@ -1543,3 +1543,48 @@ fn raw_fallbacks_are_c_blosc2s() {
         assert_eq!(oxiblosc::decompress(&ours).unwrap(), data, "{what}");
     }
 }
+
+/// LZ4 and LZ4HC dictionaries hold the dictionary's size (LE i32) at bytes
+/// `[4·nblocks, 4·nblocks + 4)`, which C-Blosc2 writes into its sample
+/// area before it copies the dictionary out (CHUNK-NOTES §7). When those
+/// four bytes straddle the dictionary's end, the bytes inside it hold the
+/// size's low bytes: 6,146 bytes in 76 blocks of 81 make a 307-byte
+/// dictionary whose bytes 304-306 are `33 01 00`. oxiblosc wrote the size
+/// only when all four bytes fit, so its chunk differed from C's in those
+/// three bytes (found by `fuzz/c-diff.sh`'s `encode` mode, session 51).
+#[test]
+fn lz4_dictionary_size_straddling_its_end_is_c_blosc2s() {
+    let data: Vec<u8> = (0..6146u32).map(|i| (i * 7 % 251) as u8).collect();
+    for codec in [Codec::Lz4, Codec::Lz4Hc] {
+        let p = CParams::default()
+            .codec(codec)
+            .clevel(6)
+            .typesize(1)
+            .blocksize(81)
+            .use_dict(true);
+        let ours = oxiblosc::compress(&data, &p).unwrap();
+        let h = header(&ours);
+        assert_eq!(h.nblocks(), 76);
+        assert!(
+            h.blosc2_flags & 0x01 != 0 && !h.is_memcpyed(),
+            "{codec:?}: a dictionary"
+        );
+        let at = 32 + 4 * 76;
+        let dsize = i32::from_le_bytes(ours[at..at + 4].try_into().unwrap());
+        assert_eq!(dsize, 307, "{codec:?}: the dictionary's size");
+        assert_eq!(
+            ours[at + 4 + 304..at + 4 + 307],
+            [0x33, 0x01, 0x00],
+            "{codec:?}"
+        );
+        let theirs = c::compress(&p, &data, true);
+        let chunk = theirs.chunk.unwrap();
+        assert!(ours == chunk, "{codec:?}: {}", first_diff(&ours, &chunk));
+        assert_eq!(oxiblosc::decompress(&ours).unwrap(), data, "{codec:?}");
+        assert_eq!(
+            theirs.roundtrip.unwrap().unwrap(),
+            data,
+            "{codec:?}: C reads its own"
+        );
+    }
+}

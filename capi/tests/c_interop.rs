@@ -122,6 +122,37 @@ fn vl_blocks_at_level_0_are_c_blosc2s() {
     assert_eq!(compressed, 3);
 }
 
+/// VL-block chunks whose LZ4 dictionary ends inside the four bytes where
+/// C-Blosc2 writes its size (`vl_dict.c`'s `straddle` blocks: a 257-byte
+/// dictionary, the size written at its byte 256): C keeps the size's low
+/// byte there, and so must we (we wrote it only when all four bytes fit;
+/// found for regular chunks by `fuzz/c-diff.sh`, session 51).
+#[test]
+fn vl_dict_size_straddling_the_dictionarys_end_is_c_blosc2s() {
+    let _serial = serial();
+    let work = build_pair("vl_dict", "vl-dict-straddle", "vd");
+    for codec in ["1", "2"] {
+        let (a, b) = cross_write_read(
+            &work,
+            ("vd_ours", "vd_c"),
+            &format!("straddle-{codec}"),
+            &[codec, "5", "straddle"],
+        );
+        let at = 32 + 4 * 64;
+        assert_eq!(i32::from_le_bytes(b[at..at + 4].try_into().unwrap()), 257);
+        assert_eq!(
+            b[at + 4 + 256],
+            0x01,
+            "C's dictionary holds its size's low byte"
+        );
+        let at = a.iter().zip(&b).position(|(x, y)| x != y);
+        assert!(
+            a == b,
+            "codec {codec}: our VL-block chunk differs from C-Blosc2's at {at:?}"
+        );
+    }
+}
+
 /// VL-block chunks with a dictionary: our `libblosc2.so` and C-Blosc2
 /// 3.3.5 each decode what the other wrote, and write the same bytes
 /// (capi/tests/c-interop/vl_dict.c). LZ4, LZ4HC and ZSTD compress with the

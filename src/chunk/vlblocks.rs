@@ -28,7 +28,7 @@
 
 use oxiblosc_kernels::Kernels;
 
-use super::encode::layout;
+use super::encode::{layout, lz4_dict};
 use super::header::{EXTENDED_HEADER_LEN, bflags, flags};
 use crate::codecs::EncDict;
 use crate::error::{Error, Result};
@@ -245,13 +245,7 @@ fn vl_dict(
     match p.codec {
         Codec::Lz4 | Codec::Lz4Hc => {
             let len = nbytes.min(maxsize);
-            let mut raw = samples[..len].to_vec();
-            // C writes the dictionary size over its sample area (after the
-            // block starts) before copying the dictionary out of it.
-            let at = 4 * nblocks;
-            if at + 4 <= raw.len() {
-                raw[at..at + 4].copy_from_slice(&(len as i32).to_le_bytes());
-            }
+            let raw = lz4_dict(&samples[..len], nblocks);
             let d = EncDict::Lz4(raw.clone());
             Ok(Some((raw, Some(d))))
         }

@@ -1,11 +1,14 @@
 /* VL-block chunks with a dictionary across libraries: `vl_dict write CODEC
-   FILE [CLEVEL [ramp]]` writes 64 JSON-like blocks (typesize 1, use_dict, level
+   FILE [CLEVEL [ramp|straddle]]` writes 64 JSON-like blocks (typesize 1, use_dict, level
    CLEVEL, default 5) with blosc2_vlcompress_ctx and codec CODEC (0 blosclz,
    1 lz4, 2 lz4hc, 4 zlib, 5 zstd), checking that the chunk has the
-   dictionary flag (none at level 0); `vl_dict read CODEC FILE [ramp]` decodes
+   dictionary flag (none at level 0); `vl_dict read CODEC FILE [ramp|straddle]` decodes
    it with blosc2_vldecompress_ctx and blosc2_decompress_ctx and checks every
    byte. With `ramp`, the blocks are 64 compressible 4 KiB ramps instead
-   (C-Blosc2 runs the codec on VL blocks even at level 0). Built once against
+   (C-Blosc2 runs the codec on VL blocks even at level 0); with `straddle`,
+   44 blocks of 80 bytes and 20 of 81 (5,140 bytes: a 257-byte LZ4
+   dictionary, whose size C writes at its byte 256, the four bytes straddling
+   its end). Built once against
    our libblosc2 and once against C-Blosc2's, each reads what the other wrote.
    Prints OK and exits 0 when every check holds. */
 #include <stdio.h>
@@ -23,9 +26,18 @@ int main(int argc, char **argv) {
   if (argc < 4 || argc > 6) return 2;
   blosc2_init();
   int write = strcmp(argv[1], "write") == 0;
-  int ramp = strcmp(argv[argc - 1], "ramp") == 0 && argc == (write ? 6 : 5);
+  int last = argc == (write ? 6 : 5);
+  int ramp = last && strcmp(argv[argc - 1], "ramp") == 0;
+  int straddle = last && strcmp(argv[argc - 1], "straddle") == 0;
   int32_t total = 0;
   for (int i = 0; i < NB; i++) {
+    if (straddle) {
+      sizes[i] = i < 44 ? 80 : 81;
+      for (int j = 0; j < sizes[i]; j++) raw[i][j] = (char)((j * 7 + i) % 251);
+      srcs[i] = raw[i];
+      total += sizes[i];
+      continue;
+    }
     if (ramp) {
       for (int j = 0; j < RAMP; j++) raw[i][j] = (char)(j / 64 + i);
       sizes[i] = RAMP;

@@ -620,18 +620,28 @@ fn train_dict(
         }
         Codec::Lz4 | Codec::Lz4Hc => {
             let len = (nsamples * sample_size).min(maxsize);
-            let mut raw = filtered[..len].to_vec();
-            // C writes the dictionary size into its sample area before
-            // copying the dictionary out; reproduce those four bytes.
-            let at = 4 * lay.nblocks;
-            if at + 4 <= raw.len() {
-                raw[at..at + 4].copy_from_slice(&(len as i32).to_le_bytes());
-            }
+            let raw = lz4_dict(&filtered[..len], lay.nblocks);
             let d = EncDict::Lz4(raw.clone());
             Ok(Some((raw, d)))
         }
         _ => Ok(None),
     }
+}
+
+/// An LZ4 / LZ4HC dictionary as C-Blosc2 makes it of `sample` (the first
+/// bytes of the filtered data, as long as the dictionary) for a chunk of
+/// `nblocks` blocks: C writes the dictionary's size (LE i32) into its sample
+/// area at byte `4 * nblocks` before it copies the dictionary out, so those
+/// four bytes hold the size, or, when they straddle the dictionary's end,
+/// those of them inside it (the size's low bytes). Regular and VL-block
+/// chunks alike.
+pub(crate) fn lz4_dict(sample: &[u8], nblocks: usize) -> Vec<u8> {
+    let mut raw = sample.to_vec();
+    let size = i32::try_from(raw.len()).unwrap_or(i32::MAX).to_le_bytes();
+    for (d, s) in raw.iter_mut().skip(4 * nblocks).zip(size) {
+        *d = s;
+    }
+    raw
 }
 
 /// The header of a special chunk, as `blosc2_chunk_zeros` and friends make it.
