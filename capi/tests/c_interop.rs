@@ -94,6 +94,48 @@ fn vl_blocks_interop_with_c_blosc2() {
     assert_eq!(a, b, "our VL-block chunk differs from C-Blosc2's");
 }
 
+/// VL-block chunks with DELTA: each block is its own delta reference (as
+/// block 0 of a regular chunk), as C-Blosc2's encoder and its
+/// `blosc2_vldecompress_ctx` take it. Ours reads C's chunk so through both
+/// `blosc2_vldecompress_ctx` and `blosc2_decompress_ctx`, and writes C's
+/// bytes. C-Blosc2 3.3.5's own `blosc2_decompress_ctx` XORs the blocks after
+/// the first with the first, as for regular chunks, and gets its own chunk
+/// wrong after the first block (found by `fuzz/c-diff.sh`'s `frame` mode, session
+/// 51, which reads such chunks through C's `blosc2_vldecompress_ctx`).
+#[test]
+fn vl_blocks_with_delta_are_their_own_reference() {
+    let _serial = serial();
+    let work = build_pair("vl_blocks", "vl-delta", "vl");
+    run_ok(&work, "vl_ours", &["write", "ours.bin", "delta"]);
+    run_ok(&work, "vl_c", &["write", "c.bin", "delta"]);
+    run_ok(&work, "vl_ours", &["read", "c.bin", "delta"]);
+    run_ok(&work, "vl_ours", &["read", "ours.bin", "delta"]);
+    let (a, b) = (
+        std::fs::read(work.join("ours.bin")).unwrap(),
+        std::fs::read(work.join("c.bin")).unwrap(),
+    );
+    assert!(
+        a == b,
+        "our VL-block chunk with DELTA differs from C-Blosc2's"
+    );
+    // C's own chunk: its vldecompress reads every block (the program checks
+    // it first), its decompress_ctx gets a block after the first wrong (the
+    // second here: the first two blocks are 1 and 5 bytes).
+    let o = std::process::Command::new(work.join("vl_c"))
+        .args(["read", "c.bin", "delta"])
+        .current_dir(&work)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !o.status.success()
+            && out.contains("concatenation differs at block")
+            && !out.contains("at block 0"),
+        "C-Blosc2 reads its own VL-block chunk with DELTA through decompress_ctx: {out}"
+    );
+}
+
 /// VL-block chunks at level 0 (capi/tests/c-interop/vl_dict.c's `ramp`
 /// blocks): C-Blosc2
 /// runs the codec on VL blocks at any level (LZ4 at acceleration 10, LZ4HC

@@ -2,6 +2,9 @@
    VL-block chunk of 6 blocks (sizes 1..70000, lz4 + shuffle, typesize 4) with
    blosc2_vlcompress_ctx; `vl_blocks read FILE` decodes it with
    blosc2_vldecompress_ctx and blosc2_decompress_ctx and checks every byte.
+   With a third argument `delta` the chunk has typesize 1 and a DELTA
+   filter (slot 4, before the SHUFFLE of slot 5), which VL-block chunks take
+   per block (each block its own reference, as block 0 of a regular chunk).
    Built once against our libblosc2 and once against C-Blosc2's, each reads
    what the other wrote. Prints OK and exits 0 when every check holds. */
 #include <stdio.h>
@@ -19,7 +22,8 @@ static uint8_t *block(int i) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) return 2;
+  if (argc != 3 && !(argc == 4 && strcmp(argv[3], "delta") == 0)) return 2;
+  int delta = argc == 4;
   blosc2_init();
   uint8_t *blocks[NB];
   int32_t total = 0;
@@ -29,6 +33,10 @@ int main(int argc, char **argv) {
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
     cp.compcode = BLOSC_LZ4;
     cp.typesize = 4;
+    /* Typesize 1 with DELTA: blocks of 1 and 5 bytes would leave bytes
+       past whole 4-byte words, which C's DELTA encoder leaves unwritten
+       (CHUNK-NOTES §14, pitfall 16). */
+    if (delta) { cp.filters[4] = BLOSC_DELTA; cp.typesize = 1; }
     blosc2_context *c = blosc2_create_cctx(cp);
     int32_t cap = total + 1024;
     uint8_t *chunk = malloc((size_t)cap);

@@ -10,7 +10,9 @@
 //! - `frame`: the input as a contiguous frame: `OK <nchunks>
 //!   meta[name=hash,..] vlmeta[name=hash,..]` and, for each of the first 64
 //!   chunks, `<len>:<hash>`, `E(<error>)` or `SKIP`, marked `I` when the
-//!   chunk is a zeros, NaN or uninit chunk stored whole. A directory (a
+//!   chunk is a zeros, NaN or uninit chunk stored whole; a vlmetalayer's
+//!   value is marked `U` when it is stored as an uninit chunk (undefined:
+//!   we read zeros, C-Blosc2 what its buffer held). A directory (a
 //!   sparse frame) or a file named `*.f` is opened by its path.
 //! - `frame-lax`: as `frame`, the frame opened as C-Blosc2 opens it (for
 //!   the inputs): a chunk that does not fit, or a sparse frame's missing
@@ -18,7 +20,11 @@
 //!   ([`OpenOptions::defer_chunk_checks`]).
 //! - `nd`: the input as a frame holding an NDArray: `OK <shape>
 //!   <chunkshape> <blockshape>`, `<len>:<hash>` of its items (C order;
-//!   marked `U` when some chunk is uninit, whose items are undefined),
+//!   marked `U` when some chunk is uninit, whose items are undefined; `F`
+//!   when some chunk has three filters or more, or two DELTAs, which
+//!   C-Blosc2's decoder misreads; `B` when the frame's block size is not
+//!   that of its data chunks and some chunk is a special value stored as
+//!   an index code, which C-Blosc2 makes with the frame's block size),
 //!   `E(<error>)` or `SKIP`, and `c0=` how chunk 0 reads: `ok`, `E` (an
 //!   error, or over [`CAP`]), `I` (as in `frame`) or `none`; by its path as
 //!   in `frame`.
@@ -136,6 +142,51 @@ fn stored_special(sc: &mut SChunk, i: usize) -> bool {
         })
 }
 
+/// `U` when vlmetalayer `name` is stored as an uninit chunk, whose value
+/// is undefined (see the module docs), else nothing.
+fn vlmeta_mark(sc: &SChunk, name: &str) -> &'static str {
+    let uninit = sc.vlmetalayers().iter().any(|m| {
+        m.name == name
+            && ChunkHeader::parse(&m.chunk).is_ok_and(|h| h.special() == Some(SpecialValue::Uninit))
+    });
+    if uninit { "U" } else { "" }
+}
+
+/// The `F` and `B` marks of an array's items (see the module docs): the
+/// stored data chunks' pipelines and block sizes against C-Blosc2's known
+/// misreadings, among the first 4,096 chunks.
+fn c_misreads(sc: &mut SChunk) -> String {
+    let frame_bs = sc.cparams().blocksize;
+    let (mut filters, mut other_bs, mut special_code) = (false, false, false);
+    for i in 0..sc.nchunks().min(1 << 12) {
+        match sc.chunk_entry(i) {
+            Ok(ChunkEntry::Special(_)) => special_code = true,
+            Ok(ChunkEntry::Stored(_)) => {
+                let Ok(c) = sc.get_chunk(i) else { continue };
+                let Ok(h) = ChunkHeader::parse(&c) else {
+                    continue;
+                };
+                if h.special().is_some() || h.is_memcpyed() {
+                    continue;
+                }
+                let active = h.filters.iter().filter(|&&f| f != 0).count();
+                let deltas = h.filters.iter().filter(|&&f| f == 3).count();
+                filters |= active >= 3 || deltas >= 2;
+                other_bs |= frame_bs != 0 && h.blocksize != frame_bs;
+            }
+            _ => {}
+        }
+    }
+    let mut m = String::new();
+    if filters {
+        m.push('F');
+    }
+    if other_bs && special_code {
+        m.push('B');
+    }
+    m
+}
+
 fn frame_report(mut sc: SChunk) -> String {
     let metas: Vec<String> = sc
         .metalayers()
@@ -146,7 +197,7 @@ fn frame_report(mut sc: SChunk) -> String {
     let vlmetas: Vec<String> = names
         .iter()
         .map(|n| match sc.vlmeta_get(n) {
-            Ok(Some(v)) => format!("{n}={}", hash(&v)),
+            Ok(Some(v)) => format!("{n}={}{}", vlmeta_mark(&sc, n), hash(&v)),
             Ok(None) => format!("{n}=E(none)"),
             // Inside `vlmeta[..]`: no separator of that list in it.
             Err(e) => format!("{n}=E({})", clean(e).replace([',', '=', '[', ']'], " ")),
@@ -209,6 +260,7 @@ fn nd(path: &str) -> String {
         }),
         _ => false,
     });
+    let misreads = c_misreads(&mut sc);
     let mut a = match NdArray::open(sc) {
         Ok(a) => a,
         Err(e) => return format!("ERR\tndarray: {}", clean(e)),
@@ -221,7 +273,7 @@ fn nd(path: &str) -> String {
         match a.to_vec() {
             Ok(v) => {
                 let mark = if uninit { "U" } else { "" };
-                out += &format!("\t{mark}{}:{}", v.len(), hash(&v));
+                out += &format!("\t{mark}{misreads}{}:{}", v.len(), hash(&v));
             }
             Err(e) => out += &format!("\tE({})", clean(e)),
         }
@@ -475,6 +527,16 @@ fn nd_edit(data: &[u8], name: &str, dir: &str) -> String {
     // The array as read, copied into a sparse frame edited in place (`.s`).
     let sdir = format!("{dir}/{name}.s");
     let slog = match to_dir(&mut sc, &sdir) {
+        // A frame of variable-size chunks whose chunks are all one size
+        // becomes a frame of that chunk size when copied (the first
+        // append sets it), which an array whose metalayer does not fit its
+        // chunks cannot be opened as: the copy is not the frame read, so
+        // it is not left to be compared.
+        Ok(s) if s.chunksize() != sc.chunksize() => {
+            drop(s);
+            let _ = std::fs::remove_dir_all(&sdir);
+            "to a directory: the copy has a chunk size, the frame none".into()
+        }
         Ok(s) => {
             drop(s);
             at(&sdir)
