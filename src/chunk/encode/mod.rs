@@ -638,7 +638,7 @@ fn train_dict(
 pub(crate) fn lz4_dict(sample: &[u8], nblocks: usize) -> Vec<u8> {
     let mut raw = sample.to_vec();
     let size = i32::try_from(raw.len()).unwrap_or(i32::MAX).to_le_bytes();
-    for (d, s) in raw.iter_mut().skip(4 * nblocks).zip(size) {
+    for (d, s) in raw.iter_mut().skip(nblocks.saturating_mul(4)).zip(size) {
         *d = s;
     }
     raw
