@@ -119,8 +119,8 @@ fn vl_blocks_with_delta_are_their_own_reference() {
         "our VL-block chunk with DELTA differs from C-Blosc2's"
     );
     // C's own chunk: its vldecompress reads every block (the program checks
-    // it first), its decompress_ctx gets a block after the first wrong (the
-    // second here: the first two blocks are 1 and 5 bytes).
+    // it first), its decompress_ctx gets a block after the first wrong
+    // (block 2 of 0-5 here; blocks 0 and 1 are 1 and 5 bytes).
     let o = std::process::Command::new(work.join("vl_c"))
         .args(["read", "c.bin", "delta"])
         .current_dir(&work)
