@@ -179,8 +179,9 @@ def frame(lib, path):
         if nb > CAP:
             out += "\tSKIP"
             continue
-        if vl_delta(p):
-            out += "\t" + vl_blocks(lib, s.dctx, p, nb)
+        hdr = ctypes.string_at(p, 32)
+        if vl_delta(hdr):
+            out += "\t" + vl_blocks(lib, s.dctx, p, hdr, nb)
             continue
         dest = ctypes.create_string_buffer(nb + 1)
         r = lib.blosc2_schunk_decompress_chunk(sc, i, dest, nb)
@@ -188,8 +189,9 @@ def frame(lib, path):
     return out
 
 
-def vl_delta(p):
-    """A VL-block chunk (extended header, flags2 bit 0) with a DELTA
+def vl_delta(hdr):
+    """Whether the chunk of 32-byte header `hdr` is a VL-block chunk
+    (extended header, flags2 bit 0) with a DELTA
     filter. C-Blosc2 3.3.5's blosc2_decompress_ctx (and so
     blosc2_schunk_decompress_chunk) XORs its blocks after the first with
     the first, as for regular chunks, while its encoder and
@@ -197,23 +199,23 @@ def vl_delta(p):
     VL-block chunks with DELTA decode wrong through decompress_ctx from
     block 1 on (fuzz/README.md, session 51). Such chunks are read here
     through blosc2_vldecompress_ctx, C's right path."""
-    hdr = ctypes.string_at(p, 32)
     return hdr[2] & 0x05 == 0x05 and hdr[30] & 0x01 and 3 in hdr[16:22]
 
 
-def vl_blocks(lib, dctx, p, nbytes):
-    """A VL-block chunk's blocks, decoded by blosc2_vldecompress_ctx and
-    joined, as a report value (`<len>:<hash>` or `E(rc)`)."""
-    cbytes = int.from_bytes(ctypes.string_at(p, 16)[12:16], "little")
-    nblocks = int.from_bytes(ctypes.string_at(p, 12)[8:12], "little")
+def vl_blocks(lib, dctx, p, hdr, nbytes):
+    """The blocks of the VL-block chunk at `p` (header `hdr`), decoded by
+    blosc2_vldecompress_ctx and joined, as a report value (`<len>:<hash>`
+    or `E(rc)`)."""
+    nblocks = int.from_bytes(hdr[8:12], "little")
+    cbytes = int.from_bytes(hdr[12:16], "little")
     if not 0 < nblocks <= 1 << 16:
         return "E(nblocks)"
     dests = (ctypes.c_void_p * nblocks)()
-    sizes = (ctypes.c_int32 * nblocks)()
-    r = lib.blosc2_vldecompress_ctx(dctx, p, cbytes, dests, sizes, nblocks)
+    lens = (ctypes.c_int32 * nblocks)()
+    r = lib.blosc2_vldecompress_ctx(dctx, p, cbytes, dests, lens, nblocks)
     if r < 0:
         return f"E({r})"
-    parts = [ctypes.string_at(dests[k], sizes[k]) for k in range(r)]
+    parts = [ctypes.string_at(dests[k], lens[k]) for k in range(r)]
     for k in range(r):
         LIBC.free(dests[k])
     out = b"".join(parts)

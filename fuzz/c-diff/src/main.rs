@@ -152,21 +152,29 @@ fn vlmeta_mark(sc: &SChunk, name: &str) -> &'static str {
     if uninit { "U" } else { "" }
 }
 
-/// The `F` and `B` marks of an array's items (see the module docs): the
-/// stored data chunks' pipelines and block sizes against C-Blosc2's known
-/// misreadings, among the first 4,096 chunks.
-fn c_misreads(sc: &mut SChunk) -> String {
+/// The marks of an array's items (see the module docs), from one pass
+/// over its first 4,096 chunks: `U` when some chunk is uninit (its items
+/// are undefined: we read zeros, C-Blosc2's array reads leave what its
+/// buffer held); `F` and `B` for C-Blosc2's known misreadings (a data
+/// chunk with three filters or more, or two DELTAs; a special chunk
+/// stored as an index code in a frame whose block size is not its data
+/// chunks').
+fn item_marks(sc: &mut SChunk) -> String {
     let frame_bs = sc.cparams().blocksize;
-    let (mut filters, mut other_bs, mut special_code) = (false, false, false);
+    let (mut uninit, mut filters, mut other_bs, mut special_code) = (false, false, false, false);
     for i in 0..sc.nchunks().min(1 << 12) {
         match sc.chunk_entry(i) {
-            Ok(ChunkEntry::Special(_)) => special_code = true,
+            Ok(ChunkEntry::Special(v)) => {
+                special_code = true;
+                uninit |= v == SpecialValue::Uninit;
+            }
             Ok(ChunkEntry::Stored(_)) => {
                 let Ok(c) = sc.get_chunk(i) else { continue };
                 let Ok(h) = ChunkHeader::parse(&c) else {
                     continue;
                 };
                 if h.special().is_some() || h.is_memcpyed() {
+                    uninit |= h.special() == Some(SpecialValue::Uninit);
                     continue;
                 }
                 let active = h.filters.iter().filter(|&&f| f != 0).count();
@@ -177,14 +185,15 @@ fn c_misreads(sc: &mut SChunk) -> String {
             _ => {}
         }
     }
-    let mut m = String::new();
-    if filters {
-        m.push('F');
-    }
-    if other_bs && special_code {
-        m.push('B');
-    }
-    m
+    [
+        (uninit, 'U'),
+        (filters, 'F'),
+        (other_bs && special_code, 'B'),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, m)| *m)
+    .collect()
 }
 
 fn frame_report(mut sc: SChunk) -> String {
@@ -251,16 +260,7 @@ fn nd(path: &str) -> String {
     } else {
         "ok"
     };
-    // Items of uninit chunks are undefined: we read zeros, C-Blosc2's
-    // array reads leave what its buffer held (`compare.py`).
-    let uninit = (0..sc.nchunks().min(1 << 12)).any(|i| match sc.chunk_entry(i) {
-        Ok(ChunkEntry::Special(SpecialValue::Uninit)) => true,
-        Ok(ChunkEntry::Stored(_)) => sc.get_chunk(i).is_ok_and(|c| {
-            ChunkHeader::parse(&c).is_ok_and(|h| h.special() == Some(SpecialValue::Uninit))
-        }),
-        _ => false,
-    });
-    let misreads = c_misreads(&mut sc);
+    let marks = item_marks(&mut sc);
     let mut a = match NdArray::open(sc) {
         Ok(a) => a,
         Err(e) => return format!("ERR\tndarray: {}", clean(e)),
@@ -272,8 +272,7 @@ fn nd(path: &str) -> String {
     } else {
         match a.to_vec() {
             Ok(v) => {
-                let mark = if uninit { "U" } else { "" };
-                out += &format!("\t{mark}{misreads}{}:{}", v.len(), hash(&v));
+                out += &format!("\t{marks}{}:{}", v.len(), hash(&v));
             }
             Err(e) => out += &format!("\tE({})", clean(e)),
         }
