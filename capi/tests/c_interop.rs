@@ -372,6 +372,63 @@ fn index_and_file_utilities_match_c_blosc2() {
     assert!(ours.contains("4/22: 2 0 3 0 -> 22"), "{ours}");
 }
 
+/// `blosc2_chunk_zeros`, `_nans`, `_uninit` and `_repeatval` over a grid
+/// of parameters (`c-interop/special_chunks.c`, 38,880 calls per library).
+/// Where C-Blosc2 3.3.5 makes a chunk, ours makes the same bytes, which
+/// read the same through `blosc2_cbuffer_sizes`, `blosc2_decompress` and
+/// `blosc2_getitem`; where C refuses (no room for the header and a repeated
+/// value, nbytes not a multiple of the type size), ours refuses with its
+/// code, `BLOSC2_ERROR_DATA`. Ours also refuses, where C writes a chunk:
+/// nbytes < 0 and NaNs of items other than 4 or 8 bytes (chunks C cannot
+/// read itself), a negative block size and an unknown codec (which C
+/// ignores). C cannot read its own repeated-value chunk of 0 bytes
+/// (`BLOSC2_ERROR_INVALID_HEADER`); ours reads it, empty.
+#[test]
+fn special_chunks_as_c_blosc2_makes_them() {
+    let _serial = serial();
+    let work = build_pair("special_chunks", "special-chunks", "sc");
+    let ours = run_ok_with(&work, "sc_ours", &[], Some(&lib_dir()));
+    let theirs = run_ok_with(&work, "sc_c", &[], None);
+    let (o, c): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    assert_eq!(o.len(), c.len());
+    assert!(theirs.contains("38880 calls"), "{}", c[c.len() - 2]);
+    let (mut same, mut stricter, mut c_unreadable) = (0, 0, 0);
+    for (a, b) in c.iter().zip(&o) {
+        if a == b {
+            same += 1;
+            continue;
+        }
+        let (case, c_rest) = a.split_once(": rc=").expect("a call's line");
+        assert_eq!(Some(case), b.split_once(": rc=").map(|(k, _)| k));
+        let rc = |line: &str| -> i32 {
+            let rest = line.split_once(": rc=").unwrap().1;
+            rest.split(' ').next().unwrap().parse().unwrap()
+        };
+        let field = |key: &str| -> i64 {
+            let kv = case.split(' ').find_map(|kv| kv.strip_prefix(key));
+            kv.unwrap().parse().unwrap()
+        };
+        let kind = case.split(' ').next().unwrap();
+        let ours_stricter = field("nb=") < 0
+            || field("bs=") < 0
+            || field("codec=") == 6
+            || (kind == "nans" && ![4, 8].contains(&field("ts=")));
+        if rc(a) >= 0 && rc(b) < 0 && ours_stricter {
+            stricter += 1;
+        } else if kind == "repeatval"
+            && field("nb=") == 0
+            && c_rest.ends_with(" dec=-11")
+            && b.strip_suffix(" dec=0:811c9dc5") == a.strip_suffix(" dec=-11")
+        {
+            c_unreadable += 1;
+        } else {
+            panic!("C-Blosc2: {a}\nours:     {b}");
+        }
+    }
+    // Every kind of line met (counts of this grid).
+    assert_eq!((same, stricter, c_unreadable), (30716, 7974, 192));
+}
+
 /// Chunk `i`'s items sum, as `c-interop/damaged_frames.c` prints it.
 fn damaged_chunk_line(i: u64) -> String {
     format!("chunk {i}: {}", i * 1_000_000 + 499_500)

@@ -13,6 +13,21 @@ pub(super) fn special(
     kind: SpecialValue,
     value: &[u8],
 ) -> c_int {
+    let ts = cparams.typesize;
+    if !(1..=255).contains(&ts) {
+        return err::INVALID_PARAM;
+    }
+    // C-Blosc2's two checks first, with its code (BLOSC2_ERROR_DATA): room
+    // for the header (and a repeated value), and nbytes a multiple of the
+    // type size (with C's signed remainder: -1 is refused but for type
+    // size 1). Stricter checks of ours follow, where C-Blosc2 writes a
+    // chunk it cannot read itself (nbytes < 0, NaNs of 1-byte items) or
+    // ignores what it was given (a negative block size, an unknown codec):
+    // capi/tests/c_interop.rs `special_chunks_as_c_blosc2_makes_them`.
+    let room = 32 + if kind == SpecialValue::Value { ts } else { 0 };
+    if destsize < room || nbytes % ts != 0 {
+        return err::DATA;
+    }
     if nbytes < 0 {
         return err::INVALID_PARAM;
     }
