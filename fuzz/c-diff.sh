@@ -175,10 +175,11 @@ for mode in $modes; do
         list roundtrip | "$ours" encode-frame "$out/encode-frame" > "$out/encode-frame.ours"
         oracle encodef "$out/encode-frame" > "$out/encode-frame.c"
         n=$(wc -l < "$out/encode-frame.c")
-        fails=$(grep -cv $'\tok$' "$out/encode-frame.c")
+        known=$(grep -c $'\tknown: ' "$out/encode-frame.c")
+        fails=$(grep -v $'\tknown: ' "$out/encode-frame.c" | grep -cv $'\tok$')
         ourerr=$(grep -c $'\tERR\t' "$out/encode-frame.ours")
-        echo "encode-frame: C-Blosc2 read $((n - fails)) of our $n frames as we do ($ourerr inputs our containers failed on)"
-        grep -v $'\tok$' "$out/encode-frame.c" | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
+        echo "encode-frame: C-Blosc2 read $((n - fails - known)) of our $n frames as we do ($known in its known bugs, $ourerr inputs our containers failed on)"
+        grep -v $'\tok$' "$out/encode-frame.c" | grep -v $'\tknown: ' | head -20 | sed 's/^/  C-Blosc2 FINDING: /'
         grep $'\tERR\t' "$out/encode-frame.ours" | head -20 | sed 's/^/  oxiblosc FINDING: /'
         # Byte for byte: C-Blosc2 makes the frames in memory of the same
         # data, parameters and chunk size, and they must be ours but for C's

@@ -10,7 +10,9 @@
 //! - `frame`: the input as a contiguous frame: `OK <nchunks>
 //!   meta[name=hash,..] vlmeta[name=hash,..]` and, for each of the first 64
 //!   chunks, `<len>:<hash>`, `E(<error>)` or `SKIP`, marked `I` when the
-//!   chunk is a zeros, NaN or uninit chunk stored whole; a vlmetalayer's
+//!   chunk is a zeros, NaN or uninit chunk stored whole, `F` when it is a
+//!   data chunk with two DELTAs apart (another filter between them), which
+//!   C-Blosc2's decoder misreads; a vlmetalayer's
 //!   value is marked `U` when it is stored as an uninit chunk (undefined:
 //!   we read zeros, C-Blosc2 what its buffer held). A directory (a
 //!   sparse frame) or a file named `*.f` is opened by its path.
@@ -128,18 +130,35 @@ fn frame(path: &str, lax: bool) -> String {
     }
 }
 
-/// Whether chunk `i` is a zeros, NaN or uninit chunk stored whole rather
-/// than as an index code (see [`frame_report`]).
-fn stored_special(sc: &mut SChunk, i: usize) -> bool {
-    matches!(sc.chunk_entry(i), Ok(ChunkEntry::Stored(_)))
-        && sc.get_chunk(i).is_ok_and(|c| {
-            ChunkHeader::parse(&c).is_ok_and(|h| {
-                matches!(
-                    h.special(),
-                    Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit)
-                )
-            })
-        })
+/// The mark of chunk `i` in a frame report (see the module docs): `I`
+/// for a zeros, NaN or uninit chunk stored whole rather than as an index
+/// code; `F` for a data chunk whose pipeline (no-filter slots left out)
+/// has two DELTAs with another filter between them, which C-Blosc2's
+/// decoder misreads, on its own chunks too (tests/differential.rs
+/// `c_bugs_the_harness_tolerates`); else nothing.
+fn chunk_mark(sc: &mut SChunk, i: usize) -> &'static str {
+    if !matches!(sc.chunk_entry(i), Ok(ChunkEntry::Stored(_))) {
+        return "";
+    }
+    let Ok(c) = sc.get_chunk(i) else { return "" };
+    let Ok(h) = ChunkHeader::parse(&c) else {
+        return "";
+    };
+    match h.special() {
+        Some(SpecialValue::Zeros | SpecialValue::Nan | SpecialValue::Uninit) => return "I",
+        Some(_) => return "",
+        None if h.is_memcpyed() => return "",
+        None => {}
+    }
+    let deltas: Vec<usize> = (h.filters.iter().filter(|&&f| f != 0).enumerate())
+        .filter(|&(_, &f)| f == 3)
+        .map(|(at, _)| at)
+        .collect();
+    if deltas.windows(2).any(|w| w[1] > w[0] + 1) {
+        "F"
+    } else {
+        ""
+    }
 }
 
 /// `U` when vlmetalayer `name` is stored as an uninit chunk, whose value
@@ -228,7 +247,7 @@ fn frame_report(mut sc: SChunk) -> String {
         // from a file or directory (its lazy chunks take only stored data
         // and value runs): there it cannot open a frame whose first chunk
         // is one (`compare.py`).
-        let mark = if stored_special(&mut sc, i) { "I" } else { "" };
+        let mark = chunk_mark(&mut sc, i);
         match sc.decompress_chunk_vec(i) {
             Ok(v) => out += &format!("\t{mark}{}:{}", v.len(), hash(&v)),
             Err(e) => out += &format!("\t{mark}E({})", clean(e)),
@@ -253,7 +272,7 @@ fn nd(path: &str) -> String {
     // Chunk 0 as C-Blosc2's by-path open sees it (`compare.py`).
     let c0 = if sc.nchunks() == 0 {
         "none"
-    } else if stored_special(&mut sc, 0) {
+    } else if chunk_mark(&mut sc, 0) == "I" {
         "I"
     } else if sc.chunk_nbytes(0).is_ok_and(|n| n > CAP) || sc.decompress_chunk_vec(0).is_err() {
         "E"
