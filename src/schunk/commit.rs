@@ -482,13 +482,19 @@ impl SChunk {
                 // index and trailer `flush_tail` writes after them (at most
                 // 8 bytes an entry, a chunk header, the vlmetalayers'
                 // chunks, names and msgpack): a growth after it would copy
-                // the frame (see `FrameIo::reserve` for `Vec`).
-                let entries = (self.offsets.len() + new_chunks.len()) as u64;
+                // the frame (see `FrameIo::reserve` for `Vec`). A repeated
+                // index no chunk joins stays one entry, however many chunks
+                // it stands for (2^27 in a 172-byte frame: 1 GiB reserved
+                // for a vlmetalayer added, until session 52).
+                let index_bound = match &self.offsets {
+                    Offsets::Repeated { .. } if new_chunks.is_empty() => 8,
+                    o => 8 * (o.len() + new_chunks.len()) as u64,
+                };
                 let vl_len: u64 = vl
                     .iter()
                     .map(|m| (m.chunk.len() + m.name.len()) as u64 + 16)
                     .sum();
-                io.reserve(new_live + 8 * entries + vl_len + 4096);
+                io.reserve(new_live + index_bound + vl_len + 4096);
                 for c in &new_chunks {
                     let c = c.as_ref();
                     io.write_all_at(hl + sect, c)?;
