@@ -142,9 +142,18 @@ impl SChunk {
         if persistent && self.space.hole_bytes() == 0 {
             return self.trim();
         }
-        // The final layout: distinct stored chunks in index order.
-        self.check_index_editable()?;
-        let entries = self.offsets.to_vec();
+        // The final layout: distinct stored chunks in index order. A
+        // repeated index is one entry however many chunks it stands for,
+        // and stays one (`remap`): not expanded, so not refused as an
+        // index too large to write (which made `compact` fail in memory
+        // where a file without holes trims, until session 52).
+        let entries = match &self.offsets {
+            Offsets::Repeated { value, .. } => vec![*value],
+            Offsets::Explicit(_) => {
+                self.check_index_editable()?;
+                self.offsets.to_vec()
+            }
+        };
         let mut place: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
         let mut order = Vec::new();
         let mut total = 0u64;
