@@ -312,8 +312,11 @@ fn tiny_sframe_chunk_claiming_huge_sizes_allocates_little() {
 fn edits_of_a_huge_repeated_index_are_refused_or_small() {
     use oxiblosc::CParams;
     use oxiblosc::schunk::Fill;
+    // 2^27 zeros chunks of 1 GiB each.
+    let (n, cs) = (1u64 << 27, 1usize << 30);
     let mut sc = SChunk::new(CParams::default().typesize(1)).unwrap();
-    sc.fill_special(1 << 27, Fill::Zeros, 1).unwrap();
+    sc.fill_special(n * cs as u64, Fill::Zeros, cs).unwrap();
+    let chunk = oxiblosc::compress(&[1u8; 8], &CParams::default().typesize(1)).unwrap();
     let frame = sc.to_cframe().unwrap();
     assert!(frame.len() < 1024);
     counting::reset_largest();
@@ -352,13 +355,18 @@ fn edits_of_a_huge_repeated_index_are_refused_or_small() {
         .cparams(CParams::default().typesize(1))
         .create_dir(&sparse)
         .unwrap();
-    d.fill_special(1 << 27, Fill::Zeros, 1).unwrap();
+    d.fill_special(n * cs as u64, Fill::Zeros, cs).unwrap();
     drop(d);
     for path in [&file, &sparse] {
         counting::reset_largest();
         let mut sc = SChunk::open(path).unwrap();
         sc.vlmeta_add("note", b"first").unwrap();
         sc.vlmeta_update("note", b"kept").unwrap();
+        // Refused as in memory, though the change above left a gap of a
+        // chunk's size (1 GiB) before the index, which the frame's length
+        // counts.
+        assert!(sc.insert_chunk(0, &chunk).is_err());
+        assert!(sc.append_buffer(&[1u8]).is_err());
         sc.compact().unwrap();
         drop(sc);
         let largest = counting::largest();

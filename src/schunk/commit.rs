@@ -356,10 +356,18 @@ impl SChunk {
     /// An edit writes an explicit index of every entry: refuse it when that
     /// index is over what a reader decodes ([`frame::decode_limit`]) — a
     /// 40-byte repeated index may stand for 2^28 entries, which an edit would
-    /// expand to 2 GiB and write a frame that does not reopen.
+    /// expand to 2 GiB and write a frame that does not reopen. The limit
+    /// is taken from the bytes that back the chunks (the header and the
+    /// stored chunks), the same in memory, in a file and in a directory:
+    /// a file's frame length also holds its free space, such as the gap of
+    /// one chunk's size a change leaves before the index (2 GiB for chunks
+    /// of 2 GiB, after a vlmetalayer added to a 172-byte frame), which let
+    /// an edit expand a repeated index to 1 GiB in a file where memory
+    /// refused it (until session 52).
     pub(crate) fn check_index_editable(&self) -> Result<()> {
         let n = self.offsets.len().saturating_add(1);
-        let limit = frame::decode_limit(self.header.frame_len);
+        let backed = u64::from(self.header.header_len).saturating_add(self.live_cbytes);
+        let limit = frame::decode_limit(backed);
         if n.saturating_mul(8) > limit {
             return Err(Error::Unsupported(format!(
                 "an index of {n} entries is over the {limit}-byte decode limit: \
