@@ -1035,3 +1035,43 @@ fn ndarray_resize_of_a_header_ours_writes_shorter() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// Found by cframe_edit (session 52, replaying the frame corpora with edit
+/// bytes in front): a 217-byte header whose first metalayer's stored bytes
+/// run into the next one's. A compaction in memory wrote the header as
+/// ours encodes it (the layers apart), so a `meta_update` of that layer
+/// then worked in memory; a file's compaction keeps its header, and there
+/// the update, written where the header puts the layer, overwrote the next
+/// layer's marker and failed. A compaction now keeps the stored header in
+/// memory too: the update fails alike, and both frames keep their bytes.
+#[test]
+fn fuzz_cframe_edit_4_compaction_keeps_the_stored_header() {
+    let input = finding("fuzz-cframe_edit-4.bin");
+    let frame = &input[4..];
+    let path = tmp("cframe-edit-4.b2frame");
+    std::fs::write(&path, frame).unwrap();
+    let mut memory = SChunk::from_cframe(frame.to_vec()).unwrap();
+    let mut file = OpenOptions::new().fsync(false).open(&path).unwrap();
+    assert_eq!(memory.frame_header().header_len, 217);
+    let name = memory.metalayers()[0].name.clone();
+    let len = memory.metalayers()[0].content.len();
+    let buf: Vec<u8> = (0..len).map(|i| (i * 31 + 2) as u8).collect();
+    for sc in [&mut memory, &mut file] {
+        sc.compact().unwrap();
+        let before = sc.metalayers().to_vec();
+        let r = sc.meta_update(&name, &buf);
+        assert!(r.is_err(), "the layer's bytes run into the next one's");
+        assert_eq!(sc.metalayers(), before.as_slice());
+    }
+    let stored = memory.to_cframe().unwrap();
+    assert_eq!(stored[..217], frame[..217], "the header as stored");
+    drop(file);
+    let mut again = OpenOptions::new().read_only(true).open(&path).unwrap();
+    assert_eq!(again.metalayers(), memory.metalayers());
+    for i in 0..again.nchunks() {
+        assert_eq!(
+            again.decompress_chunk_vec(i).ok(),
+            memory.decompress_chunk_vec(i).ok()
+        );
+    }
+}

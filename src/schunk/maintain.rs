@@ -177,7 +177,15 @@ impl SChunk {
             let mut h = self.header.clone();
             h.cbytes = total as i64;
             self.stamp(&mut h);
-            let mut out = frame::raw::encode_header(&mut h, &self.metalayers)?;
+            // The header as stored, metalayers included: a compaction
+            // moves chunks, not metalayers. A file's keeps its header (its
+            // commits write only the fixed fields); in memory the header
+            // was written as ours encodes it, which may differ from one
+            // another writer made (C leaves bytes after the layers, a
+            // fuzzed one has layers sharing bytes), and a `meta_update`
+            // after it then worked in memory and failed in a file (until
+            // session 52).
+            let mut out = self.stored_header()?;
             let Backend::Frame { io, .. } = &mut self.backend else {
                 return Ok(());
             };
@@ -266,10 +274,8 @@ impl SChunk {
         h.cbytes = total as i64;
         self.stamp(&mut h);
         let hl = u64::from(self.header.header_len);
-        let mut head = frame::raw::encode_header(&mut h, &self.metalayers)?;
-        if u64::from(h.header_len) != hl {
-            return Ok(false);
-        }
+        // As stored (see `compact`).
+        let mut head = self.stored_header()?;
         let mut tail = if h.nbytes > 0 && !fin.is_empty() {
             encode_offsets(&fin)?
         } else {
