@@ -30,9 +30,9 @@ unsafe extern "C" {
     fn free(p: *mut std::ffi::c_void);
 }
 
-/// A super-chunk of 16 chunks of 1 MiB that do not compress, contiguous,
-/// in a file at `path` or (None) in memory.
-fn frame(path: Option<&CString>) -> *mut blosc2_schunk {
+/// An empty contiguous super-chunk of type size 1, in a file at `path` or
+/// (None) in memory.
+fn empty(path: Option<&CString>) -> *mut blosc2_schunk {
     let mut cp = CPARAMS_DEFAULTS;
     cp.typesize = 1;
     let mut dp = DPARAMS_DEFAULTS;
@@ -46,6 +46,13 @@ fn frame(path: Option<&CString>) -> *mut blosc2_schunk {
     // SAFETY: a valid storage whose parameters live through the call.
     let s = unsafe { blosc2_schunk_new(&mut st) };
     assert!(!s.is_null());
+    s
+}
+
+/// A super-chunk of 16 chunks of 1 MiB that do not compress, contiguous,
+/// in a file at `path` or (None) in memory.
+fn frame(path: Option<&CString>) -> *mut blosc2_schunk {
+    let s = empty(path);
     let mut x = 0x9e37_79b9_u32;
     let data: Vec<u8> = (0..1 << 20)
         .map(|_| {
@@ -163,19 +170,7 @@ fn frame_len_does_not_copy_the_frame() {
     // here), holding no copy of its own. Until session 52 it built them in
     // a Vec first: a 172-byte frame whose index stands for 134 million
     // chunks took 2 GiB there, 1 GiB as much as the entries.
-    let mut cp = CPARAMS_DEFAULTS;
-    cp.typesize = 1;
-    let mut dp = DPARAMS_DEFAULTS;
-    let mut st = blosc2_storage {
-        contiguous: true,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cp,
-        dparams: &mut dp,
-        io: std::ptr::null_mut(),
-    };
-    // SAFETY: a valid storage whose parameters live through the calls.
-    let s = unsafe { blosc2_schunk_new(&mut st) };
-    assert!(!s.is_null());
+    let s = empty(None);
     let n = 1usize << 20;
     // SAFETY: a live, empty handle; 1 is BLOSC2_SPECIAL_ZERO.
     let rc = unsafe { blosc2_schunk_fill_special(s, n as i64 * 16, 1, 16) };
