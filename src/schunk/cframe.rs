@@ -165,7 +165,7 @@ impl SChunk {
     pub(super) fn check_writable_frame(&self) -> Result<()> {
         if self.header.nbytes == 0 && self.nchunks() > 0 {
             return Err(crate::error::invalid_param(
-                super::commit::EMPTY_CHUNKS_ALONE,
+                super::change::EMPTY_CHUNKS_ALONE,
             ));
         }
         Ok(())

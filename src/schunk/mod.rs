@@ -172,6 +172,7 @@ use crate::{Compressor, Decompressor, SpecialValue};
 
 mod builder;
 mod cframe;
+mod change;
 mod commit;
 mod iter;
 mod maintain;
