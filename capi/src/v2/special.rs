@@ -40,8 +40,10 @@ pub(super) fn special(
         Ok(c) => c,
         Err(e) => return code_of(&e),
     };
+    // The room checked above is the chunk's length (its header, and the
+    // value); this guards the write below should that ever change.
     if chunk.len() > destsize.max(0) as usize {
-        return err::WRITE_BUFFER;
+        return err::DATA;
     }
     if dest.is_null() {
         return err::NULL_POINTER;
